@@ -1,0 +1,48 @@
+# Every target bootstraps .venv by itself on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+CONFIG ?= configs/potm94.yaml
+BROKER_URL ?=
+RUN ?=
+MATCH ?=
+ARGS ?=
+
+.PHONY: venv tournament worker rerun report test bench lint clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+tournament: $(STAMP)
+	$(BIN)/tourney run $(CONFIG) $(ARGS)
+
+worker: $(STAMP)
+	@test -n "$(BROKER_URL)" || { echo "usage: make worker BROKER_URL=redis://:PASSWORD@HOST:PORT/0"; exit 2; }
+	$(BIN)/tourney worker --broker '$(BROKER_URL)' $(ARGS)
+
+rerun: $(STAMP)
+	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--accept]"; exit 2; }
+	$(BIN)/tourney rerun $(RUN) $(MATCH) $(ARGS)
+
+report: $(STAMP)
+	@test -n "$(RUN)" || { echo "usage: make report RUN=runs/NAME"; exit 2; }
+	$(BIN)/tourney report $(RUN) --html $(RUN)/report.html
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check runner workers tests bench
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,120 @@
+"""`tourney` command line (DESIGN §4.4).
+
+Each subcommand's work lives in the module that owns the concept; this file
+only parses arguments and imports the handler lazily, so `tourney validate`
+never pays for importing Celery. Handlers return the process exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+# subcommand -> "module:function"
+HANDLERS = {
+    "validate": "runner.config:cmd_validate",
+    "run": "runner.coordinator:cmd_run",
+    "worker": "workers.worker_cli:cmd_worker",
+    "play": "workers.play:cmd_play",
+    "judge": "runner.games.judge:cmd_judge",
+    "matches": "runner.report.commands:cmd_matches",
+    "standings": "runner.report.commands:cmd_standings",
+    "rerun": "runner.rerun:cmd_rerun",
+    "replay": "runner.report.commands:cmd_replay",
+    "report": "runner.report.commands:cmd_report",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tourney", description="Distributed batch tournament runner.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("validate", help="check a tournament config; exit 2 with file:line:col errors")
+    s.add_argument("config")
+
+    s = sub.add_parser("run", help="run (or resume) a tournament")
+    s.add_argument("config")
+    s.add_argument("--run-dir", help="run directory (default runs/<tournament name>)")
+    s.add_argument("--broker", help="redis://:PASSWORD@HOST:PORT/0 of an existing broker")
+    s.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    s.add_argument("--inline", action="store_true", help="run matches in-process, no Redis/Celery")
+    s.add_argument("--no-progress", action="store_true", help="no live progress display")
+    s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
+
+    s = sub.add_parser("worker", help="serve matches from a broker")
+    s.add_argument("--broker", required=True)
+    s.add_argument("--concurrency", type=int)
+    s.add_argument("--name")
+    s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
+    s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")
+
+    s = sub.add_parser("play", help="play one match between entry directories")
+    s.add_argument("--game", required=True)
+    s.add_argument("--board", help="board file")
+    s.add_argument("--size", help="board size: pousse N, mnk 'W H K' or WxHxK, boxing WxH")
+    s.add_argument("--games", type=int, default=1)
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap")
+    s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
+    s.add_argument("--quiet", action="store_true", help="print results only, no positions")
+    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR")
+
+    s = sub.add_parser("judge", help="referee transcripts; one JSON line each")
+    s.add_argument("--game", required=True)
+    s.add_argument("--board", help="board file (boxing)")
+    s.add_argument("transcripts", nargs="+", metavar="TRANSCRIPT")
+
+    s = sub.add_parser("matches", help="list a run's matches")
+    s.add_argument("run_dir")
+    s.add_argument("--stage")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("standings", help="each stage's standings")
+    s.add_argument("run_dir")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--csv", help="also write standings as CSV to this file")
+
+    s = sub.add_parser("rerun", help="replay a disputed match")
+    s.add_argument("run_dir")
+    s.add_argument("match_id")
+    s.add_argument("--accept", action="store_true", help="make the new result official and replan")
+    s.add_argument("--allow-changed-code", action="store_true", help="rerun even if an entry changed")
+    s.add_argument("--sandbox", choices=["bwrap", "none"])
+
+    s = sub.add_parser("replay", help="print a game move by move")
+    s.add_argument("run_dir")
+    s.add_argument("match_id")
+    s.add_argument("--game", type=int, default=1, help="game number within the match (1-based)")
+
+    s = sub.add_parser("report", help="standings, brackets and replays")
+    s.add_argument("run_dir")
+    s.add_argument("--html", help="write the self-contained HTML report here")
+    s.add_argument("--csv", help="write standings CSV here")
+    s.add_argument("--json", help="write standings JSON here")
+    s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module_name, func_name = HANDLERS[args.command].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name == module_name:
+            print(f"tourney {args.command}: not yet available in this version", file=sys.stderr)
+            return 3
+        raise
+    handler: Callable[[argparse.Namespace], int] = getattr(module, func_name)
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

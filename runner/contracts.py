@@ -1,0 +1,211 @@
+"""Data that crosses the boundary between coordinator and workers.
+
+Everything here is plain data that round-trips through JSON (``to_dict`` /
+``from_dict``) because Celery carries it as JSON only (DESIGN §6). The
+coordinator builds ``MatchSpec``s; a worker returns a ``MatchResult``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class VerdictKind(StrEnum):
+    """How a game can end (DESIGN §4.3)."""
+
+    NORMAL = "normal"
+    ILLEGAL_MOVE = "illegal_move"
+    BAD_OUTPUT = "bad_output"
+    TIMEOUT = "timeout"
+    CPU_LIMIT = "cpu_limit"
+    MEMORY_LIMIT = "memory_limit"
+    CRASH = "crash"
+    LEFT_PROCESSES = "left_processes"
+    NO_OUTPUT = "no_output"
+    BUILD_FAILED = "build_failed"
+    SYSTEM_ERROR = "system_error"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a game ended. ``player`` is the entry charged (None for ``normal``
+    and for ``system_error``, which is never charged to an entry)."""
+
+    kind: VerdictKind
+    player: str | None
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "player": self.player, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
+        return cls(VerdictKind(d["kind"]), d.get("player"), d.get("detail", ""))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one entry. Per move unless said otherwise."""
+
+    move_wall_s: float = 1.0
+    move_cpu_s: float | None = None  # None: same as the wall limit
+    memory_mb: int = 512
+    output_kb: int = 64
+    processes: int = 32
+    open_files: int = 64
+    file_size_mb: int = 16
+    game_wall_s: float | None = None  # persistent protocols: whole-game budget
+
+    @property
+    def cpu_s(self) -> float:
+        return self.move_cpu_s if self.move_cpu_s is not None else self.move_wall_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Limits:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class EntryRef:
+    """An entry as a match needs it: its artifact digest and how to run it."""
+
+    name: str
+    digest: str  # sha256 of the packed entry directory (DESIGN §4.1)
+    protocol: str
+    run: list[str]  # argv, with "{mark}" placeholders
+    build: str | None = None
+    args: list[str] = field(default_factory=list)  # variant's extra argv
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EntryRef:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match: several games between the same entries on one board.
+
+    ``orders`` lists, per game, the entry names in seat order (seat 0 first).
+    """
+
+    match_id: str
+    game: str
+    board_id: str
+    board_text: str
+    orders: list[list[str]]
+    entries: dict[str, EntryRef]
+    limits: Limits
+    seed: int
+    sandbox: str = "bwrap"  # "bwrap" | "none"
+    stage: str = ""
+    round: int = 0
+    bracket: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["entries"] = {k: v.to_dict() for k, v in self.entries.items()}
+        d["limits"] = self.limits.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MatchSpec:
+        d = dict(d)
+        d["entries"] = {k: EntryRef.from_dict(v) for k, v in d["entries"].items()}
+        d["limits"] = Limits.from_dict(d["limits"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    player: str
+    move: str  # the game's canonical move text
+    wall_ms: float
+    cpu_ms: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MoveRecord:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game. ``winner`` is None for a draw or a system error."""
+
+    order: list[str]
+    winner: str | None
+    scores: dict[str, int]
+    verdict: Verdict
+    moves: list[MoveRecord]
+    reason: str = ""  # the rules' reason for a normal end ("5 in a row", ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "order": list(self.order),
+            "winner": self.winner,
+            "scores": dict(self.scores),
+            "verdict": self.verdict.to_dict(),
+            "moves": [m.to_dict() for m in self.moves],
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameRecord:
+        return cls(
+            order=list(d["order"]),
+            winner=d.get("winner"),
+            scores={k: int(v) for k, v in d["scores"].items()},
+            verdict=Verdict.from_dict(d["verdict"]),
+            moves=[MoveRecord.from_dict(m) for m in d["moves"]],
+            reason=d.get("reason", ""),
+        )
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    match_id: str
+    games: list[GameRecord]
+    worker: str = ""
+    digests: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def system_error(self) -> Verdict | None:
+        for g in self.games:
+            if g.verdict.kind is VerdictKind.SYSTEM_ERROR:
+                return g.verdict
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "games": [g.to_dict() for g in self.games],
+            "worker": self.worker,
+            "digests": dict(self.digests),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MatchResult:
+        return cls(
+            match_id=d["match_id"],
+            games=[GameRecord.from_dict(g) for g in d["games"]],
+            worker=d.get("worker", ""),
+            digests=dict(d.get("digests", {})),
+        )
+
+
+def stable_id(*parts: object, length: int = 16) -> str:
+    """A short deterministic id from JSON-serialisable parts (match ids, board ids)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:length]

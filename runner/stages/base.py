@@ -1,0 +1,110 @@
+"""Types shared by the stage planners and the coordinator.
+
+The whole tournament is a pure function of (config, results so far):
+``runner.stages.tournament.advance(config, results)`` returns every match
+that exists at this point (finished or not), each stage's state and, once a
+stage is complete, its standings. The coordinator only stores results and
+dispatches the matches that lack one. Resume, replanning after an accepted
+rerun, and auditing all fall out of that purity: the same inputs always give
+the same matches with the same ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.contracts import stable_id
+
+
+@dataclass(frozen=True)
+class PlannedMatch:
+    """One match as the planner decides it. ``orders`` lists, per game, the
+    entry names in seat order (seat 0 moves first)."""
+
+    stage: str
+    round: int
+    bracket: str  # "" when the stage has none; "winners" / "losers" in potm_elimination
+    pairing: int  # position within the round (and bracket)
+    players: tuple[str, ...]
+    board_id: str
+    orders: tuple[tuple[str, ...], ...]
+
+    @property
+    def match_id(self) -> str:
+        # DESIGN §4.5: derived from (stage, round, bracket, pairing, board, seat order)
+        return stable_id(self.stage, self.round, self.bracket, self.pairing, self.board_id, self.orders)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "stage": self.stage,
+            "round": self.round,
+            "bracket": self.bracket,
+            "pairing": self.pairing,
+            "players": list(self.players),
+            "board_id": self.board_id,
+            "orders": [list(o) for o in self.orders],
+        }
+
+
+@dataclass(frozen=True)
+class StandingRow:
+    rank: int
+    entry: str
+    games: int
+    wins: int
+    ties: int
+    losses: int
+    points: float  # from the stage's points table (seed 000 bonuses + game score, ...)
+    score: int  # sum of game scores
+    verdicts_against: int
+    extra: dict[str, float] = field(default_factory=dict)  # buchholz, head_to_head, seed ...
+    status: str = ""  # "advanced", "eliminated", "excluded: <reason>", ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "entry": self.entry,
+            "games": self.games,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "points": self.points,
+            "score": self.score,
+            "verdicts_against": self.verdicts_against,
+            "extra": dict(self.extra),
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True)
+class RoundInfo:
+    """What a round was: its matches, byes and the board it used (for reports)."""
+
+    round: int
+    bracket: str
+    match_ids: tuple[str, ...]
+    byes: tuple[str, ...] = ()
+    board_id: str = ""
+
+
+@dataclass
+class StageState:
+    name: str
+    planner: str
+    status: str  # "skipped" (condition false), "waiting" (earlier stage unfinished), "running", "done"
+    entrants: list[str] = field(default_factory=list)  # in seed order
+    rounds: list[RoundInfo] = field(default_factory=list)
+    standings: list[StandingRow] = field(default_factory=list)  # set once done (partial while running)
+    advancing: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)  # entry -> reason (system_test)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TournamentState:
+    matches: list[PlannedMatch]  # every match that exists now, in plan order
+    stages: list[StageState]
+    finished: bool
+    final_ranking: list[str] = field(default_factory=list)  # set once finished

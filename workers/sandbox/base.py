@@ -1,0 +1,105 @@
+"""What an entry process host offers the protocols.
+
+A host is created per entry per game (``HostFactory.open``) and closed at the
+end of that game; closing it must leave no process of the entry behind and
+delete everything the entry wrote (its private ``/tmp``, its working copy).
+Two implementations sit behind this interface:
+
+* ``PlainHost`` (``sandbox: none``): plain subprocesses in their own process
+  group with a wall-clock deadline; for trusted entries only.
+* ``BwrapHost``: DESIGN §7, one bubblewrap sandbox per entry per game with
+  each move exec'd inside it.
+
+Entry misbehaviour is data (``RunOutcome.failure``), never an exception.
+``HostError`` means the runner itself failed (charged as ``system_error``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.contracts import Limits, VerdictKind
+
+
+class HostError(RuntimeError):
+    """The host could not do its job (not the entry's fault)."""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one run of an entry program did.
+
+    ``failure`` is set when a limit or rule of the host was broken
+    (``timeout``, ``cpu_limit``, ``memory_limit``, ``left_processes``,
+    ``bad_output`` for an output over the cap, ``crash``); the protocol decides
+    about everything else (empty output, unparsable output, ...).
+    """
+
+    stdout: bytes
+    stderr_tail: bytes
+    exit_code: int | None  # None when killed by a signal
+    signal: int | None
+    wall_ms: float
+    cpu_ms: float
+    peak_rss_kb: int
+    failure: VerdictKind | None = None
+    detail: str = ""
+
+
+class InteractiveProcess(ABC):
+    """A long-lived entry process spoken to line by line (gomocup)."""
+
+    @abstractmethod
+    def send(self, text: str) -> None:
+        """Write ``text`` (newline-terminated lines) to the process's stdin."""
+
+    @abstractmethod
+    def read_line(self, timeout_s: float) -> str | RunOutcome:
+        """The next stdout line without its newline, or a ``RunOutcome``
+        with ``failure`` set when the process died, timed out or broke a limit."""
+
+    @property
+    @abstractmethod
+    def cpu_ms(self) -> float:
+        """CPU time the process tree has used so far."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill the process tree (idempotent)."""
+
+
+class EntryHost(ABC):
+    """Runs one entry's programs for the length of one game."""
+
+    #: the entry's private working copy, as the host sees it; the program's cwd
+    workdir: Path
+
+    @abstractmethod
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        """Run ``argv`` to completion with ``stdin``, under ``limits`` (one move)."""
+
+    @abstractmethod
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        """Start a persistent process (one per game for gomocup)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill everything left and delete the game's private files (idempotent)."""
+
+    def __enter__(self) -> EntryHost:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class HostFactory(ABC):
+    """Makes hosts. ``entry_dir`` is the built entry (read-only, shared by games)."""
+
+    name: str
+
+    @abstractmethod
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        """A fresh host with a private copy of ``entry_dir`` for one game."""
