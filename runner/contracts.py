@@ -107,6 +107,7 @@ class MatchSpec:
     limits: Limits
     seed: int
     sandbox: str = "bwrap"  # "bwrap" | "none"
+    game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
     stage: str = ""
     round: int = 0
     bracket: str = ""

@@ -103,3 +103,11 @@ class HostFactory(ABC):
     @abstractmethod
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         """A fresh host with a private copy of ``entry_dir`` for one game."""
+
+    @abstractmethod
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        """Run an entry's build command (``sh -c``) with ``entry_dir`` itself writable.
+
+        Used once per entry digest by the build cache; same isolation as a move
+        otherwise (no network, limits), so a build cannot do what an entry cannot.
+        """
