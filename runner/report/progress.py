@@ -1,18 +1,45 @@
-"""Live progress of a run (interface; the rich display is filled in behind it).
+"""Live progress of a run.
 
 The coordinator builds a ``ProgressSnapshot`` whenever something changes and
 hands it to ``RunProgress.update``; how it is shown depends on the mode:
-``live`` (rich, a terminal), ``plain`` (log lines, stdout not a terminal),
-``quiet`` (``--no-progress``).
+
+``live``
+    a rich display redrawn in place (stdout is a terminal): one bar per
+    stage (matches done / planned so far), then the whole run: matches,
+    games and games per second, moves, elapsed time and ETA, verdict counts,
+    workers connected and matches in flight.
+``plain``
+    one log line at most every ``plain_interval_s`` seconds, and at once
+    whenever a stage changes status (stdout is a file or a pipe, e.g. CI).
+``quiet``
+    nothing (``--no-progress``).
+
+Rates are measured over a sliding window (``RATE_WINDOW_S``) so they follow
+the run as it speeds up or slows down, and do not count results a resumed
+run found already done. The ETA covers the matches planned so far: later
+rounds of elimination stages only exist once earlier ones finish, so the
+ETA grows when they are planned.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
 
 Mode = Literal["live", "plain", "quiet"]
+
+RATE_WINDOW_S = 30.0
+PLAIN_INTERVAL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +60,14 @@ class ProgressSnapshot:
     workers: int = 0  # workers connected (0 when inline)
     running: int = 0  # matches in flight
 
+    @property
+    def matches_done(self) -> int:
+        return sum(s.done for s in self.stages)
+
+    @property
+    def matches_total(self) -> int:
+        return sum(s.total for s in self.stages)
+
 
 def default_mode(no_progress: bool) -> Mode:
     if no_progress:
@@ -40,26 +75,196 @@ def default_mode(no_progress: bool) -> Mode:
     return "live" if sys.stdout.isatty() else "plain"
 
 
+def format_duration(seconds: float | None) -> str:
+    """``"42s"``, ``"3m05s"``, ``"2h04m"``; ``"?"`` when unknown."""
+    if seconds is None or seconds != seconds or seconds < 0:
+        return "?"
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def format_verdicts(verdicts: dict[str, int]) -> str:
+    shown = [(k, n) for k, n in sorted(verdicts.items(), key=lambda kv: (-kv[1], kv[0])) if n]
+    return ", ".join(f"{k} {n}" for k, n in shown) if shown else "none"
+
+
+class RateMeter:
+    """Games and matches per second over a sliding window of snapshots."""
+
+    def __init__(self, window_s: float = RATE_WINDOW_S) -> None:
+        self.window_s = window_s
+        self._points: deque[tuple[float, int, int]] = deque()  # (time, games, matches)
+
+    def add(self, now: float, games: int, matches: int) -> None:
+        self._points.append((now, games, matches))
+        while len(self._points) > 2 and now - self._points[1][0] >= self.window_s:
+            self._points.popleft()
+
+    def _rate(self, index: int) -> float | None:
+        if len(self._points) < 2:
+            return None
+        first, last = self._points[0], self._points[-1]
+        span = last[0] - first[0]
+        if span <= 0:
+            return None
+        return max(0.0, (last[index] - first[index]) / span)
+
+    def games_per_s(self) -> float | None:
+        return self._rate(1)
+
+    def matches_per_s(self) -> float | None:
+        return self._rate(2)
+
+
+def eta_seconds(snap: ProgressSnapshot, matches_per_s: float | None) -> float | None:
+    remaining = snap.matches_total - snap.matches_done
+    if remaining <= 0:
+        return 0.0
+    if not matches_per_s:
+        return None
+    return remaining / matches_per_s
+
+
+def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | None) -> str:
+    current = next((s for s in snap.stages if s.status == "running"), None)
+    parts = [f"[{format_duration(snap.elapsed_s):>6}]"]
+    if current is not None:
+        parts.append(f"stage {current.name} {current.done}/{current.total}")
+    rate = f"{games_per_s:.1f}/s" if games_per_s is not None else "?/s"
+    parts += [
+        f"matches {snap.matches_done}/{snap.matches_total}",
+        f"games {snap.games_done} ({rate})",
+        f"moves {snap.moves_done}",
+        f"ETA {format_duration(eta)}",
+        f"verdicts {format_verdicts(snap.verdicts)}",
+        f"workers {snap.workers}",
+        f"running {snap.running}",
+    ]
+    return " | ".join(parts)
+
+
 class RunProgress:
     """Shows progress; use as a context manager around the run."""
 
-    def __init__(self, title: str, mode: Mode) -> None:
+    def __init__(
+        self,
+        title: str,
+        mode: Mode,
+        *,
+        console: Console | None = None,
+        out: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        plain_interval_s: float = PLAIN_INTERVAL_S,
+    ) -> None:
         self.title = title
         self.mode = mode
+        self._out = out
+        self._console = console
+        self._clock = clock
+        self._interval = plain_interval_s
+        self._rates = RateMeter()
+        self._last: ProgressSnapshot | None = None
+        self._last_print: float | None = None
+        self._statuses: dict[str, str] = {}
+        self._live: Live | None = None  # while entered in live mode
 
+    # -- context ---------------------------------------------------------
     def __enter__(self) -> RunProgress:
+        if self.mode == "live":
+            live = Live(self._render(None), console=self._console, refresh_per_second=4, transient=False)
+            live.__enter__()
+            self._live = live
+        elif self.mode == "plain":
+            self._print(f"{self.title}: started")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        pass
+        if self._live is not None:
+            self._live.update(self._render(self._last), refresh=True)
+            self._live.__exit__(None, None, None)
+            self._live = None
+        elif self.mode == "plain" and self._last is not None:
+            self._print(self._line(self._last))
 
+    # -- updates ---------------------------------------------------------
     def update(self, snap: ProgressSnapshot) -> None:
         if self.mode == "quiet":
             return
-        done = sum(s.done for s in snap.stages)
-        total = sum(s.total for s in snap.stages)
-        print(f"[{snap.elapsed_s:7.1f}s] matches {done}/{total} games {snap.games_done}", flush=True)
+        now = self._clock()
+        self._rates.add(now, snap.games_done, snap.matches_done)
+        self._last = snap
+        if self.mode == "live":
+            if self._live is not None:
+                self._live.update(self._render(snap))
+            return
+        changes = []
+        for s in snap.stages:
+            before = self._statuses.get(s.name)
+            if before is not None and before != s.status:
+                changes.append(f"stage {s.name}: {before} -> {s.status} ({s.done}/{s.total} matches)")
+            elif before is None and s.status in ("running", "done") and self._statuses:
+                changes.append(f"stage {s.name}: {s.status} ({s.done}/{s.total} matches)")
+            self._statuses[s.name] = s.status
+        for c in changes:
+            self._print(c)
+        if changes or self._last_print is None or now - self._last_print >= self._interval:
+            self._print(self._line(snap))
+            self._last_print = now
 
     def log(self, message: str) -> None:
-        if self.mode != "quiet":
-            print(message, flush=True)
+        if self.mode == "quiet":
+            return
+        if self._live is not None:
+            self._live.console.print(Text(message))
+        else:
+            self._print(message)
+
+    # -- rendering ---------------------------------------------------------
+    def _print(self, line: str) -> None:
+        out = self._out or sys.stdout
+        print(line, file=out, flush=True)
+
+    def _eta(self, snap: ProgressSnapshot) -> float | None:
+        return eta_seconds(snap, self._rates.matches_per_s())
+
+    def _line(self, snap: ProgressSnapshot) -> str:
+        return plain_line(snap, self._rates.games_per_s(), self._eta(snap))
+
+    def _render(self, snap: ProgressSnapshot | None) -> RenderableType:
+        title = Text(self.title, style="bold")
+        if snap is None:
+            return Group(title, Text("starting...", style="dim"))
+        stages = Table.grid(padding=(0, 2))
+        stages.add_column()
+        stages.add_column(width=32)
+        stages.add_column(justify="right")
+        stages.add_column()
+        style = {"done": "green", "running": "cyan", "waiting": "dim", "skipped": "dim"}
+        for s in snap.stages:
+            bar = ProgressBar(total=max(s.total, 1), completed=s.done if s.total else 0, width=30)
+            stages.add_row(
+                Text(s.name), bar, f"{s.done}/{s.total}", Text(s.status, style=style.get(s.status, ""))
+            )
+        gps = self._rates.games_per_s()
+        rate = f"{gps:.1f} games/s" if gps is not None else "? games/s"
+        summary = Table.grid(padding=(0, 2))
+        summary.add_column(style="bold")
+        summary.add_column()
+        summary.add_row(
+            "overall",
+            f"matches {snap.matches_done}/{snap.matches_total} · games {snap.games_done} ({rate}) "
+            f"· moves {snap.moves_done}",
+        )
+        summary.add_row(
+            "time", f"elapsed {format_duration(snap.elapsed_s)} · ETA {format_duration(self._eta(snap))}"
+        )
+        summary.add_row(
+            "verdicts",
+            Text(format_verdicts(snap.verdicts), style="yellow" if any(snap.verdicts.values()) else ""),
+        )
+        summary.add_row("workers", f"{snap.workers} connected · {snap.running} matches running")
+        return Group(title, stages, summary)

@@ -1,0 +1,68 @@
+"""Entry protocols (DESIGN §4.2): how the referee talks to an entry.
+
+``protocol_class(name)`` gives the class for an ``entry.yaml`` protocol name;
+``make_protocol`` builds one for a seat of a game. Every protocol here also
+takes the board text by keyword (the header some protocols send).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.contracts import Limits
+from runner.games.base import Game
+from workers.protocols.base import EntryProtocol, MoveReply, Seat
+from workers.protocols.common import TextBoardProtocol
+from workers.protocols.gomocup import GomocupProtocol
+from workers.protocols.icfp98 import Icfp98Protocol
+from workers.protocols.mnk import MnkProtocol
+from workers.protocols.potm_arena import PotmArenaProtocol
+from workers.sandbox.base import EntryHost
+
+PROTOCOLS: dict[str, type[TextBoardProtocol]] = {
+    cls.name: cls for cls in (PotmArenaProtocol, Icfp98Protocol, MnkProtocol, GomocupProtocol)
+}
+
+
+def protocol_class(name: str) -> type[TextBoardProtocol]:
+    """The protocol class named ``name`` in ``entry.yaml``; ``KeyError`` says which exist."""
+    try:
+        return PROTOCOLS[name]
+    except KeyError:
+        raise KeyError(f"unknown protocol {name!r}; known: {', '.join(sorted(PROTOCOLS))}") from None
+
+
+#: the name the protocol base class's docstring uses
+protocol_for = protocol_class
+
+
+def make_protocol(
+    name: str,
+    game: Game[Any, Any],
+    host: EntryHost,
+    argv: list[str],
+    seat: Seat,
+    limits: Limits,
+    board_text: str,
+) -> EntryProtocol:
+    """A protocol instance for one seat of one game, after checking it can carry the game."""
+    cls = protocol_class(name)
+    if game.name not in cls.games:
+        plays = ", ".join(sorted(cls.games))
+        raise ValueError(f"protocol {name!r} cannot play {game.name!r} (it plays {plays})")
+    return cls(game, host, argv, seat, limits, board_text=board_text)
+
+
+__all__ = [
+    "PROTOCOLS",
+    "EntryProtocol",
+    "GomocupProtocol",
+    "Icfp98Protocol",
+    "MnkProtocol",
+    "MoveReply",
+    "PotmArenaProtocol",
+    "Seat",
+    "make_protocol",
+    "protocol_class",
+    "protocol_for",
+]

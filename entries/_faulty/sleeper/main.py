@@ -1,0 +1,5 @@
+"""Sleeps far past any move limit (expected verdict: timeout)."""
+
+import time
+
+time.sleep(600)

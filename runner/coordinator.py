@@ -1,0 +1,657 @@
+"""``tourney run``: drive a tournament to its end, or resume one (DESIGN §4.4, §6).
+
+The loop is a fixed point of a pure planner over the run store::
+
+    results = store.official_results()
+    state   = advance(config, results)      # every match that exists now
+    store.sync_plan(state.matches)          # new -> pending, unwanted -> obsolete
+    dispatch every pending match; accept notes; sweep leases; repeat
+    until state.finished
+
+Because ``advance`` is pure and match ids are deterministic, resuming is the
+same loop on an existing store: whatever was in flight when the previous
+coordinator died is dispatched again as a new attempt, and results of the
+old attempts are ignored if they still arrive.
+
+Where matches run:
+
+* ``--inline``: in this process, one at a time (debugging, tests);
+* default: an embedded Redis (``runner.redis_server``) plus one local
+  ``tourney worker`` process per core (``--workers N``), all stopped at the end;
+* ``--broker URL``: an existing Redis; local workers too unless
+  ``--no-local-workers`` (then ``tourney worker --broker URL`` elsewhere).
+
+A match whose attempts keep failing (lost workers, ``system_error`` results)
+is given up after ``ATTEMPT_CAP`` failures: its state is ``failed`` and it
+holds a ``system_error`` result, which the stages never count. A stage that
+needs it cannot finish, so the run stops once nothing else can be played,
+lists the failed matches and exits 1; running the same command again retries
+them (after the cause is fixed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from runner.config import ConfigError, TournamentConfig, load_config
+from runner.contracts import MatchSpec, VerdictKind
+from runner.dispatch import (
+    BrokerDown,
+    CeleryDispatcher,
+    Dispatcher,
+    Finished,
+    InlineDispatcher,
+    LocalWorkers,
+    Note,
+    Skipped,
+    Started,
+    Timing,
+    kill_stale,
+)
+from runner.entries import pack_entry
+from runner.redis_server import EmbeddedRedis, RedisServerError
+from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, default_mode
+from runner.run_dir import (
+    ResumeRefused,
+    RunDir,
+    coordinator_lock,
+    create_run,
+    default_run_dir,
+    open_for_resume,
+)
+from runner.stages.base import PlannedMatch, TournamentState
+from runner.stages.tournament import advance, match_spec
+from runner.store import DEFAULT_ATTEMPT_CAP, RunStore
+
+log = logging.getLogger("tourney.coordinator")
+
+ATTEMPT_CAP = DEFAULT_ATTEMPT_CAP
+#: at most this often the planner runs while matches are in flight (it is pure, but not free)
+REPLAN_EVERY_S = 0.5
+PROGRESS_EVERY_S = 0.5
+#: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
+REPUBLISH_EVERY_S = 30.0
+
+
+@dataclass
+class RunOutcome:
+    finished: bool
+    state: TournamentState
+    failed: list[str] = field(default_factory=list)  # matches given up (when not finished)
+    matches: int = 0  # results accepted in this session
+    games: int = 0
+    moves: int = 0
+    elapsed_s: float = 0.0
+
+
+class Coordinator:
+    """Plans, dispatches and accepts until the tournament is finished (or blocked)."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        store: RunStore,
+        dispatcher: Dispatcher,
+        progress: RunProgress,
+        *,
+        timing: Timing | None = None,
+        attempt_cap: int = ATTEMPT_CAP,
+        check_resume: bool = False,
+        republish: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.dispatcher = dispatcher
+        self.progress = progress
+        self.timing = timing or Timing.from_env()
+        self.attempt_cap = attempt_cap
+        self.check_resume = check_resume
+        self.republish = republish
+        self._specs: dict[str, MatchSpec] = {}
+        self._queue_empty_since: float | None = None
+        self._last_sweep = 0.0
+        self._last_republish = time.monotonic()
+        self._last_progress = 0.0
+        self._state: TournamentState | None = None
+        self._totals = (0, 0, Counter[str]())
+        self._session = Counter[str]()
+
+    # -- planning -------------------------------------------------------------------
+    def _spec(self, pm: PlannedMatch) -> MatchSpec:
+        spec = self._specs.get(pm.match_id)
+        if spec is None:
+            spec = self._specs[pm.match_id] = match_spec(self.config, pm)
+        return spec
+
+    def replan(self) -> TournamentState:
+        results = self.store.official_results()
+        state = advance(self.config, results)
+        planned = [
+            (self._spec(pm), pm.players, pm.pairing, self._spec(pm).board_text) for pm in state.matches
+        ]
+        if self.check_resume:
+            self._check_same_plan([p[0] for p in planned])
+            self.check_resume = False
+        sync = self.store.sync_plan(planned)
+        for mid in sync.obsolete:
+            self._forget(mid)
+        if sync.obsolete:
+            self.progress.log(f"{len(sync.obsolete)} match(es) no longer planned (obsolete)")
+        games = moves = 0
+        verdicts: Counter[str] = Counter()
+        for rs in results.values():
+            games += len(rs)
+            for g in rs:
+                moves += len(g.moves)
+                if g.verdict.kind is not VerdictKind.NORMAL:
+                    verdicts[g.verdict.kind.value] += 1
+        self._totals = (games, moves, verdicts)
+        self._state = state
+        return state
+
+    def _check_same_plan(self, specs: list[MatchSpec]) -> None:
+        """Resume guard: a match already in the store must be planned exactly as stored."""
+        for spec in specs:
+            row = self.store.match_row(spec.match_id)
+            if row is None or row.spec is None:
+                continue
+            old, new = row.spec.to_dict(), spec.to_dict()
+            if old == new:
+                continue
+            for name, ref in old["entries"].items():
+                now = new["entries"].get(name, {})
+                if ref.get("digest") != now.get("digest"):
+                    raise ResumeRefused(
+                        f"entry {name!r} changed since this run started (digest {ref['digest'][:12]} -> "
+                        f"{str(now.get('digest'))[:12]}); restore it, or start a new run with --run-dir"
+                    )
+            diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            raise ResumeRefused(
+                f"match {spec.match_id} is planned differently than when this run started "
+                f"({', '.join(diff)} changed); start a new run with --run-dir"
+            )
+
+    def _forget(self, match_id: str) -> None:
+        forget = getattr(self.dispatcher, "forget", None)
+        if forget is not None:
+            forget(match_id)
+
+    # -- the loop ---------------------------------------------------------------------
+    def run(self) -> RunOutcome:
+        t0 = time.monotonic()
+        dirty = True
+        last_plan = 0.0
+        state: TournamentState | None = None
+        while True:
+            now = time.monotonic()
+            if dirty and (now - last_plan >= REPLAN_EVERY_S or not self.store.in_flight()):
+                state = self.replan()
+                dirty, last_plan = False, now
+                if state.finished:
+                    break
+            self._dispatch_pending()
+            if not dirty and not self.store.pending() and not self.store.in_flight():
+                break  # nothing can be played: only failed matches block the plan
+            dirty |= self._handle(self.dispatcher.poll(0.5))
+            self._sweep()
+            self._show(t0)
+        self._show(t0, force=True)
+        assert state is not None
+        failed = [r.match_id for r in self.store.match_rows() if r.state == "failed"]
+        return RunOutcome(
+            finished=state.finished,
+            state=state,
+            failed=failed,
+            matches=self._session["matches"],
+            games=self._session["games"],
+            moves=self._session["moves"],
+            elapsed_s=time.monotonic() - t0,
+        )
+
+    def _dispatch_pending(self) -> None:
+        for mid in self.store.pending():
+            spec, attempt = self.store.dispatch(mid)
+            self.dispatcher.submit(spec, attempt)
+
+    def _handle(self, notes: list[Note]) -> bool:
+        changed = False
+        for note in notes:
+            if isinstance(note, Started):
+                self.store.mark_started(
+                    note.match_id, note.attempt, note.worker, time.time() + self.timing.lease_s
+                )
+            elif isinstance(note, Finished):
+                acc = self.store.accept(
+                    note.match_id, note.attempt, note.result, attempt_cap=self.attempt_cap
+                )
+                if acc.status in ("accepted", "failed"):
+                    changed = True
+                    self._forget(note.match_id)
+                if acc.status == "accepted":
+                    self._session["matches"] += 1
+                    self._session["games"] += len(note.result.games)
+                    self._session["moves"] += sum(len(g.moves) for g in note.result.games)
+                elif acc.status == "failed":
+                    self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
+                elif acc.status == "retry":
+                    self.progress.log(f"match {note.match_id}: retrying ({acc.detail})")
+                else:
+                    log.info("ignored result for %s attempt %d: %s", note.match_id, note.attempt, acc.detail)
+            elif isinstance(note, Skipped) and self.store.requeue(
+                note.match_id, note.attempt, f"worker {note.worker} found the attempt unknown to the broker"
+            ):
+                log.info("requeued %s: skipped by %s", note.match_id, note.worker)
+        return changed
+
+    def _sweep(self) -> None:
+        """Requeue attempts nobody is working on any more (DESIGN §6)."""
+        mono = time.monotonic()
+        if mono - self._last_sweep < self.timing.sweep_s:
+            return
+        self._last_sweep = mono
+        if self.republish is not None and mono - self._last_republish > REPUBLISH_EVERY_S:
+            self._last_republish = mono
+            self.republish()
+        if self.dispatcher.healthy_for() < self.timing.lease_s:
+            return  # the broker was down: give heartbeats time to resume first
+        now = time.time()
+        empty = self.dispatcher.queue_empty()
+        if empty is None:
+            return
+        if not empty:
+            self._queue_empty_since = None
+        elif self._queue_empty_since is None:
+            self._queue_empty_since = now
+        for f in self.store.in_flight():
+            if f.state == "running" and f.lease_expires is not None and f.lease_expires < now:
+                alive = self.dispatcher.alive(f.match_id, f.attempt)
+                if alive:
+                    self.store.extend_lease(f.match_id, f.attempt, now + self.timing.lease_s)
+                elif alive is False:
+                    acc = self.store.lease_lost(
+                        f.match_id,
+                        f.attempt,
+                        f"lease expired: no heartbeat from {f.worker or '?'}",
+                        attempt_cap=self.attempt_cap,
+                    )
+                    self._lost(f.match_id, acc.status, acc.detail)
+            elif (
+                f.state == "queued"
+                and self._queue_empty_since is not None
+                and now - self._queue_empty_since > self.timing.lost_s
+                and f.dispatched_at is not None
+                and now - f.dispatched_at > self.timing.lost_s
+            ):
+                acc = self.store.lease_lost(
+                    f.match_id, f.attempt, "no worker started it (message lost)", attempt_cap=self.attempt_cap
+                )
+                self._lost(f.match_id, acc.status, acc.detail)
+
+    def _lost(self, match_id: str, status: str, detail: str) -> None:
+        if status == "failed":
+            self._forget(match_id)
+            self.progress.log(f"match {match_id} FAILED: {detail}")
+        elif status == "retry":
+            self.progress.log(f"match {match_id}: re-dispatching ({detail})")
+
+    def _show(self, t0: float, *, force: bool = False) -> None:
+        mono = time.monotonic()
+        if not force and mono - self._last_progress < PROGRESS_EVERY_S:
+            return
+        self._last_progress = mono
+        state = self._state
+        counts = self.store.stage_counts()
+        stages = []
+        if state is not None:
+            for st in state.stages:
+                done, total = counts.get(st.name, (0, 0))
+                stages.append(StageProgress(st.name, done, total, st.status))
+        games, moves, verdicts = self._totals
+        c = self.store.counts()
+        self.progress.update(
+            ProgressSnapshot(
+                stages=stages,
+                games_done=games,
+                moves_done=moves,
+                elapsed_s=mono - t0,
+                verdicts=dict(verdicts),
+                workers=self.dispatcher.workers(),
+                running=c.get("running", 0) + c.get("queued", 0),
+            )
+        )
+
+
+# -- the command --------------------------------------------------------------------------
+class _Cluster:
+    """What a run started (embedded Redis, local workers, dispatcher); stopped exactly once."""
+
+    def __init__(self) -> None:
+        self.redis: EmbeddedRedis | None = None
+        self.workers: LocalWorkers | None = None
+        self.dispatcher: Dispatcher | None = None
+
+    def stop(self) -> None:
+        workers, self.workers = self.workers, None
+        dispatcher, self.dispatcher = self.dispatcher, None
+        server, self.redis = self.redis, None
+        if workers is not None:
+            workers.stop()
+        if dispatcher is not None:
+            with contextlib.suppress(Exception):
+                dispatcher.close()
+        if server is not None:
+            server.stop()
+
+
+class _Terminated(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _terminate_on_signals() -> Iterator[None]:
+    """SIGTERM/SIGHUP unwind like Ctrl-C, so ``finally`` blocks stop what the run started."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def pack_artifacts(config: TournamentConfig, rd: RunDir) -> dict[str, Path]:
+    """Pack every entry (and seed opponent) once per digest into ``artifacts/``."""
+    rd.artifacts.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Path] = {}
+    for spec in [*config.entry_specs().values(), *config.seed_opponent_specs().values()]:
+        if spec.digest in out:
+            continue
+        path = rd.artifacts / f"{spec.digest}.tar.gz"
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(pack_entry(spec.path))
+            tmp.replace(path)
+        out[spec.digest] = path
+    return out
+
+
+def check_sandbox(kind: str) -> None:
+    """Fail early, with the sandbox's own message, if entries cannot be isolated here."""
+    from workers.sandbox import host_factory
+
+    host_factory(kind)  # the bwrap factory probes the machine and raises HostError with the reason
+
+
+def _setup_logging(rd: RunDir) -> logging.Handler:
+    rd.logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(rd.logs / "coordinator.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("tourney")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def print_standings(run_dir: Path, state: TournamentState) -> None:
+    try:
+        from runner.report.terminal import print_final
+    except ImportError:
+        print_final = None  # type: ignore[assignment]
+    if print_final is not None:
+        print_final(run_dir)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for st in state.stages:
+        if not st.standings:
+            continue
+        t = Table(title=f"{st.name} ({st.planner})")
+        for col in ("#", "entry", "games", "W", "T", "L", "points", "score", "status"):
+            t.add_column(col)
+        for r in st.standings:
+            t.add_row(
+                str(r.rank),
+                r.entry,
+                str(r.games),
+                str(r.wins),
+                str(r.ties),
+                str(r.losses),
+                f"{r.points:g}",
+                str(r.score),
+                r.status,
+            )
+        console.print(t)
+    if state.final_ranking:
+        console.print(
+            "final ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(state.final_ranking, 1))
+        )
+
+
+def write_report(run_dir: Path) -> Path | None:
+    try:
+        from runner.report.html import write_report as write
+    except ImportError:
+        return None
+    out = run_dir / "report.html"
+    write(run_dir, out)
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config_path = Path(args.config)
+    try:
+        config = load_config(config_path)
+    except ConfigError as e:
+        for p in e.problems:
+            print(p, file=sys.stderr)
+        return 2
+    if args.inline and args.broker:
+        print("tourney run: --inline and --broker exclude each other", file=sys.stderr)
+        return 2
+    if args.no_local_workers and not args.broker:
+        print(
+            "tourney run: --no-local-workers needs --broker (someone must play the matches)", file=sys.stderr
+        )
+        return 2
+    if args.workers is not None and args.workers < 1:
+        print("tourney run: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.broker:
+        from workers.worker_cli import BrokerURLError, check_broker_url
+
+        try:
+            check_broker_url(args.broker, allow_no_password=False)
+        except BrokerURLError as e:
+            print(f"tourney run: {e}", file=sys.stderr)
+            return 2
+    rd = RunDir(Path(args.run_dir) if args.run_dir else default_run_dir(config))
+    try:
+        with coordinator_lock(rd):
+            return _run(args, config, config_path, rd)
+    except ResumeRefused as e:
+        print(f"tourney run: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, rd: RunDir) -> int:
+    resumed = rd.exists()
+    if resumed:
+        store = open_for_resume(rd, config_path)
+        meta = store.meta()
+        changed = {
+            n: (d, s.digest)
+            for n, d in {**meta.get("entries", {}), **meta.get("seed_opponents", {})}.items()
+            for s in [config.entry_specs().get(n) or config.seed_opponent_specs().get(n)]
+            if s is not None and s.digest != d
+        }
+        if changed:
+            store.close()
+            name, (old, new) = next(iter(changed.items()))
+            raise ResumeRefused(
+                f"entry {name!r} changed since this run started (digest {old[:12]} -> {new[:12]}); "
+                "restore it, or start a new run with --run-dir"
+            )
+    else:
+        store = create_run(rd, config_path, config, secrets.token_hex(8))
+    handler = _setup_logging(rd)
+    cluster = _Cluster()
+    atexit.register(cluster.stop)
+    progress_mode = default_mode(bool(args.no_progress))
+    try:
+        with _terminate_on_signals():
+            with RunProgress(config.name, progress_mode) as progress:
+                code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
+            if outcome is not None:
+                _finish_outputs(rd, outcome, code == 0)
+            return code
+    except _Terminated as e:
+        print(f"tourney run: stopped by {e}; run the same command again to resume", file=sys.stderr)
+        return 143
+    finally:
+        cluster.stop()
+        atexit.unregister(cluster.stop)
+        store.close()
+        logging.getLogger("tourney").removeHandler(handler)
+        handler.close()
+
+
+def _play(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    rd: RunDir,
+    store: RunStore,
+    cluster: _Cluster,
+    progress: RunProgress,
+    resumed: bool,
+) -> tuple[int, RunOutcome | None]:
+    meta = store.meta()
+    run_id = str(meta["run_id"])
+    if resumed:
+        requeued = store.requeue_in_flight("coordinator restarted")
+        retried = store.retry_failed()
+        progress.log(
+            f"resuming {rd.path}: {len(requeued)} match(es) in flight re-dispatched"
+            + (f", {len(retried)} failed match(es) retried" if retried else "")
+        )
+    else:
+        progress.log(f"new run {rd.path} ({config.name})")
+    if config.sandbox == "none":
+        progress.log("sandbox: none — entries run unisolated; only for trusted entries")
+    elif args.inline or not args.no_local_workers:
+        from workers.sandbox import HostError
+
+        try:
+            check_sandbox(config.sandbox)
+        except HostError as e:
+            print(f"tourney run: sandbox {config.sandbox} unavailable: {e}", file=sys.stderr)
+            return 2, None
+    store.set_meta(sandbox=config.sandbox)
+    blobs = pack_artifacts(config, rd)
+    timing = Timing.from_env()
+    republish: Callable[[], None] | None = None
+    if args.inline:
+        dispatcher: Dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "inline" / "artifacts")
+        mode = "inline"
+    else:
+        url = args.broker
+        if url is None:
+            kill_stale(rd.redis / "redis.pid", "redis-server")
+            shutil.rmtree(rd.redis, ignore_errors=True)  # broker state is disposable; the store is the truth
+            try:
+                cluster.redis = EmbeddedRedis(rd.redis).start()
+            except RedisServerError as e:
+                print(f"tourney run: cannot start the embedded Redis: {e}", file=sys.stderr)
+                return 1, None
+            url = cluster.redis.url()
+        celery = CeleryDispatcher(url, run_id, timing)
+        cluster.dispatcher = celery
+        try:
+            celery.ping()
+        except BrokerDown as e:
+            print(f"tourney run: {e}", file=sys.stderr)
+            return 2, None
+        celery.publish_artifacts(blobs)
+        republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
+        dispatcher = celery
+        count = 0
+        if not args.no_local_workers:
+            for pid_file in rd.workers.glob("*/worker.pid"):
+                kill_stale(pid_file, "runner.cli worker")
+            count = args.workers or os.cpu_count() or 1
+            cluster.workers = LocalWorkers(url, rd.path, count).start()
+        mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
+    cluster.dispatcher = dispatcher
+    progress.log(f"playing with {mode}")
+    coordinator = Coordinator(
+        config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
+    )
+    outcome = coordinator.run()
+    cluster.stop()
+    rate = outcome.moves / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
+    summary = (
+        f"played {outcome.matches} match(es), {outcome.games} game(s), {outcome.moves} move(s) "
+        f"in {outcome.elapsed_s:.1f}s ({rate:.0f} moves/s)"
+    )
+    progress.log(summary)
+    store.set_meta(
+        last_session={
+            "mode": "inline" if args.inline else "celery",
+            "matches": outcome.matches,
+            "games": outcome.games,
+            "moves": outcome.moves,
+            "elapsed_s": outcome.elapsed_s,
+            "ended": time.time(),
+        }
+    )
+    if not outcome.finished:
+        progress.log(
+            f"{len(outcome.failed)} match(es) failed after {ATTEMPT_CAP} attempts; the stages "
+            "that need them cannot finish:"
+        )
+        for mid in outcome.failed:
+            row = store.match_row(mid)
+            why = row.result.system_error.detail if row and row.result and row.result.system_error else "?"
+            progress.log(f"  {mid}: {why}")
+        progress.log("Fix the cause and run the same command again to retry them.")
+        return 1, outcome
+    store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
+    return 0, outcome
+
+
+def _finish_outputs(rd: RunDir, outcome: RunOutcome, finished: bool) -> None:
+    """After the progress display is gone: the report, then the standings."""
+    try:
+        report = write_report(rd.path)
+        if report is not None:
+            print(f"report: {report}")
+    except Exception as e:  # a broken report must not hide the standings
+        log.exception("report failed")
+        print(f"tourney run: could not write the report: {e}", file=sys.stderr)
+    print_standings(rd.path, outcome.state)
+    if not finished:
+        print(
+            f"tourney run: not finished: {len(outcome.failed)} failed match(es) block it (see above)",
+            file=sys.stderr,
+        )
+
+
+__all__ = ["Coordinator", "RunOutcome", "cmd_run"]

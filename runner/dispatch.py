@@ -1,0 +1,448 @@
+"""How matches reach workers: the ``Dispatcher`` protocol and its two kinds.
+
+The coordinator hands a dispatcher ``(spec, attempt)`` pairs and polls it for
+notes (``Started``, ``Finished``, ``Skipped``). It never learns how matches
+are run; the store decides what a note means (DESIGN §6).
+
+* ``InlineDispatcher`` (``tourney run --inline``, ``tourney rerun``): plays
+  each match in this process, one at a time in submission order. Entries
+  still go through the artifact cache (packed, digest-checked, built once).
+* ``CeleryDispatcher``: sends ``tourney.play_match`` tasks over a Redis
+  broker; workers answer through the run's inbox list (``workers.celery_app``).
+
+``LocalWorkers`` starts and stops ``tourney worker`` processes on this
+machine (the embedded one-command setup). This module is the one place where
+the coordinator side reaches into ``workers`` (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import psutil
+import redis
+
+from runner.contracts import MatchResult, MatchSpec
+from runner.redis_server import parent_death_signal
+
+log = logging.getLogger("tourney.dispatch")
+
+
+@dataclass(frozen=True)
+class Started:
+    match_id: str
+    attempt: int
+    worker: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    match_id: str
+    attempt: int
+    result: MatchResult
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A worker dropped a task because the run no longer wanted that attempt."""
+
+    match_id: str
+    attempt: int
+    worker: str
+
+
+Note = Started | Finished | Skipped
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Heartbeats and leases. ``TOURNEY_HEARTBEAT_S`` scales them all (tests use 0.5).
+
+    A worker refreshes its heartbeat every ``heartbeat_s`` with a TTL of 3
+    beats; the coordinator's lease on a running match is extended while the
+    heartbeat lives and expires ``lease_s`` after it stops; a queued match
+    that no worker started while the broker queue stood empty for
+    ``lost_s`` is presumed lost.
+    """
+
+    heartbeat_s: float = 5.0
+
+    @property
+    def heartbeat_ttl_s(self) -> float:
+        return 3 * self.heartbeat_s
+
+    @property
+    def lease_s(self) -> float:
+        return 4 * self.heartbeat_s
+
+    @property
+    def lost_s(self) -> float:
+        return 6 * self.heartbeat_s
+
+    @property
+    def sweep_s(self) -> float:
+        return self.heartbeat_s
+
+    @classmethod
+    def from_env(cls) -> Timing:
+        raw = os.environ.get("TOURNEY_HEARTBEAT_S")
+        return cls(float(raw)) if raw else cls()
+
+
+class Dispatcher(Protocol):
+    def submit(self, spec: MatchSpec, attempt: int) -> None:
+        """Send one attempt of a match to be played."""
+
+    def poll(self, timeout: float) -> list[Note]:
+        """Notes that arrived, waiting up to ``timeout`` seconds for the first."""
+
+    def alive(self, match_id: str, attempt: int) -> bool | None:
+        """Whether a worker is known to be playing the attempt now (None: cannot tell)."""
+
+    def queue_empty(self) -> bool | None:
+        """Whether no submitted task is waiting for a worker (None: cannot tell)."""
+
+    def healthy_for(self) -> float:
+        """Seconds since the broker was last found unreachable (inf when it never was)."""
+
+    def workers(self) -> int:
+        """Worker processes available (0 when inline)."""
+
+    def close(self) -> None: ...
+
+
+# -- inline ---------------------------------------------------------------------
+class InlineDispatcher:
+    """Plays matches in this process, in submission order (deterministic)."""
+
+    def __init__(self, artifacts_dir: Path, cache_dir: Path, *, worker: str = "inline") -> None:
+        self.artifacts_dir = artifacts_dir
+        self.cache_dir = cache_dir
+        self.worker = worker
+        self._queue: collections.deque[tuple[MatchSpec, int]] = collections.deque()
+
+    def _fetch(self, digest: str) -> bytes:
+        return (self.artifacts_dir / f"{digest}.tar.gz").read_bytes()
+
+    def submit(self, spec: MatchSpec, attempt: int) -> None:
+        self._queue.append((spec, attempt))
+
+    def poll(self, timeout: float) -> list[Note]:
+        if not self._queue:
+            time.sleep(min(timeout, 0.01))
+            return []
+        spec, attempt = self._queue.popleft()
+        from workers.tasks import play
+
+        result = play(spec, self._fetch, self.worker, self.cache_dir)
+        return [Started(spec.match_id, attempt, self.worker), Finished(spec.match_id, attempt, result)]
+
+    def alive(self, match_id: str, attempt: int) -> bool | None:
+        return True  # nothing is ever lost in-process
+
+    def queue_empty(self) -> bool | None:
+        return not self._queue
+
+    def healthy_for(self) -> float:
+        return float("inf")
+
+    def workers(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self._queue.clear()
+
+
+# -- Celery ---------------------------------------------------------------------------
+class BrokerDown(RuntimeError):
+    """The broker stayed unreachable longer than the coordinator is willing to wait."""
+
+
+class CeleryDispatcher:
+    """Sends matches as Celery tasks; reads notes from the run's inbox in Redis."""
+
+    #: how long the coordinator keeps trying an unreachable broker before giving up
+    PATIENCE_S = 600.0
+
+    def __init__(self, broker_url: str, run_id: str, timing: Timing) -> None:
+        from workers.celery_app import KEYS, configure
+
+        self.url = broker_url
+        self.run_id = run_id
+        self.timing = timing
+        self.keys = KEYS
+        self.app = configure(broker_url)
+        self.redis = redis.Redis.from_url(broker_url, socket_timeout=10.0, socket_connect_timeout=5.0)
+        self._down_since: float | None = None
+        self._up_since = float("-inf")
+        self._published: set[str] = set()
+        self._workers_cache = (0.0, 0)
+
+    # broker health ---------------------------------------------------------------
+    def _failed(self, e: Exception) -> None:
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+            log.warning("broker unreachable: %s; waiting for it", e)
+        elif now - self._down_since > self.PATIENCE_S:
+            raise BrokerDown(f"broker {self._safe_url()} unreachable for {self.PATIENCE_S:.0f}s: {e}") from e
+
+    def _ok(self) -> None:
+        if self._down_since is not None:
+            log.warning("broker reachable again")
+            self._down_since = None
+            self._up_since = time.monotonic()
+
+    def _safe_url(self) -> str:
+        from urllib.parse import urlsplit
+
+        p = urlsplit(self.url)
+        return f"{p.scheme}://{p.hostname}:{p.port}{p.path}"
+
+    def healthy_for(self) -> float:
+        if self._down_since is not None:
+            return 0.0
+        return time.monotonic() - self._up_since
+
+    def ping(self) -> None:
+        """Fail early, with a clear message, if the broker cannot be used at all."""
+        try:
+            self.redis.ping()
+        except redis.exceptions.AuthenticationError as e:
+            raise BrokerDown(f"broker {self._safe_url()} refused the password: {e}") from e
+        except redis.exceptions.RedisError as e:
+            raise BrokerDown(f"broker {self._safe_url()} unreachable: {e}") from e
+
+    # artifacts --------------------------------------------------------------------
+    def publish_artifacts(self, blobs: dict[str, Path]) -> None:
+        """Make sure every artifact (digest -> packed file) is in Redis (cheap when it is)."""
+        for digest, path in blobs.items():
+            key = self.keys.artifact(digest)
+            while True:
+                try:
+                    if not self.redis.exists(key):
+                        self.redis.set(key, path.read_bytes())
+                    self._ok()
+                    break
+                except redis.exceptions.RedisError as e:
+                    self._failed(e)
+                    time.sleep(1.0)
+
+    # dispatching ------------------------------------------------------------------
+    def envelope(self, spec: MatchSpec, attempt: int) -> dict[str, Any]:
+        from workers.celery_app import ENVELOPE_VERSION
+
+        return {
+            "v": ENVELOPE_VERSION,
+            "run": self.run_id,
+            "attempt": attempt,
+            "spec": spec.to_dict(),
+            "heartbeat_s": self.timing.heartbeat_s,
+            "heartbeat_ttl_s": self.timing.heartbeat_ttl_s,
+        }
+
+    def submit(self, spec: MatchSpec, attempt: int) -> None:
+        from workers.celery_app import QUEUE, TASK_NAME
+
+        while True:
+            try:
+                self.redis.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
+                self.app.send_task(
+                    TASK_NAME,
+                    args=[self.envelope(spec, attempt)],
+                    queue=QUEUE,
+                    task_id=f"{self.run_id}.{spec.match_id}.{attempt}",
+                    retry=True,
+                )
+                self._ok()
+                return
+            except Exception as e:  # kombu wraps connection errors in several types
+                self._failed(e)
+                time.sleep(1.0)
+
+    def forget(self, match_id: str) -> None:
+        """The run no longer wants any attempt of this match (done, failed, obsolete)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.hdel(self.keys.current(self.run_id), match_id)
+
+    def poll(self, timeout: float) -> list[Note]:
+        inbox = self.keys.inbox(self.run_id)
+        try:
+            first = self.redis.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
+            raw: list[Any] = []
+            if first is not None:
+                raw.append(first[1])
+                more = self.redis.lpop(inbox, 200)
+                if more:
+                    raw.extend(more)
+            self._ok()
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            time.sleep(min(timeout, 1.0))
+            return []
+        notes: list[Note] = []
+        for blob in raw:
+            try:
+                d = json.loads(blob)
+                kind = d["kind"]
+                if kind == "started":
+                    notes.append(Started(d["match_id"], int(d["attempt"]), str(d.get("worker", ""))))
+                elif kind == "result":
+                    notes.append(
+                        Finished(d["match_id"], int(d["attempt"]), MatchResult.from_dict(d["result"]))
+                    )
+                elif kind == "skipped":
+                    notes.append(Skipped(d["match_id"], int(d["attempt"]), str(d.get("worker", ""))))
+            except (ValueError, KeyError, TypeError) as e:
+                log.warning("ignoring a malformed note in %s: %s", inbox, e)
+        return notes
+
+    def alive(self, match_id: str, attempt: int) -> bool | None:
+        try:
+            alive = bool(self.redis.exists(self.keys.heartbeat(self.run_id, match_id, attempt)))
+            self._ok()
+            return alive
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return None
+
+    def queue_empty(self) -> bool | None:
+        from workers.celery_app import QUEUE
+
+        try:
+            return int(self.redis.llen(QUEUE)) == 0
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return None
+
+    def workers(self) -> int:
+        at, n = self._workers_cache
+        if time.monotonic() - at < 2.0:
+            return n
+        total = 0
+        try:
+            for key in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200):
+                v = self.redis.get(key)
+                if v is not None:
+                    total += int(v)
+        except (redis.exceptions.RedisError, ValueError):
+            return n
+        self._workers_cache = (time.monotonic(), total)
+        return total
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.redis.close()
+        with contextlib.suppress(Exception):
+            self.app.pool.force_close_all()
+
+
+# -- local worker processes --------------------------------------------------------
+class LocalWorkers:
+    """``tourney worker`` processes on this machine, one per core by default.
+
+    Each is its own process group (stopped as a whole), dies with the
+    coordinator (PDEATHSIG), logs to ``logs/worker-<n>.log``, and has its own
+    work directory under ``workers/<n>``, like a separate machine would.
+    """
+
+    def __init__(self, broker_url: str, run_dir: Path, count: int) -> None:
+        self.broker_url = broker_url
+        self.run_dir = run_dir
+        self.count = count
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> LocalWorkers:
+        logs = self.run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        host = socket.gethostname()
+        for i in range(1, self.count + 1):
+            work = self.run_dir / "workers" / str(i)
+            work.mkdir(parents=True, exist_ok=True)
+            with open(logs / f"worker-{i}.log", "ab") as out:
+                proc = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "runner.cli",
+                        "worker",
+                        "--broker",
+                        self.broker_url,
+                        "--concurrency",
+                        "1",
+                        "--name",
+                        f"local-{i}-{os.getpid()}@{host}",
+                        "--work-dir",
+                        str(work),
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=parent_death_signal(signal.SIGKILL),
+                )
+            self.procs.append(proc)
+            (work / "worker.pid").write_text(str(proc.pid))
+        return self
+
+    def alive(self) -> int:
+        return sum(1 for p in self.procs if p.poll() is None)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM (Celery's warm shutdown), then SIGKILL to each group after ``grace_s``."""
+        procs, self.procs = self.procs, []
+        for p in procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for p in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(max(0.1, deadline - time.monotonic()))
+            kill_group(p.pid)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(5.0)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process left in a process group we created (pool processes included)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_stale(pid_file: Path, expect: str) -> bool:
+    """Kill a process a previous, killed coordinator left behind (normally PDEATHSIG did).
+
+    Only if the pid still belongs to a process whose command line contains
+    ``expect`` (pids get reused)."""
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    try:
+        proc = psutil.Process(pid)
+        if expect not in " ".join(proc.cmdline()):
+            return False
+        for child in proc.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        proc.kill()
+        proc.wait(5)
+        return True
+    except psutil.Error:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            pid_file.unlink()

@@ -1,0 +1,101 @@
+"""Positions as grids of cells, for drawing boards (HTML) without the rules.
+
+A ``Grid`` is the picture of one position: ``width`` columns of one-character
+cells, row-major, plus a ``kinds`` legend that says what each character is
+(``empty``, ``blocked`` or ``seat<i>``) so the page can colour cells without
+knowing the game. One pure function per game turns a state into a grid,
+reading only what the state exposes; ``generic_grid`` falls back on the
+``render()`` text for a game that has no function here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from runner.games.base import Game
+from runner.games.boxing import BLOCKED, VACANT, BoxingState
+from runner.games.mnk import EMPTY as MNK_EMPTY
+from runner.games.mnk import MnkState
+from runner.games.pousse import EMPTY as POUSSE_EMPTY
+from runner.games.pousse import PousseState
+
+
+@dataclass(frozen=True)
+class Grid:
+    width: int
+    height: int
+    cells: str  # row-major, width * height characters
+    kinds: dict[str, str]  # character -> "empty" | "blocked" | "seat<i>"
+
+    def rows(self) -> list[str]:
+        w = self.width
+        return [self.cells[r * w : (r + 1) * w] for r in range(self.height)]
+
+
+def _seat_kinds(game: Game[Any, Any], state: Any, players: int) -> dict[str, str]:
+    return {game.seat_mark(state, seat): f"seat{seat}" for seat in range(players)}
+
+
+def boxing_grid(game: Game[Any, Any], state: BoxingState, players: int) -> Grid:
+    """The arena as it is; a character that is no player's mark and not
+    vacant (``o`` or any other pre-set obstacle) counts as blocked."""
+    kinds = {ch: "blocked" for ch in set(state.cells)}
+    kinds[VACANT] = "empty"
+    kinds[BLOCKED] = "blocked"
+    kinds.update({mark: f"seat{seat}" for seat, mark in enumerate(state.marks)})
+    return Grid(state.width, state.height, state.cells, kinds)
+
+
+def pousse_grid(game: Game[Any, Any], state: PousseState, players: int) -> Grid:
+    kinds = {POUSSE_EMPTY: "empty", **_seat_kinds(game, state, players)}
+    return Grid(state.size, state.size, state.cells, kinds)
+
+
+def mnk_grid(game: Game[Any, Any], state: MnkState, players: int) -> Grid:
+    kinds = {MNK_EMPTY: "empty", **_seat_kinds(game, state, players)}
+    return Grid(state.width, state.height, state.cells, kinds)
+
+
+def generic_grid(game: Game[Any, Any], state: Any, players: int) -> Grid:
+    """Each line of ``render()`` as a row, padded to the widest (a game
+    without its own function still gets a readable, steppable picture)."""
+    lines = game.render(state).rstrip("\n").split("\n")
+    width = max((len(line) for line in lines), default=0)
+    cells = "".join(line.ljust(width) for line in lines)
+    kinds = {" ": "empty", **_seat_kinds(game, state, players)}
+    return Grid(width, len(lines), cells, kinds)
+
+
+GridFn = Callable[[Game[Any, Any], Any, int], Grid]
+
+GRID_FUNCTIONS: dict[str, GridFn] = {
+    "boxing": boxing_grid,
+    "pousse": pousse_grid,
+    "mnk": mnk_grid,
+    "gomoku": mnk_grid,
+}
+
+
+def grid_of(game: Game[Any, Any], state: Any, players: int) -> Grid:
+    """The grid of ``state`` for ``game`` (``players`` seats)."""
+    return GRID_FUNCTIONS.get(game.name, generic_grid)(game, state, players)
+
+
+def grid_changes(before: Grid, after: Grid) -> list[tuple[int, int, str]]:
+    """Runs ``(start, length, char)`` of cells that differ from ``before``:
+    a box or a pushed line changes contiguous cells, so runs keep replay data
+    small. Grids of different shapes give one run over the whole board."""
+    if (before.width, before.height) != (after.width, after.height):
+        return [(i, 1, ch) for i, ch in enumerate(after.cells)]
+    runs: list[tuple[int, int, str]] = []
+    for i, (a, b) in enumerate(zip(before.cells, after.cells, strict=True)):
+        if a == b:
+            continue
+        if runs and runs[-1][0] + runs[-1][1] == i and runs[-1][2] == b:
+            start, length, ch = runs[-1]
+            runs[-1] = (start, length + 1, ch)
+        else:
+            runs.append((i, 1, b))
+    return runs

@@ -1,0 +1,149 @@
+"""Machine-readable exports: standings (CSV, JSON), matches (JSON), games (JSON Lines).
+
+Standings are one row per entry per stage with the numbers behind the rank
+and the stage's rating; the CSV flattens ``extra`` tiebreak values into
+``extra_<name>`` columns. Games are one JSON object per line, each with its
+full move transcript, so a 30,000-game run streams out without building one
+huge document.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from runner.report.model import ReportData
+from runner.stages.tournament import matches_rows
+from runner.stages.tournament import standings_json as tournament_standings_json
+
+STANDINGS_COLUMNS = [
+    "stage",
+    "planner",
+    "stage_status",
+    "rank",
+    "entry",
+    "games",
+    "wins",
+    "ties",
+    "losses",
+    "points",
+    "score",
+    "verdicts_against",
+    "status",
+]
+RATING_COLUMNS = ["elo", "elo_ci95", "mu", "sigma", "ordinal"]
+
+
+def standings_records(data: ReportData) -> list[dict[str, Any]]:
+    """One dict per entry per stage (stages without standings give none)."""
+    out: list[dict[str, Any]] = []
+    for stage in data.stages:
+        ratings = data.stage_ratings(stage.name)
+        for row in stage.standings:
+            rec: dict[str, Any] = {
+                "stage": stage.name,
+                "planner": stage.planner,
+                "stage_status": stage.status,
+                **{k: v for k, v in row.to_dict().items() if k != "extra"},
+            }
+            rec.update(dict.fromkeys(RATING_COLUMNS))
+            rec.update(ratings.fields(row.entry))
+            rec["extra"] = dict(row.extra)
+            out.append(rec)
+    return out
+
+
+def standings_json(data: ReportData) -> str:
+    """``runner.stages.tournament.standings_json`` (every stage's state, rounds
+    and standings) plus the run's name and game, and each stage's ratings
+    merged into its standings rows."""
+    doc: dict[str, Any] = {
+        "tournament": data.name,
+        "game": data.game_name,
+        "sandbox": data.sandbox,
+        **tournament_standings_json(data.tournament),
+    }
+    for stage in doc["stages"]:
+        ratings = data.stage_ratings(stage["name"])
+        stage["rating"] = ratings.kind
+        for row in stage["standings"]:
+            row.update(ratings.fields(row["entry"]))
+    return json.dumps(doc, indent=2)
+
+
+def standings_csv(data: ReportData) -> str:
+    records = standings_records(data)
+    extra_keys = sorted({k for r in records for k in r["extra"]})
+    columns = STANDINGS_COLUMNS + RATING_COLUMNS + [f"extra_{k}" for k in extra_keys]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        row = {k: r.get(k) for k in STANDINGS_COLUMNS + RATING_COLUMNS}
+        row.update({f"extra_{k}": r["extra"].get(k) for k in extra_keys})
+        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return buf.getvalue()
+
+
+def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str, Any]]:
+    """``runner.stages.tournament.matches_rows`` (plan, board, seat orders,
+    games and the match winner by the stage's rules) plus what the store
+    knows of each match: state, attempt, worker, superseded and candidate
+    results."""
+    rows = matches_rows(data.tournament, data.results(), data.config)
+    out = []
+    for row in rows:
+        if stage is not None and row["stage"] != stage:
+            continue
+        m = data.match(row["match_id"])
+        if m is not None:
+            row.update(
+                state=m.state,
+                attempt=m.attempt,
+                worker=m.worker,
+                superseded=m.superseded,
+                candidates=m.candidates,
+            )
+        out.append(row)
+    return out
+
+
+def game_records(data: ReportData) -> Iterator[dict[str, Any]]:
+    """Every finished game with its transcript, plan order."""
+    for m, k, g in data.games():
+        yield {
+            "match_id": m.match_id,
+            "stage": m.stage,
+            "round": m.round,
+            "bracket": m.bracket,
+            "pairing": m.pairing,
+            "board_id": m.board_id,
+            "game": k,
+            "order": list(g.order),
+            "winner": g.winner,
+            "scores": dict(g.scores),
+            "verdict": g.verdict.to_dict(),
+            "reason": g.reason,
+            "moves": [mv.to_dict() for mv in g.moves],
+        }
+
+
+def write_games_jsonl(data: ReportData, out: TextIO) -> int:
+    """Write every game as one JSON line; returns how many."""
+    n = 0
+    for rec in game_records(data):
+        out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        n += 1
+    return n
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

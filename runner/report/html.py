@@ -1,0 +1,256 @@
+"""The self-contained HTML report (``report.html``).
+
+One file, no network: CSS and JS are inline in ``templates/report.html.j2``
+and the replay data is JSON inside a ``<script type="application/json">``
+block, so the page works from a USB stick or an e-mail attachment.
+
+Replays: every position is computed here, in Python, by the game's referee
+(``runner.report.replay``); the page only steps through them. Each game is
+stored as its start grid plus, per move, the runs of cells that changed,
+which keeps a 20x20 m,n,k game or a boxing arena to a few kilobytes.
+
+Large tournaments: a 30,000-game run cannot carry every replay in one page,
+and replaying every game would also take minutes. Replays are therefore
+embedded within a budget (``REPLAY_BUDGET_CHARS`` of JSON and at most
+``REPLAY_MAX_GAMES`` games), chosen from the last stage backwards and, within
+a stage, from the last round backwards: the final and the late elimination
+rounds are what people open. The page says how many games have an embedded
+replay; every other game still lists its result and verdict and names the
+``tourney replay RUN MATCH --game K`` command that prints it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from runner.contracts import GameRecord, VerdictKind
+from runner.report.boards import Grid, grid_changes, grid_of
+from runner.report.brackets import (
+    BRACKET_ORDER,
+    BracketRound,
+    bracket_label,
+    bracket_rounds,
+    is_bracket_stage,
+)
+from runner.report.exports import write_text
+from runner.report.model import MatchView, RatingTable, ReportData, load_report_data
+from runner.report.replay import replay_game
+from runner.report.terminal import extra_columns
+from runner.stages.base import StageState
+
+REPLAY_BUDGET_CHARS = 12_000_000
+REPLAY_MAX_GAMES = 3_000
+SEAT_COLOURS = 8  # CSS defines seat0..seat7; more seats reuse them
+
+
+def replay_key(match_id: str, game_no: int) -> str:
+    return f"{match_id}:{game_no}"
+
+
+def replay_json(data: ReportData, match: MatchView, game_no: int, record: GameRecord) -> dict[str, Any]:
+    """One game's replay as the page's viewer reads it (compact keys)."""
+    replay = replay_game(data.game, data.boards.get(match.board_id, ""), record)
+    players = len(record.order)
+    grids: list[Grid] = [grid_of(data.game, s, players) for s in replay.states]
+    kinds: dict[str, str] = {}
+    for g in grids:
+        kinds.update(g.kinds)
+    steps = []
+    for step, before, after in zip(replay.steps, grids, grids[1:], strict=False):
+        changes = [x for run in grid_changes(before, after) for x in run]
+        mv = step.record
+        steps.append([step.seat, mv.move.strip(), round(mv.wall_ms, 1), changes, list(step.forfeits)])
+    return {
+        "w": grids[0].width if grids else 0,
+        "h": grids[0].height if grids else 0,
+        "start": grids[0].cells if grids else "",
+        "kinds": {ch: _css_kind(k) for ch, k in kinds.items()},
+        "names": list(record.order),
+        "marks": replay.marks() if replay.states else [],
+        "steps": steps,
+        "moves": len(record.moves),
+        "end": replay.ending(),
+        "verdict": record.verdict.kind.value,
+        "stopped": replay.stopped,
+    }
+
+
+def _css_kind(kind: str) -> str:
+    if kind.startswith("seat"):
+        return f"seat{int(kind[4:]) % SEAT_COLOURS}"
+    return kind
+
+
+def select_replays(
+    data: ReportData, budget_chars: int = REPLAY_BUDGET_CHARS, max_games: int = REPLAY_MAX_GAMES
+) -> dict[str, dict[str, Any]]:
+    """The replays to embed, by ``replay_key``: last stages and rounds first, within the budget."""
+    stage_pos = {s.name: i for i, s in enumerate(data.stages)}
+    plan_pos = {m.match_id: i for i, m in enumerate(data.matches)}
+    games = sorted(
+        data.games(),
+        key=lambda t: (-stage_pos.get(t[0].stage, -1), -t[0].round, plan_pos[t[0].match_id], t[1]),
+    )
+    chosen: dict[str, dict[str, Any]] = {}
+    used = 0
+    for m, k, g in games:
+        if len(chosen) >= max_games:
+            break
+        doc = replay_json(data, m, k, g)
+        size = len(json.dumps(doc, separators=(",", ":")))
+        if used + size > budget_chars:
+            break
+        chosen[replay_key(m.match_id, k)] = doc
+        used += size
+    return chosen
+
+
+# -- view models for the template ---------------------------------------------
+
+
+@dataclass
+class GameRow:
+    number: int
+    record: GameRecord
+    key: str
+    embedded: bool
+
+    @property
+    def verdict(self) -> str:
+        v = self.record.verdict
+        if v.kind is VerdictKind.NORMAL:
+            return "normal"
+        return f"{v.kind.value}: {v.player}" if v.player else v.kind.value
+
+    @property
+    def abnormal(self) -> bool:
+        return self.record.verdict.kind is not VerdictKind.NORMAL
+
+    @property
+    def scores(self) -> str:
+        return ", ".join(f"{n} {self.record.scores.get(n, 0)}" for n in self.record.order)
+
+
+@dataclass
+class MatchRow:
+    match: MatchView
+    games: list[GameRow]
+    seeds: dict[str, int]
+
+    def player(self, name: str) -> str:
+        s = self.seeds.get(name)
+        return f"{name} ({s})" if s else name
+
+
+@dataclass
+class StageView:
+    stage: StageState
+    ratings: RatingTable
+    matches: list[MatchRow]
+    done: int
+    games: int
+    brackets: list[BracketRound] = field(default_factory=list)
+    bracket_names: list[str] = field(default_factory=list)
+    embedded: int = 0
+
+    @property
+    def extra_keys(self) -> list[str]:
+        """Tiebreak values behind the rank (seed, buchholz, head_to_head ...)."""
+        return extra_columns(self.stage)
+
+    @property
+    def anchor(self) -> str:
+        return "stage-" + "".join(c if c.isalnum() else "-" for c in self.stage.name)
+
+
+def _stage_views(data: ReportData, embedded: set[str]) -> list[StageView]:
+    views = []
+    for stage in data.stages:
+        seeds = {e: i for i, e in enumerate(stage.entrants, start=1)}
+        rows = []
+        for m in data.stage_matches(stage.name):
+            games = [
+                GameRow(k, g, replay_key(m.match_id, k), replay_key(m.match_id, k) in embedded)
+                for k, g in enumerate(m.games, start=1)
+            ]
+            rows.append(MatchRow(m, games, seeds))
+        view = StageView(
+            stage=stage,
+            ratings=data.stage_ratings(stage.name),
+            matches=rows,
+            done=sum(1 for r in rows if r.match.finished),
+            games=sum(len(r.games) for r in rows),
+            embedded=sum(1 for r in rows for g in r.games if g.embedded),
+        )
+        if is_bracket_stage(stage):
+            view.brackets = bracket_rounds(data, stage)
+            names = {sec.bracket for rnd in view.brackets for sec in rnd.sections}
+            view.bracket_names = sorted(names, key=lambda b: (BRACKET_ORDER.get(b, 1), b))
+        views.append(view)
+    return views
+
+
+def _json_for_script(doc: object) -> str:
+    """JSON that cannot end its ``<script>`` element early."""
+    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = lambda x: f"{x:g}" if isinstance(x, float) else str(x)
+    env.globals["bracket_label"] = bracket_label
+    return env
+
+
+def render_report(
+    data: ReportData,
+    *,
+    replay_budget_chars: int = REPLAY_BUDGET_CHARS,
+    replay_max_games: int = REPLAY_MAX_GAMES,
+    generated: str | None = None,
+) -> str:
+    """The whole page as one string."""
+    replays = select_replays(data, replay_budget_chars, replay_max_games)
+    stages = _stage_views(data, set(replays))
+    total_games = sum(s.games for s in stages)
+    counts = data.verdict_counts()
+    verdicts = sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))
+    overall = data.overall_ratings
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        data=data,
+        meta=data.meta,
+        sandbox=data.sandbox,
+        stages=stages,
+        final_ranking=list(data.tournament.final_ranking),
+        overall=overall,
+        total_matches=len(data.matches),
+        done_matches=sum(1 for m in data.matches if m.finished),
+        total_games=total_games,
+        total_moves=data.move_count(),
+        verdicts=verdicts,
+        verdicts_by_entry=sorted(data.verdicts_by_entry().items()),
+        embedded=len(replays),
+        replay_data=_json_for_script(replays),
+        boards=sorted(data.boards.items()),
+        generated=generated or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        run_dir=str(data.run_dir) if data.run_dir else "RUN",
+    )
+
+
+def write_report(run_dir: Path, out: Path) -> None:
+    """Load ``run_dir`` and write its report to ``out`` (atomically)."""
+    write_text(Path(out), render_report(load_report_data(run_dir)))

@@ -1,0 +1,214 @@
+"""What a run looks like in the terminal: standings, rounds, final ranking, replays.
+
+Every function prints a ``ReportData`` to a rich ``Console``; the caller
+picks the console (a terminal, a file, a recording console in tests). Board
+pictures and entry names are printed as plain text, never as rich markup,
+so an entry called ``[bold]`` stays an entry called ``[bold]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
+from runner.report.model import MatchView, ReportData, load_report_data
+from runner.report.replay import replay_game
+from runner.stages.base import StageState
+
+
+def _num(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+SHOWN = frozenset({"rank", "entry", "games", "wins", "ties", "losses", "points", "score", "verdicts_against"})
+
+
+def make_console() -> Console:
+    """stdout; piped output gets a wide page instead of tables squeezed into 80 columns."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+def extra_columns(stage: StageState) -> list[str]:
+    """The tiebreak values behind a rank (seed, head_to_head, buchholz ...) not already shown."""
+    return sorted({k for r in stage.standings for k in r.extra} - SHOWN)
+
+
+def _stage_title(stage: StageState) -> str:
+    return f"Stage {stage.name} ({stage.planner}): {stage.status}"
+
+
+def standings_table(data: ReportData, stage: StageState) -> Table:
+    ratings = data.stage_ratings(stage.name)
+    t = Table(title=_stage_title(stage), title_justify="left", header_style="bold")
+    t.add_column("#", justify="right")
+    t.add_column("entry")
+    for col in ("games", "wins", "ties", "losses", "points", "score", "verdicts against"):
+        t.add_column(col, justify="right")
+    if ratings.kind != "none":
+        t.add_column(ratings.title, justify="right")
+    extra_keys = extra_columns(stage)
+    for k in extra_keys:
+        t.add_column(k, justify="right")
+    t.add_column("status")
+    for r in stage.standings:
+        cells: list[str | Text] = [
+            str(r.rank),
+            Text(r.entry),
+            str(r.games),
+            str(r.wins),
+            str(r.ties),
+            str(r.losses),
+            _num(r.points),
+            str(r.score),
+            str(r.verdicts_against),
+        ]
+        if ratings.kind != "none":
+            cells.append(ratings.label(r.entry))
+        cells += [_num(r.extra[k]) if k in r.extra else "" for k in extra_keys]
+        cells.append(Text(r.status))
+        t.add_row(*cells)
+    return t
+
+
+def print_stage_standings(data: ReportData, console: Console) -> None:
+    """Each stage's standings table (skipped stages named in one line)."""
+    for stage in data.stages:
+        if stage.status == "skipped":
+            console.print(Text(f"Stage {stage.name} ({stage.planner}): skipped"), style="dim")
+            continue
+        ms = data.stage_matches(stage.name)
+        done = sum(1 for m in ms if m.finished)
+        if not stage.standings:
+            console.print(Text(f"{_stage_title(stage)}: no standings yet ({done}/{len(ms)} matches done)"))
+            continue
+        console.print(standings_table(data, stage))
+        if stage.excluded:
+            for entry, why in stage.excluded.items():
+                console.print(Text(f"  excluded: {entry}: {why}"), style="yellow")
+        for note in stage.notes:
+            console.print(Text(f"  note: {note}"), style="dim")
+        console.print()
+
+
+def _player(stage: StageState, name: str) -> str:
+    seed = stage.entrants.index(name) + 1 if name in stage.entrants else None
+    return f"{name} ({seed})" if seed else name
+
+
+def _outcome_text(m: MatchView, outcome: dict[str, str]) -> str:
+    return ", ".join(f"{p} {outcome[p]}" for p in m.players if outcome.get(p))
+
+
+def print_elimination_rounds(data: ReportData, console: Console) -> None:
+    """Each elimination round's pairings and results, bracket by bracket, with byes."""
+    for stage in data.stages:
+        if not is_bracket_stage(stage) or stage.status in ("skipped", "waiting"):
+            continue
+        console.print(Text(f"Stage {stage.name} ({stage.planner}) rounds", style="bold"))
+        for rnd in bracket_rounds(data, stage):
+            for sec in rnd.sections:
+                title = f"Round {rnd.round}, {bracket_label(sec.bracket)}"
+                if sec.board_id:
+                    title += f", board {sec.board_id}"
+                t = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
+                t.add_column("#", justify="right")
+                t.add_column("pairing")
+                t.add_column("games", justify="center")
+                t.add_column("score", justify="center")
+                t.add_column("result")
+                t.add_column("match")
+                for bm in sec.matches:
+                    m = bm.match
+                    scores = m.total_scores()
+                    t.add_row(
+                        str(m.pairing + 1),
+                        Text(" vs ".join(_player(stage, p) for p in m.players)),
+                        m.result_text(),
+                        "-".join(str(scores[p]) for p in m.players) if m.finished else "",
+                        Text(_outcome_text(m, bm.outcome) or ("" if m.finished else m.state)),
+                        m.match_id,
+                    )
+                console.print(t)
+                for bye in sec.byes:
+                    console.print(Text(f"  bye: {_player(stage, bye)}"))
+        console.print()
+
+
+def print_final_ranking(data: ReportData, console: Console) -> None:
+    ratings = data.overall_ratings
+    if not data.tournament.finished:
+        done = sum(1 for m in data.matches if m.finished)
+        console.print(Text(f"Tournament not finished: {done}/{len(data.matches)} planned matches done."))
+        return
+    t = Table(title=f"Final ranking: {data.name}", title_justify="left", header_style="bold")
+    t.add_column("#", justify="right")
+    t.add_column("entry")
+    if ratings.kind != "none":
+        t.add_column(f"{ratings.title} (all games)", justify="right")
+    for i, e in enumerate(data.tournament.final_ranking, start=1):
+        row: list[str | Text] = [str(i), Text(e)]
+        if ratings.kind != "none":
+            row.append(ratings.label(e))
+        t.add_row(*row)
+    console.print(t)
+
+
+def print_verdicts(data: ReportData, console: Console) -> None:
+    counts = data.verdict_counts()
+    if not counts:
+        return
+    parts = [f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (kv[0] != "normal", kv[0]))]
+    console.print(Text("Verdicts: " + ", ".join(parts)))
+    by_entry = data.verdicts_by_entry()
+    for (entry, kind), n in sorted(by_entry.items()):
+        console.print(Text(f"  {entry}: {kind} x{n}"))
+
+
+def print_summary(data: ReportData, console: Console) -> None:
+    """Everything a finished run shows: standings, rounds, verdicts, final ranking."""
+    print_stage_standings(data, console)
+    print_elimination_rounds(data, console)
+    print_verdicts(data, console)
+    print_final_ranking(data, console)
+
+
+def print_final(run_dir: Path | str, console: Console | None = None) -> None:
+    """The end-of-run summary the coordinator prints."""
+    print_summary(load_report_data(run_dir), console or make_console())
+
+
+def print_replay(data: ReportData, match: MatchView, game_no: int, console: Console) -> None:
+    """A game position by position: each move with its player, mark and time."""
+    record = match.games[game_no - 1]
+    board = data.boards.get(match.board_id, "")
+    replay = replay_game(data.game, board, record)
+    marks = replay.marks() if replay.states else []
+    seats = ", ".join(f"{mk}={p}" for mk, p in zip(marks, record.order, strict=False))
+    head = (
+        f"Match {match.match_id} game {game_no}/{len(match.games)}: stage {match.stage}, round {match.round}"
+        + (f", {match.bracket} bracket" if match.bracket else "")
+        + f", board {match.board_id}; seats {seats}"
+    )
+    console.print(Text(head, style="bold"))
+    if replay.states:
+        console.print(Text("start"))
+        console.print(Text(data.game.render(replay.states[0])))
+    total = len(record.moves)
+    for step in replay.steps:
+        for gone in step.forfeits:
+            console.print(Text(f"{gone} forfeited and left the rotation", style="yellow"))
+        mv = step.record
+        cpu = f", cpu {mv.cpu_ms:.1f} ms" if mv.cpu_ms is not None else ""
+        timing = f"[{mv.wall_ms:.1f} ms{cpu}]"
+        console.print(
+            Text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {mv.move}  {timing}")
+        )
+        console.print(Text(data.game.render(replay.states[step.number])))
+    if replay.stopped:
+        console.print(Text(replay.stopped, style="yellow"))
+    console.print(Text(replay.ending(), style="bold"))

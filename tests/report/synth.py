@@ -1,0 +1,304 @@
+"""Synthetic tournaments for the report tests: real referees, seeded random play.
+
+Each builder returns a ``ReportData`` as ``load_report_data`` would, without
+a run store: matches are played by picking legal moves with a seeded RNG, so
+every transcript replays exactly, and standings are tallied from the games.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+from runner.contracts import GameRecord, MoveRecord, Verdict, VerdictKind, stable_id
+from runner.games import get_game
+from runner.games.base import Game
+from runner.report.model import MatchView, ReportData
+from runner.stages.base import PlannedMatch, RoundInfo, StageState, StandingRow, TournamentState
+
+POUSSE_ENTRIES = ["alice", "bob", "carol", "dave", "erin", "frank"]
+
+
+FAULTS = [
+    (VerdictKind.TIMEOUT, "no move within 1.0 s (wall)"),
+    (VerdictKind.CRASH, "exit status -11 (signal 11)"),
+    (VerdictKind.BAD_OUTPUT, "expected 'x y', got 'hello'"),
+]
+
+
+def play_random(
+    game: Game[Any, Any],
+    board_text: str,
+    order: list[str],
+    rng: random.Random,
+    max_moves: int = 120,
+    fault_rate: float = 0.0,
+) -> GameRecord:
+    """A game of random legal moves. The player to move faults (a verdict)
+    with probability ``fault_rate`` per move, or when the game runs past
+    ``max_moves``; in a two-player game that ends it."""
+    state = game.new_game(board_text, len(order))
+    moves: list[MoveRecord] = []
+    verdict = Verdict(VerdictKind.NORMAL, None, "")
+    while game.outcome(state) is None:
+        seat = game.to_move(state)
+        if len(moves) >= max_moves or (fault_rate and rng.random() < fault_rate):
+            kind, detail = FAULTS[0] if len(moves) >= max_moves else rng.choice(FAULTS)
+            state = game.forfeit(state, seat)
+            verdict = Verdict(kind, order[seat], detail)
+            continue
+        move = rng.choice(game.legal_moves(state))
+        moves.append(MoveRecord(order[seat], game.format_move(move), round(rng.uniform(1, 40), 2)))
+        state = game.play(state, move)
+    out = game.outcome(state)
+    assert out is not None
+    winner = order[out.winners[0]] if out.winners else None
+    return GameRecord(
+        list(order), winner, {order[i]: s for i, s in enumerate(out.scores)}, verdict, moves, out.reason
+    )
+
+
+def _board_id(text: str) -> str:
+    return stable_id("board", text, length=12)
+
+
+def _play_match(
+    game: Game[Any, Any],
+    stage: str,
+    rnd: int,
+    bracket: str,
+    pairing: int,
+    players: tuple[str, ...],
+    board_text: str,
+    orders: list[tuple[str, ...]],
+    rng: random.Random,
+    fault_rate: float = 0.004,
+) -> MatchView:
+    pm = PlannedMatch(stage, rnd, bracket, pairing, players, _board_id(board_text), tuple(orders))
+    games = tuple(play_random(game, board_text, list(o), rng, fault_rate=fault_rate) for o in orders)
+    return MatchView.from_planned(pm, state="done", attempt=1, worker="w1", games=games)
+
+
+def tally(
+    stage: str, matches: list[MatchView], entrants: list[str], status: dict[str, str]
+) -> list[StandingRow]:
+    """Standings by points (win 1, tie 1/2), then score; what a round robin gives."""
+    rows: dict[str, dict[str, float]] = {
+        e: {"games": 0, "wins": 0, "ties": 0, "losses": 0, "points": 0.0, "score": 0, "va": 0}
+        for e in entrants
+    }
+    for m in matches:
+        for g in m.games:
+            for p in g.order:
+                r = rows[p]
+                r["games"] += 1
+                r["score"] += g.scores.get(p, 0)
+                if g.winner == p:
+                    r["wins"] += 1
+                    r["points"] += 1
+                elif g.winner is None:
+                    r["ties"] += 1
+                    r["points"] += 0.5
+                else:
+                    r["losses"] += 1
+            if g.verdict.player in rows:
+                rows[g.verdict.player]["va"] += 1
+    ordered = sorted(entrants, key=lambda e: (-rows[e]["points"], -rows[e]["score"], e))
+    return [
+        StandingRow(
+            rank=i,
+            entry=e,
+            games=int(rows[e]["games"]),
+            wins=int(rows[e]["wins"]),
+            ties=int(rows[e]["ties"]),
+            losses=int(rows[e]["losses"]),
+            points=rows[e]["points"],
+            score=int(rows[e]["score"]),
+            verdicts_against=int(rows[e]["va"]),
+            extra={"seed": float(entrants.index(e) + 1)},
+            status=status.get(e, ""),
+        )
+        for i, e in enumerate(ordered, start=1)
+    ]
+
+
+def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
+    """Round-robin seeding, a two-bracket POTM elimination, a round-robin final (pousse)."""
+    rng = random.Random(seed)
+    game = get_game("pousse")
+    boards = {_board_id(t): t for t in ("6", "5", "4", "7")}
+    matches: list[MatchView] = []
+    stages: list[StageState] = []
+
+    # 1. seeding: round robin, each pair twice (each side first once)
+    seeding: list[MatchView] = []
+    for k, (a, b) in enumerate(itertools.combinations(POUSSE_ENTRIES, 2)):
+        seeding.append(_play_match(game, "seeding", 1, "", k, (a, b), "6", [(a, b), (b, a)], rng))
+    matches += seeding
+    s_rows = tally("seeding", seeding, POUSSE_ENTRIES, {})
+    seeds = [r.entry for r in s_rows]
+    stages.append(
+        StageState(
+            "seeding",
+            "round_robin",
+            "done",
+            list(POUSSE_ENTRIES),
+            [RoundInfo(1, "", tuple(m.match_id for m in seeding), (), _board_id("6"))],
+            s_rows,
+            seeds,
+        )
+    )
+
+    # 2. elimination: round 1 all in winners; round 2 winners (bye to best seed) + losers
+    elim: list[MatchView] = []
+    rounds: list[RoundInfo] = []
+    r1 = [(seeds[0], seeds[5]), (seeds[1], seeds[4]), (seeds[2], seeds[3])]
+    r1m = [
+        _play_match(game, "elimination", 1, "winners", i, p, "5", [p, (p[1], p[0])], rng)
+        for i, p in enumerate(r1)
+    ]
+    elim += r1m
+    rounds.append(RoundInfo(1, "winners", tuple(m.match_id for m in r1m), (), _board_id("5")))
+    stay, drop = [], []
+    for m in r1m:
+        lead = m.leaders()
+        for p in m.players:
+            (stay if p in lead else drop).append(p)
+    stay.sort(key=seeds.index)
+    drop.sort(key=seeds.index)
+    finalists: list[str] = []
+    for bracket, members in (("winners", stay), ("losers", drop)):
+        byes: tuple[str, ...] = ()
+        if len(members) % 2:
+            byes = (members[0],)
+            members = members[1:]
+        pairs = [(members[i], members[-1 - i]) for i in range(len(members) // 2)]
+        ms = [
+            _play_match(game, "elimination", 2, bracket, i, p, "4", [p, (p[1], p[0])], rng)
+            for i, p in enumerate(pairs)
+        ]
+        elim += ms
+        rounds.append(RoundInfo(2, bracket, tuple(m.match_id for m in ms), byes, _board_id("4")))
+        # after round 2 the survivors of both brackets (ties keep both) go to the final
+        finalists += [*byes, *(p for m in ms for p in m.leaders())]
+    matches += elim
+    finalists.sort(key=seeds.index)
+    e_rows = tally(
+        "elimination", elim, seeds, {e: ("advanced" if e in finalists else "eliminated") for e in seeds}
+    )
+    stages.append(StageState("elimination", "potm_elimination", "done", seeds, rounds, e_rows, finalists))
+
+    # 3. final: round robin among the four
+    final: list[MatchView] = []
+    for k, (a, b) in enumerate(itertools.combinations(finalists, 2)):
+        final.append(_play_match(game, "final", 1, "", k, (a, b), "7", [(a, b), (b, a)], rng))
+    if not finished:
+        final = [
+            MatchView(**{**m.__dict__, "games": (), "state": "running" if i == 0 else "queued"})
+            for i, m in enumerate(final)
+        ]
+    matches += final
+    f_rows = tally("final", final, finalists, {}) if finished else []
+    stages.append(
+        StageState(
+            "final",
+            "round_robin",
+            "done" if finished else "running",
+            finalists,
+            [RoundInfo(1, "", tuple(m.match_id for m in final), (), _board_id("7"))],
+            f_rows,
+        )
+    )
+    ts = TournamentState(
+        matches=[_planned(m) for m in matches],
+        stages=stages,
+        finished=finished,
+        final_ranking=[r.entry for r in f_rows] if finished else [],
+    )
+    return ReportData(
+        name="pousse-demo",
+        game_name="pousse",
+        tournament=ts,
+        matches=matches,
+        boards=boards,
+        meta={
+            "name": "pousse-demo",
+            "sandbox": "bwrap",
+            "created": "2024-05-01T10:00:00Z",
+            "finished": "2024-05-01T10:05:00Z" if finished else None,
+            "game": "pousse",
+        },
+    )
+
+
+def boxing_permutations(seed: int = 2, sandbox: str = "none") -> ReportData:
+    """Three entries, all 3! play orders on one small arena (openskill, boxing grids)."""
+    rng = random.Random(seed)
+    game = get_game("boxing", max_box=3)
+    arena = game.generate_board(random.Random(seed), width=8, height=5, blocked=4)
+    bid = _board_id(arena)
+    entries = ["greedy", "corner", "random"]
+    ms: list[MatchView] = []
+    for k, order in enumerate(itertools.permutations(entries)):
+        pm = PlannedMatch("tiebreak", 1, "", k, tuple(entries), bid, (order,))
+        rec = play_random(game, arena, list(order), rng, max_moves=200, fault_rate=0.02)
+        ms.append(MatchView.from_planned(pm, state="done", attempt=1, games=(rec,)))
+    rows = tally("tiebreak", ms, entries, {})
+    stage = StageState(
+        "tiebreak",
+        "permutations",
+        "done",
+        entries,
+        [RoundInfo(1, "", tuple(m.match_id for m in ms), (), bid)],
+        rows,
+    )
+    ts = TournamentState([_planned(m) for m in ms], [stage], True, [r.entry for r in rows])
+    return ReportData(
+        "boxing-demo",
+        "boxing",
+        ts,
+        ms,
+        {bid: arena},
+        {"max_box": 3},
+        {"name": "boxing-demo", "sandbox": sandbox, "game": "boxing"},
+    )
+
+
+def mnk_knockout(seed: int = 3) -> ReportData:
+    """Four entries, a two-round knockout on 5x5 (k=4)."""
+    rng = random.Random(seed)
+    game = get_game("mnk")
+    board = "5 5 4"
+    bid = _board_id(board)
+    entries = ["north", "south", "east", "west"]
+    r1 = [
+        _play_match(
+            game, "knockout", 1, "", 0, ("north", "west"), board, [("north", "west"), ("west", "north")], rng
+        ),
+        _play_match(
+            game, "knockout", 1, "", 1, ("south", "east"), board, [("south", "east"), ("east", "south")], rng
+        ),
+    ]
+    w = [m.leaders()[0] for m in r1]
+    r2 = [_play_match(game, "knockout", 2, "", 0, (w[0], w[1]), board, [(w[0], w[1]), (w[1], w[0])], rng)]
+    ms = r1 + r2
+    rows = tally("knockout", ms, entries, {})
+    stage = StageState(
+        "knockout",
+        "knockout",
+        "done",
+        entries,
+        [
+            RoundInfo(1, "", tuple(m.match_id for m in r1), (), bid),
+            RoundInfo(2, "", tuple(m.match_id for m in r2), (), bid),
+        ],
+        rows,
+        [rows[0].entry],
+    )
+    ts = TournamentState([_planned(m) for m in ms], [stage], True, [r.entry for r in rows])
+    return ReportData("mnk-demo", "mnk", ts, ms, {bid: board}, {}, {"name": "mnk-demo", "sandbox": "bwrap"})
+
+
+def _planned(m: MatchView) -> PlannedMatch:
+    return PlannedMatch(m.stage, m.round, m.bracket, m.pairing, m.players, m.board_id, m.orders)

@@ -1,0 +1,137 @@
+"""The report in a real browser: headless Chromium driven by selenium.
+
+Skips cleanly without Chromium and chromedriver (Debian: ``apt-get install
+chromium chromium-driver``). Nothing leaves the machine: the page is a local
+file with no external references, and Chromium runs with background
+networking, sync and component updates off.
+
+The screenshot goes to the test's tmp dir; ``docs/report-screenshot.png`` (the
+README's picture) is written when it is missing or when
+``TOURNEY_UPDATE_SCREENSHOT=1`` is set, so ordinary test runs leave the
+working tree alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.report.html import render_report
+from runner.report.model import ReportData
+
+PROJECT = Path(__file__).resolve().parents[2]
+DOCS_SHOT = PROJECT / "docs" / "report-screenshot.png"
+
+
+def _browser() -> tuple[str, str] | None:
+    chrome = next((p for n in ("chromium", "chromium-browser") if (p := shutil.which(n))), None)
+    driver = shutil.which("chromedriver")
+    return (chrome, driver) if chrome and driver else None
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    found = _browser()
+    if found is None:
+        pytest.skip("chromium and chromedriver are not installed")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    chrome, chromedriver = found
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1400,1000",
+    ):
+        opts.add_argument(arg)
+    d = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    d.set_page_load_timeout(60)
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def board_cells(d: Any) -> list[str]:
+    cells: list[str] = d.execute_script(
+        "return Array.from(document.querySelectorAll('.viewer .board .cell'))"
+        ".map(c => c.className + '|' + c.textContent)"
+    )
+    return cells
+
+
+def test_standings_render_and_a_replay_steps(
+    driver: Any, pousse_data: ReportData, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "report.html"
+    page.write_text(render_report(pousse_data))
+    driver.get(page.as_uri())
+
+    # standings rendered: every stage's table shows its leader's row
+    tables = driver.find_elements(By.CSS_SELECTOR, "table.standings")
+    assert len(tables) == len(pousse_data.stages)
+    for table, stage in zip(tables, pousse_data.stages, strict=True):
+        first = table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text
+        r = stage.standings[0]
+        assert first.startswith(f"1 {r.entry} {r.games} {r.wins} {r.ties} {r.losses}"), first
+    assert "Final ranking" in driver.find_element(By.ID, "final").text
+
+    # open a replay in the final stage and step it
+    final = pousse_data.stage_matches("final")[0]
+    button = driver.find_element(By.CSS_SELECTOR, f'#m-{final.match_id} button.open-replay[data-key$=":1"]')
+    driver.execute_script(
+        "arguments[0].closest('details.matches').open = true;"
+        "arguments[0].closest('details.match').open = true;"
+        "arguments[0].scrollIntoView({block: 'center'});",
+        button,
+    )
+    button.click()
+    viewer = driver.find_element(By.CSS_SELECTOR, f"#m-{final.match_id} .viewer")
+    start = board_cells(driver)
+    game = final.games[0]
+    assert len(start) == 7 * 7  # the final's board
+    assert all(c.startswith("cell k-empty|") for c in start)
+    assert viewer.find_element(By.CSS_SELECTOR, ".info").text.startswith("Start position")
+
+    viewer.find_element(By.CSS_SELECTOR, "button.next").click()
+    after = board_cells(driver)
+    assert after != start
+    first_move = game.moves[0]
+    info = viewer.find_element(By.CSS_SELECTOR, ".info").text
+    assert info.startswith(f"Move 1 / {len(game.moves)}") and first_move.move in info and first_move.player in info
+    assert sum(c.endswith("|X") for c in after) == 1  # X's first marker
+
+    for _ in range(4):
+        viewer.find_element(By.CSS_SELECTOR, "button.next").click()
+    assert not viewer.find_element(By.CSS_SELECTOR, ".end").is_displayed()
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", viewer)
+    shot = tmp_path / "report-screenshot.png"
+    assert driver.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    if not DOCS_SHOT.exists() or os.environ.get("TOURNEY_UPDATE_SCREENSHOT") == "1":
+        DOCS_SHOT.parent.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS_SHOT)
+
+    # the last position shows the verdict; "first" goes back to the empty board
+    viewer.find_element(By.CSS_SELECTOR, "button.last").click()
+    end = viewer.find_element(By.CSS_SELECTOR, ".end")
+    assert end.is_displayed() and end.text.startswith("Result: ")
+    viewer.find_element(By.CSS_SELECTOR, "button.first").click()
+    assert board_cells(driver) == start

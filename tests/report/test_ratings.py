@@ -1,0 +1,110 @@
+"""Ratings: Elo with error bars for two-player games, openskill for N players."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from runner.contracts import GameRecord, Verdict, VerdictKind
+from runner.ratings import elo_ratings, game_ranks, openskill_ratings
+
+NORMAL = Verdict(VerdictKind.NORMAL, None, "")
+
+
+def game(
+    order: list[str], winner: str | None, verdict: Verdict = NORMAL, scores: dict[str, int] | None = None
+) -> GameRecord:
+    return GameRecord(list(order), winner, scores or dict.fromkeys(order, 0), verdict, [])
+
+
+def pool(strength: dict[str, float], n: int, seed: int = 1) -> list[GameRecord]:
+    """Games drawn from a true Elo model (10% draws), each pair equally often."""
+    rng = random.Random(seed)
+    names = list(strength)
+    out = []
+    for _ in range(n):
+        a, b = rng.sample(names, 2)
+        p = 1 / (1 + 10 ** ((strength[b] - strength[a]) / 400))
+        r = rng.random()
+        winner = a if r < 0.9 * p else (None if r < 0.9 * p + 0.1 else b)
+        out.append(game([a, b], winner))
+    return out
+
+
+def test_stronger_player_is_rated_higher_and_close_to_truth() -> None:
+    truth = {"strong": 300.0, "middle": 0.0, "weak": -300.0}
+    ratings = elo_ratings(pool(truth, 3000))
+    assert [r.entry for r in ratings] == ["strong", "middle", "weak"]
+    by = {r.entry: r for r in ratings}
+    # the gap strong-weak is 600 in truth; the fit lands near it (shrunk a little by the 10% draws)
+    assert 450 < by["strong"].elo - by["weak"].elo < 700
+    assert sum(r.elo for r in ratings) / 3 == pytest.approx(1500.0)
+
+
+def test_error_bars_shrink_with_more_games() -> None:
+    truth = {"a": 100.0, "b": 0.0, "c": -100.0, "d": 50.0}
+    few = {r.entry: r.ci95 for r in elo_ratings(pool(truth, 40))}
+    many = {r.entry: r.ci95 for r in elo_ratings(pool(truth, 4000))}
+    for name in truth:
+        assert many[name] < few[name] / 4  # ~1/sqrt(100) = 1/10, with margin
+        assert many[name] > 0
+
+
+def test_a_perfect_score_still_has_a_finite_rating() -> None:
+    ratings = elo_ratings([game(["a", "b"], "a")] * 10)
+    by = {r.entry: r for r in ratings}
+    assert by["a"].elo > by["b"].elo
+    assert by["a"].elo - by["b"].elo < 1500  # the virtual draws keep it finite
+    assert by["a"].score == 10 and by["b"].score == 0 and by["a"].games == 10
+
+
+def test_draws_count_half_and_equal_results_give_equal_ratings() -> None:
+    ratings = elo_ratings([game(["a", "b"], None)] * 6 + [game(["a", "b"], "a"), game(["b", "a"], "b")])
+    by = {r.entry: r for r in ratings}
+    assert by["a"].elo == pytest.approx(by["b"].elo)
+    assert by["a"].score == 4.0
+
+
+def test_a_verdict_against_one_player_is_a_win_for_the_other() -> None:
+    crash = Verdict(VerdictKind.CRASH, "b", "signal 11")
+    ratings = elo_ratings([game(["a", "b"], None, crash)] * 3)
+    assert ratings[0].entry == "a" and ratings[0].score == 3
+
+
+def test_system_errors_and_multiplayer_games_do_not_count_for_elo() -> None:
+    sysfail = Verdict(VerdictKind.SYSTEM_ERROR, None, "worker lost")
+    games = [game(["a", "b"], None, sysfail), game(["a", "b", "c"], "c"), game(["a", "b"], "a")]
+    by = {r.entry: r for r in elo_ratings(games)}
+    assert set(by) == {"a", "b"}
+    assert by["a"].games == 1
+
+
+def test_entries_without_games_are_listed() -> None:
+    by = {r.entry: r for r in elo_ratings([game(["a", "b"], "a")], entries=["a", "b", "idle"])}
+    assert by["idle"].games == 0
+
+
+def test_game_ranks_put_the_winner_first_and_a_charged_player_last() -> None:
+    g = game(["a", "b", "c"], "b", Verdict(VerdictKind.TIMEOUT, "c", "slow"), {"a": 0, "b": 9, "c": 0})
+    assert game_ranks(g) == [2, 1, 3]
+    tie = game(["a", "b", "c"], "a", NORMAL, {"a": 5, "b": 0, "c": 0})
+    assert game_ranks(tie) == [1, 2, 2]
+
+
+def test_openskill_orders_multiplayer_entries() -> None:
+    rng = random.Random(4)
+    games = []
+    for _ in range(60):
+        order = ["best", "second", "third"]
+        rng.shuffle(order)
+        # best wins most games; second scores more than third when it does not win
+        winner = rng.choices(["best", "second", "third"], weights=[6, 3, 1])[0]
+        scores = {n: 0 for n in order}
+        scores[winner] = 10
+        games.append(game(order, winner, NORMAL, scores))
+    ratings = openskill_ratings(games)
+    assert [r.entry for r in ratings] == ["best", "second", "third"]
+    assert all(r.games == 60 for r in ratings)
+    assert ratings[0].sigma < 25 / 3  # uncertainty fell from the prior
+    assert ratings[0].ordinal == pytest.approx(ratings[0].mu - 3 * ratings[0].sigma)

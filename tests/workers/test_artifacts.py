@@ -1,0 +1,118 @@
+"""The build cache: one build per digest, even across processes; failures cached; digests checked."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.contracts import EntryRef
+from runner.entries import pack_entry
+from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
+from workers.sandbox.plain import PlainHostFactory
+
+from .conftest import fixture, ref
+
+
+def _counting_entry(tmp_path: Path, counter: Path, name: str = "counted") -> Path:
+    """An entry whose build appends a line to ``counter`` (outside the cache) and makes a file."""
+    d = tmp_path / name
+    d.mkdir()
+    (d / "entry.yaml").write_text(
+        f"name: {name}\ngame: mnk\nprotocol: mnk\n"
+        f"build: \"sleep 0.2; echo built >> {counter}; echo ok > built.txt\"\n"
+        "run: [sh, play.sh]\n"
+    )
+    (d / "play.sh").write_text("echo 1 1\n")
+    return d
+
+
+def test_a_digest_is_built_once_and_reused_by_a_fresh_cache(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    d = _counting_entry(tmp_path, counter)
+    r = ref(d)
+    fetches: list[str] = []
+
+    def fetch(digest: str) -> bytes:
+        fetches.append(digest)
+        return pack_entry(d)
+
+    cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
+    first = cache.ensure(r, fetch)
+    assert isinstance(first, Path) and (first / "built.txt").read_text() == "ok\n"
+    assert cache.ensure(r, fetch) == first
+    again = ArtifactCache(tmp_path / "cache", PlainHostFactory()).ensure(r, fetch)  # another worker process
+    assert again == first
+    assert counter.read_text() == "built\n" and fetches == [r.digest]
+    assert "$ sleep 0.2" in (first.parent / "build.log").read_text()
+
+
+def test_a_changed_file_changes_the_digest_and_builds_again(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    d = _counting_entry(tmp_path, counter)
+    cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
+    r1 = ref(d)
+    cache.ensure(r1, local_fetch({r1.digest: d}))
+    (d / "play.sh").write_text("echo 2 2\n")
+    r2 = ref(d)
+    assert r2.digest != r1.digest
+    built = cache.ensure(r2, local_fetch({r2.digest: d}))
+    assert isinstance(built, Path) and (built / "play.sh").read_text() == "echo 2 2\n"
+    assert counter.read_text() == "built\nbuilt\n"
+
+
+def _ensure_in_child(root: str, entry: str, digest: str) -> str:
+    r = ref(Path(entry))
+    assert r.digest == digest
+    out = ArtifactCache(Path(root), PlainHostFactory()).ensure(r, local_fetch({digest: Path(entry)}))
+    return str(out)
+
+
+def test_concurrent_ensure_from_several_processes_builds_once(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    d = _counting_entry(tmp_path, counter)
+    r = ref(d)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(3) as pool:
+        outs = pool.starmap(_ensure_in_child, [(str(tmp_path / "cache"), str(d), r.digest)] * 3)
+    assert len(set(outs)) == 1
+    assert counter.read_text() == "built\n"
+
+
+def test_a_failed_build_is_cached_with_its_log(tmp_path: Path) -> None:
+    r = ref("boxing/broken_build")
+    fetch = local_fetch({r.digest: fixture("boxing/broken_build")})
+    cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
+    failed = cache.ensure(r, fetch)
+    assert isinstance(failed, BuildFailed)
+    assert failed.detail == "exit code 1: main.c:1: error: expected a program"
+    assert "expected a program" in failed.log
+    assert cache.ensure(r, fetch) == failed and cache.builds == 1
+
+
+def test_a_native_entry_builds_with_cc(tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    r = ref("boxing/native")
+    built = ArtifactCache(tmp_path / "cache", PlainHostFactory()).ensure(
+        r, local_fetch({r.digest: fixture("boxing/native")})
+    )
+    assert isinstance(built, Path) and (built / "a.out").exists()
+
+
+def test_an_artifact_that_does_not_match_its_digest_never_runs(tmp_path: Path) -> None:
+    good = ref("mnk/first_empty")
+    other = fixture("boxing/first_fit")
+    cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
+    with pytest.raises(ArtifactError, match="digest mismatch"):
+        cache.ensure(good, lambda digest: pack_entry(other))
+    assert cache.cached(good.digest) is None
+    assert not list((tmp_path / "cache").glob(".*-*"))  # no half-made directories left
+
+
+def test_a_bad_digest_never_becomes_a_path(tmp_path: Path) -> None:
+    r = EntryRef("evil", "../../etc", "mnk", ["x"])
+    with pytest.raises(ArtifactError, match="not a sha256"):
+        ArtifactCache(tmp_path / "cache", PlainHostFactory()).ensure(r, lambda d: b"")

@@ -1,0 +1,105 @@
+"""`tourney play` end to end, as a user runs it (a real subprocess, sandbox none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import fixture
+
+TOURNEY = Path(sys.executable).with_name("tourney")
+
+
+def tourney(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TOURNEY_CACHE": str(tmp_path / "cache")}
+    cmd = [str(TOURNEY)] if TOURNEY.exists() else [sys.executable, "-m", "runner.cli"]
+    return subprocess.run([*cmd, "play", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_play_json_prints_one_object_with_every_game(tmp_path: Path) -> None:
+    p = tourney(
+        tmp_path, "--game", "mnk", "--size", "3x3x3", "--sandbox", "none", "--games", "3", "--json",
+        str(fixture("mnk/first_empty")), str(fixture("gomocup/brain")),
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)  # nothing else on stdout
+    assert set(doc) == {"games"} and len(doc["games"]) == 3
+    assert [g["order"] for g in doc["games"]] == [
+        ["first-empty", "brain"], ["brain", "first-empty"], ["first-empty", "brain"],
+    ]
+    for g in doc["games"]:
+        assert g["winner"] in ("first-empty", "brain", None)
+        assert set(g["scores"]) == {"first-empty", "brain"}
+        assert set(g["verdict"]) == {"kind", "player", "detail"} and g["verdict"]["kind"] == "normal"
+        assert g["moves"] and all({"player", "move", "wall_ms"} <= set(m) for m in g["moves"])
+        assert g["moves"][0]["player"] == g["order"][0]
+
+
+def test_play_json_reports_an_entry_failure_as_a_verdict(tmp_path: Path) -> None:
+    p = tourney(
+        tmp_path, "--game", "boxing", "--size", "4x2", "--sandbox", "none", "--json", "--move-time", "0.3",
+        str(fixture("boxing/first_fit")), str(fixture("boxing/sleeper")),
+    )
+    assert p.returncode == 0, p.stderr
+    (g,) = json.loads(p.stdout)["games"]
+    assert g["winner"] == "first-fit"
+    assert g["verdict"] == {
+        "kind": "timeout",
+        "player": "sleeper",
+        "detail": "no answer within 0.3 s (wall clock)",
+    }
+
+
+def test_play_prints_positions_moves_and_the_result(tmp_path: Path) -> None:
+    p = tourney(
+        tmp_path, "--game", "pousse", "--size", "4", "--sandbox", "none",
+        str(fixture("pousse/t1")), str(fixture("pousse/t1")),
+    )
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "== game 1/1: t1 (X), t1#2 (O)" in out
+    assert "t1 (X) plays T1" in out and "+-+-+-+-+" in out
+    assert "game 1: t1" in out and "wins" in out
+
+
+def test_play_quiet_prints_results_only(tmp_path: Path) -> None:
+    p = tourney(
+        tmp_path, "--game", "boxing", "--size", "3x1", "--sandbox", "none", "--quiet", "--games", "2",
+        str(fixture("boxing/first_fit")), str(fixture("boxing/native")),
+    )
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert [ln.split(":")[0] for ln in lines if ln.startswith("game ")] == ["game 1", "game 2"]
+    assert "plays" not in p.stdout and "---" not in p.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--game", "pousse", "--size", "99"], "pousse board size"),
+        (["--game", "mnk", "--size", "7x7"], "W H K"),
+        (["--game", "chess"], "unknown game"),
+    ],
+)
+def test_play_bad_arguments_exit_2_with_a_message(tmp_path: Path, args: list[str], needle: str) -> None:
+    entry = str(fixture("mnk/first_empty"))
+    p = tourney(tmp_path, *args, "--sandbox", "none", entry, entry)
+    assert p.returncode == 2 and needle in p.stderr, p.stderr
+
+
+def test_play_an_entry_for_another_game_exits_2(tmp_path: Path) -> None:
+    p = tourney(tmp_path, "--game", "mnk", "--sandbox", "none",
+                str(fixture("mnk/first_empty")), str(fixture("pousse/t1")))
+    assert p.returncode == 2 and "cannot play mnk" in p.stderr
+
+
+def test_play_with_an_unavailable_sandbox_exits_2(tmp_path: Path) -> None:
+    if (Path(__file__).resolve().parents[2] / "workers" / "sandbox" / "bwrap.py").exists():
+        pytest.skip("the bwrap sandbox is installed here")
+    p = tourney(tmp_path, "--game", "mnk", str(fixture("mnk/first_empty")), str(fixture("mnk/first_empty")))
+    assert p.returncode == 2 and "sandbox" in p.stderr

@@ -1,0 +1,46 @@
+"""The sample entries in entries/<game>/ speak their protocol: a few moves each, no verdict.
+
+Each plays the first moves of a game against a fixture entry of its game (both
+seat orders), through PlainHost; the game is cut at a move cap, which scores a
+draw with a ``normal`` verdict. Entries that misbehave on purpose live in
+``entries/_faulty`` and are not collected here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.contracts import Limits, VerdictKind
+from runner.entries import read_entry_yaml
+from workers.artifacts import ArtifactCache
+
+from .conftest import play
+
+ENTRIES = Path(__file__).resolve().parents[2] / "entries"
+SAMPLES = sorted(p.parent for p in ENTRIES.glob("[!_]*/*/entry.yaml"))
+OPPONENT = {
+    "boxing": ("boxing/native", "--------\n" * 4),
+    "pousse": ("pousse/t1", "5"),
+    "mnk": ("mnk/first_empty", "5 5 4"),
+    "gomoku": ("mnk/first_empty", "9 9 5"),
+}
+
+
+@pytest.mark.skipif(not SAMPLES, reason="no sample entries in entries/ yet")
+@pytest.mark.parametrize("entry", SAMPLES, ids=[f"{p.parent.name}/{p.name}" for p in SAMPLES])
+def test_sample_entry_plays_its_first_moves(cache: ArtifactCache, entry: Path) -> None:
+    game = read_entry_yaml(entry).game
+    opponent, board = OPPONENT[game]
+    name = read_entry_yaml(entry).name
+    opp_name = read_entry_yaml(Path(__file__).resolve().parents[1] / "fixtures" / opponent).name
+    result = play(
+        cache, game, board, [entry, opponent],
+        orders=[[name, opp_name], [opp_name, name]],
+        limits=Limits(move_wall_s=10.0),
+        max_moves=4,
+    )
+    for g in result.games:
+        assert g.verdict.kind is VerdictKind.NORMAL, g.verdict
+        assert any(m.player == name for m in g.moves)

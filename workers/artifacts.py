@@ -1,0 +1,218 @@
+"""Entry artifacts on a worker: fetch by digest, verify, build once, cache.
+
+Layout of the cache (one directory per entry digest)::
+
+    <root>/<digest>/entry/        the unpacked, built entry (games copy it)
+    <root>/<digest>/build.log     the build command's output
+    <root>/<digest>/ready         marker: built fine
+    <root>/<digest>/build_failed  marker instead: one-line reason
+    <root>/<digest>.lock          flock'd while someone prepares the digest
+
+A digest directory appears by one ``rename`` of a finished temporary
+directory, so readers never see half an entry, and the flock makes
+concurrent ``ensure`` calls for one digest (several worker processes on one
+machine) build it once. A failed build is cached like a good one: the same
+code fails the same way, and every game of its matches is charged
+``build_failed`` without building again.
+
+The digest is checked on the unpacked files *before* building (the build
+adds files), so a corrupt or substituted artifact never runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.contracts import EntryRef, Limits, VerdictKind
+from runner.entries import directory_digest, pack_entry, unpack_entry
+from workers.sandbox.base import HostFactory, RunOutcome
+
+#: the wall-clock limit of one build
+BUILD_WALL_S = 120.0
+#: a digest is hex sha256; anything else must not become a path
+_HEX = frozenset("0123456789abcdef")
+
+
+class ArtifactError(RuntimeError):
+    """An artifact could not be fetched or does not match its digest (not the entry's fault)."""
+
+
+@dataclass(frozen=True)
+class BuildFailed:
+    """An entry whose build failed: stands in for its directory in a match."""
+
+    digest: str
+    detail: str  # one line, e.g. "exit code 1: main.c:3: error: ..."
+    log: str = ""
+
+
+#: what a match gets for each entry: the built directory, or why there is none
+EntryDir = Path | BuildFailed
+
+
+def build_limits(limits: Limits | None = None) -> Limits:
+    """Limits for a build: move limits do not fit a compiler."""
+    base = limits or Limits()
+    return Limits(
+        move_wall_s=max(BUILD_WALL_S, base.move_wall_s),
+        move_cpu_s=max(BUILD_WALL_S, base.cpu_s),
+        memory_mb=max(2048, base.memory_mb),
+        output_kb=max(1024, base.output_kb),
+        processes=max(256, base.processes),
+        open_files=max(1024, base.open_files),
+        file_size_mb=max(256, base.file_size_mb),
+    )
+
+
+def _check_digest(digest: str) -> None:
+    if len(digest) != 64 or not set(digest) <= _HEX:
+        raise ArtifactError(f"not a sha256 digest: {digest!r}")
+
+
+def _build_log(command: str, outcome: RunOutcome) -> str:
+    status = (
+        f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
+    )
+    parts = [
+        f"$ {command}",
+        outcome.stdout.decode("utf-8", errors="replace"),
+        outcome.stderr_tail.decode("utf-8", errors="replace"),
+        f"[{status}; {outcome.wall_ms / 1000.0:.1f} s{'; ' + outcome.detail if outcome.detail else ''}]",
+    ]
+    return "\n".join(p.rstrip("\n") for p in parts if p) + "\n"
+
+
+def _failure_line(outcome: RunOutcome) -> str:
+    """One line for the verdict: what broke, and the compiler's last complaint."""
+    failure = outcome.failure
+    if failure is not None and failure is not VerdictKind.CRASH:
+        why = f"{failure.value}: {outcome.detail}" if outcome.detail else failure.value
+    elif outcome.signal is not None:
+        why = f"signal {outcome.signal}"
+    elif outcome.exit_code is not None:
+        why = f"exit code {outcome.exit_code}"
+    else:
+        why = outcome.detail or "the build did not run"
+    text = (outcome.stderr_tail or outcome.stdout).decode("utf-8", errors="replace")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines:
+        why = f"{why}: {lines[-1][:160]}"
+    return why
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class ArtifactCache:
+    """Built entries by digest under ``root``, built with ``hosts.run_build``."""
+
+    def __init__(self, root: Path, hosts: HostFactory, limits: Limits | None = None):
+        self.root = root
+        self.hosts = hosts
+        self.limits = build_limits(limits)
+        self.builds = 0  # builds this instance ran (for tests and logs)
+
+    def cached(self, digest: str) -> EntryDir | None:
+        """The ready entry or the cached failure for ``digest``; None when neither exists."""
+        _check_digest(digest)
+        d = self.root / digest
+        if (d / "ready").exists():
+            return d / "entry"
+        failed = d / "build_failed"
+        if failed.exists():
+            log = d / "build.log"
+            return BuildFailed(
+                digest,
+                failed.read_text().strip(),
+                log.read_text(errors="replace") if log.exists() else "",
+            )
+        return None
+
+    def ensure(self, ref: EntryRef, fetch: Callable[[str], bytes]) -> EntryDir:
+        """The built entry directory for ``ref`` (or its ``BuildFailed``), fetching and
+        building it first if this machine has not yet. ``fetch(digest)`` returns the
+        packed tar.gz (``runner.entries.pack_entry``)."""
+        done = self.cached(ref.digest)
+        if done is not None:
+            return done
+        self.root.mkdir(parents=True, exist_ok=True)
+        with _locked(self.root / f"{ref.digest}.lock"):
+            done = self.cached(ref.digest)  # someone else built it while we waited
+            if done is not None:
+                return done
+            final = self.root / ref.digest
+            if final.exists():
+                shutil.rmtree(final)  # no marker: debris of a crash, never published
+            work = Path(tempfile.mkdtemp(prefix=f".{ref.digest[:16]}-", dir=self.root))
+            try:
+                self._prepare(ref, fetch, work)
+                os.rename(work, final)
+            finally:
+                if work.exists():
+                    shutil.rmtree(work, ignore_errors=True)
+        done = self.cached(ref.digest)
+        if done is None:
+            raise ArtifactError(f"{ref.name}: cache entry {ref.digest[:12]} vanished after building")
+        return done
+
+    def ensure_all(
+        self, entries: Mapping[str, EntryRef], fetch: Callable[[str], bytes]
+    ) -> dict[str, EntryDir]:
+        """``ensure`` for each entry of a match, keyed by entry name (variants share a build)."""
+        return {name: self.ensure(ref, fetch) for name, ref in entries.items()}
+
+    def _prepare(self, ref: EntryRef, fetch: Callable[[str], bytes], work: Path) -> None:
+        entry = work / "entry"
+        try:
+            blob = fetch(ref.digest)
+        except ArtifactError:
+            raise
+        except Exception as e:
+            raise ArtifactError(f"{ref.name}: cannot fetch artifact {ref.digest[:12]}: {e}") from e
+        try:
+            unpack_entry(blob, entry)
+        except Exception as e:
+            raise ArtifactError(f"{ref.name}: artifact {ref.digest[:12]} does not unpack: {e}") from e
+        got = directory_digest(entry)
+        if got != ref.digest:
+            raise ArtifactError(
+                f"{ref.name}: artifact digest mismatch: expected {ref.digest[:12]}, got {got[:12]}"
+            )
+        if not ref.build:
+            (work / "build.log").write_text("(no build step)\n")
+            (work / "ready").write_text("")
+            return
+        outcome = self.hosts.run_build(entry, ref.build, self.limits)
+        self.builds += 1
+        (work / "build.log").write_text(_build_log(ref.build, outcome))
+        if outcome.failure is None and outcome.exit_code == 0:
+            (work / "ready").write_text("")
+        else:
+            (work / "build_failed").write_text(_failure_line(outcome) + "\n")
+
+
+def local_fetch(paths: Mapping[str, Path]) -> Callable[[str], bytes]:
+    """A ``fetch`` for entries on this machine: digest -> entry directory, packed on demand."""
+
+    def fetch(digest: str) -> bytes:
+        try:
+            path = paths[digest]
+        except KeyError:
+            raise ArtifactError(f"no local entry directory has digest {digest[:12]}") from None
+        return pack_entry(path)
+
+    return fetch

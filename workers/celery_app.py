@@ -1,0 +1,114 @@
+"""The one Celery app, its settings, and the Redis keys both sides share (DESIGN §6).
+
+Celery only *delivers* work: the coordinator's run store decides what a
+result means. The settings make delivery at-least-once and the store makes
+acceptance exactly-once:
+
+* ``task_acks_late`` + ``task_reject_on_worker_lost``: a message is acked
+  after the match, and a pool process killed mid-match puts it back;
+* ``worker_prefetch_multiplier=1``: a worker holds no more matches than it
+  has processes, so a newly joined worker finds work waiting in the queue;
+* JSON only, both ways (``accept_content=['json']``): a worker never
+  unpickles what a broker hands it;
+* ``visibility_timeout`` (Redis transport: when an unacked message is handed
+  out again) is ``VISIBILITY_TIMEOUT_S`` = 12 hours, far above any match the
+  limits allow (a match is at most games x moves x the per-move limit; 12 h
+  covers e.g. 24 games x 1000 moves x 1.8 s). Should a match ever outlast it,
+  the redelivered copy is skipped by the attempt check below, or its result is
+  ignored as a duplicate; nothing is counted twice;
+* broker connections retry forever, at startup and after a loss, so a Redis
+  restart mid-run pauses a worker instead of killing it.
+
+The broker URL is given at run time (``configure(url)``) by ``tourney worker``
+or the coordinator.
+
+Besides Celery's own keys the run uses (``KEYS``):
+
+* ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
+* ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
+  (``started``, ``result``, ``skipped``) and the coordinator pops;
+* ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
+  wants; a task for any other attempt is skipped without running;
+* ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
+  worker plays the match (the coordinator's lease follows it);
+* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+
+QUEUE = "tourney"
+TASK_NAME = "tourney.play_match"
+VISIBILITY_TIMEOUT_S = 12 * 3600
+#: envelope format version (task args)
+ENVELOPE_VERSION = 1
+
+SETTINGS: dict[str, Any] = {
+    "task_acks_late": True,
+    "task_reject_on_worker_lost": True,
+    "worker_prefetch_multiplier": 1,
+    "task_serializer": "json",
+    "result_serializer": "json",
+    "accept_content": ["json"],
+    "result_accept_content": ["json"],
+    "task_ignore_result": True,  # results travel through the run's inbox list, see KEYS
+    "task_default_queue": QUEUE,
+    "task_create_missing_queues": True,
+    "broker_transport_options": {"visibility_timeout": VISIBILITY_TIMEOUT_S},
+    "broker_connection_retry": True,
+    "broker_connection_retry_on_startup": True,
+    "broker_connection_max_retries": None,  # forever: survive a Redis restart
+    "broker_channel_error_retry": True,
+    "worker_cancel_long_running_tasks_on_connection_loss": False,  # a running match keeps going
+    "worker_send_task_events": False,
+    "task_send_sent_event": False,
+    "worker_hijack_root_logger": False,
+    "worker_redirect_stdouts": False,
+    "worker_max_tasks_per_child": 200,  # recycle pool processes now and then (leaks in long runs)
+    "task_publish_retry": True,
+    "task_publish_retry_policy": {
+        "max_retries": 30,
+        "interval_start": 0.2,
+        "interval_step": 0.5,
+        "interval_max": 2.0,
+    },
+    "broker_heartbeat": 0,
+}
+
+app = Celery("tourney", include=["workers.tasks"])
+app.conf.update(SETTINGS)
+
+
+def configure(broker_url: str) -> Celery:
+    """Point the app at a broker (the URL is only known at run time)."""
+    app.conf.broker_url = broker_url
+    return app
+
+
+class KEYS:
+    """Redis key names shared by the coordinator and the workers."""
+
+    @staticmethod
+    def artifact(digest: str) -> str:
+        return f"tourney:artifact:{digest}"
+
+    @staticmethod
+    def inbox(run: str) -> str:
+        return f"tourney:run:{run}:inbox"
+
+    @staticmethod
+    def current(run: str) -> str:
+        return f"tourney:run:{run}:current"
+
+    @staticmethod
+    def heartbeat(run: str, match_id: str, attempt: int) -> str:
+        return f"tourney:run:{run}:hb:{match_id}:{attempt}"
+
+    @staticmethod
+    def worker(name: str) -> str:
+        return f"tourney:worker:{name}"
+
+    WORKER_PATTERN = "tourney:worker:*"

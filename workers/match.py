@@ -1,0 +1,243 @@
+"""The referee loop for one match: every game of ``spec.orders`` on one board.
+
+Per game: one host per seat (a private copy of the entry, closed at the end
+of the game so no process survives it), one protocol per seat, then ask the
+player to move, check the move with the game's rules, record it, until the
+rules say the game is over.
+
+Decisions the seeds leave open:
+
+* A verdict against a player (timeout, crash, illegal move, ...) removes its
+  seat with ``game.forfeit``. In a two-player game the opponent wins at once;
+  in an N-player game (boxing stage 2) play goes on among the rest. A
+  ``GameRecord`` has one verdict: the *first* one against a player (the
+  later end by the rules is in ``reason``).
+* An entry whose build failed (``BuildFailed`` in ``entry_dirs``) forfeits
+  every game before the first move with a ``build_failed`` verdict. If every
+  seat's build failed, nobody wins.
+* A game that reaches ``max_moves`` (10000; only pousse can in principle go
+  that long, the repetition rule ends it eventually) stops there and is
+  scored as a draw with a ``normal`` verdict saying so: deterministic entries
+  would loop again on a rerun, so it is not a ``system_error``.
+* Anything that goes wrong in the runner itself (``HostError``, a bug, a
+  game or protocol that cannot be set up) does not raise: the match result
+  ends with a ``system_error`` game (charged to nobody) and the games before
+  it, so the coordinator can retry the match elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runner.contracts import EntryRef, GameRecord, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
+from runner.games import get_game
+from runner.games.base import Game, IllegalMove
+from workers.artifacts import BuildFailed, EntryDir
+from workers.protocols import EntryProtocol, Seat, make_protocol
+from workers.sandbox.base import EntryHost, HostFactory
+
+log = logging.getLogger(__name__)
+
+MAX_MOVES = 10_000
+
+
+class MatchObserver:
+    """Hooks for watching a match as it is played (``tourney play`` prints positions)."""
+
+    def game_started(self, number: int, order: list[str], game: Game[Any, Any], state: Any) -> None:
+        """Game ``number`` (1-based) starts; ``order`` is the entry names in seat order."""
+
+    def move_played(self, number: int, move: MoveRecord, game: Game[Any, Any], state: Any) -> None:
+        """``move`` was played; ``state`` is the position after it."""
+
+    def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
+        """Game ``number`` is over (``state`` is None after a system error)."""
+
+
+def argv_for(ref: EntryRef, mark: str) -> list[str]:
+    """The entry's command line for a seat: ``run`` plus the variant's args, ``{mark}`` filled in."""
+    return [a.replace("{mark}", mark) for a in (*ref.run, *ref.args)]
+
+
+class _Game:
+    """One game being played; keeps what was played so far for a system-error record."""
+
+    def __init__(
+        self,
+        spec: MatchSpec,
+        game: Game[Any, Any],
+        order: list[str],
+        entry_dirs: Mapping[str, EntryDir],
+        hosts: HostFactory,
+        observer: MatchObserver,
+        number: int,
+        max_moves: int,
+    ):
+        self.spec = spec
+        self.game = game
+        self.order = order
+        self.entry_dirs = entry_dirs
+        self.hosts = hosts
+        self.observer = observer
+        self.number = number
+        self.max_moves = max_moves
+        self.moves: list[MoveRecord] = []
+        self.history: list[Any] = []
+        self.verdicts: list[Verdict] = []
+        self.state: Any = None
+        self.protocols: dict[int, EntryProtocol] = {}
+        self.open_hosts: dict[int, EntryHost] = {}
+
+    def play(self) -> GameRecord:
+        try:
+            return self._play()
+        finally:
+            for host in self.open_hosts.values():
+                host.close()
+            self.open_hosts.clear()
+
+    def _play(self) -> GameRecord:
+        game, order = self.game, self.order
+        self.state = game.new_game(self.spec.board_text, len(order))
+        self.observer.game_started(self.number, list(order), game, self.state)
+        dirs = [self.entry_dirs[name] for name in order]
+        if all(isinstance(d, BuildFailed) for d in dirs):
+            first = dirs[0]
+            assert isinstance(first, BuildFailed)
+            verdict = Verdict(VerdictKind.BUILD_FAILED, order[0], first.detail)
+            scores = {n: 0 for n in order}
+            return GameRecord(list(order), None, scores, verdict, [], "no entry could be built")
+        for seat, d in enumerate(dirs):
+            if isinstance(d, BuildFailed) and game.outcome(self.state) is None:
+                self._forfeit(seat, Verdict(VerdictKind.BUILD_FAILED, order[seat], d.detail))
+        for seat, d in enumerate(dirs):
+            if isinstance(d, BuildFailed) or game.outcome(self.state) is not None:
+                continue
+            self._seat(seat, d)
+        while game.outcome(self.state) is None:
+            if len(self.moves) >= self.max_moves:
+                return self._capped()
+            self._turn(game.to_move(self.state))
+        for proto in self.protocols.values():
+            with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
+                proto.end()
+        return self._record()
+
+    def _seat(self, seat: int, entry_dir: Path) -> None:
+        """Open the seat's host and protocol; a failure to begin forfeits the seat."""
+        name = self.order[seat]
+        ref = self.spec.entries[name]
+        mark = self.game.seat_mark(self.state, seat)
+        host = self.hosts.open(entry_dir, self.spec.limits, mark)
+        self.open_hosts[seat] = host
+        proto = make_protocol(
+            ref.protocol,
+            self.game,
+            host,
+            argv_for(ref, mark),
+            Seat(name, seat, mark),
+            self.spec.limits,
+            self.spec.board_text,
+        )
+        self.protocols[seat] = proto
+        verdict = proto.begin(self.state)
+        if verdict is not None:
+            self._forfeit(seat, verdict)
+
+    def _turn(self, seat: int) -> None:
+        proto = self.protocols.get(seat)
+        if proto is None:
+            raise RuntimeError(f"{self.game.name}: seat {seat} is to move but has no player")
+        name = self.order[seat]
+        reply = proto.request_move(self.state, self.history)
+        if reply.verdict is not None:
+            self._forfeit(seat, reply.verdict)
+            return
+        try:
+            after = self.game.play(self.state, reply.move)
+        except IllegalMove as e:
+            self._forfeit(seat, Verdict(VerdictKind.ILLEGAL_MOVE, name, str(e)))
+            return
+        record = MoveRecord(
+            name, self.game.format_move(reply.move), round(reply.wall_ms, 2), round(reply.cpu_ms, 2)
+        )
+        self.moves.append(record)
+        self.history.append(reply.move)
+        self.state = after
+        self.observer.move_played(self.number, record, self.game, after)
+
+    def _forfeit(self, seat: int, verdict: Verdict) -> None:
+        self.verdicts.append(verdict)
+        self.state = self.game.forfeit(self.state, seat)
+        self.protocols.pop(seat, None)
+        host = self.open_hosts.pop(seat, None)
+        if host is not None:
+            host.close()  # its processes die now, not at the end of an N-player game
+
+    def _record(self) -> GameRecord:
+        outcome = self.game.outcome(self.state)
+        assert outcome is not None
+        order = self.order
+        winner = order[outcome.winners[0]] if len(outcome.winners) == 1 else None
+        scores = {name: 0 for name in order}
+        for seat, score in enumerate(outcome.scores):
+            scores[order[seat]] += score
+        verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, outcome.reason)
+        return GameRecord(list(order), winner, scores, verdict, list(self.moves), outcome.reason)
+
+    def _capped(self) -> GameRecord:
+        reason = f"stopped after {self.max_moves} moves; scored as a draw"
+        verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, reason)
+        scores = {name: 0 for name in self.order}
+        return GameRecord(list(self.order), None, scores, verdict, list(self.moves), reason)
+
+    def system_error(self, error: BaseException) -> GameRecord:
+        detail = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        verdict = Verdict(VerdictKind.SYSTEM_ERROR, None, detail)
+        scores = {name: 0 for name in self.order}
+        return GameRecord(list(self.order), None, scores, verdict, list(self.moves), "runner error")
+
+
+def play_match(
+    spec: MatchSpec,
+    entry_dirs: Mapping[str, EntryDir],
+    hosts: HostFactory,
+    worker: str = "",
+    *,
+    observer: MatchObserver | None = None,
+    max_moves: int = MAX_MOVES,
+) -> MatchResult:
+    """Play every game of ``spec``; never raises for entry or runner failures (see module doc).
+
+    ``entry_dirs`` maps each entry name to its built directory (``ArtifactCache.ensure``),
+    or to ``BuildFailed``; ``hosts`` makes the per-game hosts (``host_factory(spec.sandbox)``).
+    """
+    watch = observer or MatchObserver()
+    digests = {name: ref.digest for name, ref in spec.entries.items()}
+    records: list[GameRecord] = []
+    try:
+        game = get_game(spec.game, **spec.game_params)
+    except Exception as e:
+        log.exception("match %s: cannot set up game %s", spec.match_id, spec.game)
+        order = spec.orders[0] if spec.orders else sorted(spec.entries)
+        verdict = Verdict(VerdictKind.SYSTEM_ERROR, None, f"cannot set up game {spec.game!r}: {e}")
+        record = GameRecord(list(order), None, {n: 0 for n in order}, verdict, [], "runner error")
+        return MatchResult(spec.match_id, [record], worker, digests)
+    for number, order in enumerate(spec.orders, start=1):
+        run = _Game(spec, game, order, entry_dirs, hosts, watch, number, max_moves)
+        try:
+            record = run.play()
+        except Exception as e:
+            log.exception("match %s game %d: runner error", spec.match_id, number)
+            record = run.system_error(e)
+            records.append(record)
+            with contextlib.suppress(Exception):
+                watch.game_finished(number, record, game, None)
+            break  # the match will be retried as a whole
+        records.append(record)
+        watch.game_finished(number, record, game, run.state)
+    return MatchResult(spec.match_id, records, worker, digests)

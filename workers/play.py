@@ -1,0 +1,223 @@
+"""``tourney play``: one match between entry directories, here and now.
+
+    tourney play --game pousse --size 6 entries/pousse/a entries/pousse/b --games 2
+
+Builds each entry once per digest in the local cache (``$TOURNEY_CACHE`` or
+``~/.cache/tourney``), plays K games with the seats rotated (two players:
+alternating who goes first), prints every position with the move and its
+time, then each game's result. ``--json`` prints one object and nothing
+else on stdout: ``{"games": [GameRecord.to_dict(), ...]}``.
+
+Exit status: 0 when the match was played (whatever the entries did), 1 on a
+runner error during the match, 2 for bad arguments, an unusable entry
+directory, or an unavailable sandbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from runner.contracts import GameRecord, Limits, MatchSpec, MoveRecord, VerdictKind, stable_id
+from runner.entries import EntryError, EntrySpec, load_entry
+from runner.games import get_game
+from runner.games.base import BoardError, Game
+from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
+from workers.match import MatchObserver, play_match
+from workers.protocols import protocol_class
+from workers.sandbox import HostError, host_factory
+
+#: per-move wall limit when --move-time is not given (seed 002: one second)
+DEFAULT_MOVE_TIME = {"boxing": 1.0, "mnk": 1.0, "gomoku": 1.0, "pousse": 2.0}
+
+
+class UsageError(Exception):
+    """Bad arguments or entries: print the message, exit 2."""
+
+
+def cache_root() -> Path:
+    env = os.environ.get("TOURNEY_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "tourney"
+
+
+def board_from_size(game_name: str, size: str) -> str:
+    """The board text for ``--size``: pousse ``6``; mnk ``7x7x4`` or ``"7 7 4"``
+    (gomoku also ``15`` or ``15x15``: K is 5); boxing ``32x16`` (an empty arena)."""
+    nums_text = [p for p in re.split(r"[\sx,*]+", size.strip().lower()) if p]
+    if not nums_text or not all(p.isdigit() for p in nums_text):
+        raise UsageError(f"--size {size!r}: expected numbers such as 6, 7x7x4 or 32x16")
+    nums = [int(p) for p in nums_text]
+    if game_name == "boxing":
+        if len(nums) != 2:
+            raise UsageError(f"--size {size!r}: boxing takes WxH, e.g. 32x16")
+        w, h = nums
+        return ("-" * w + "\n") * h
+    if game_name in ("mnk", "gomoku"):
+        if game_name == "gomoku" and len(nums) in (1, 2):
+            w, h = (nums[0], nums[0]) if len(nums) == 1 else (nums[0], nums[1])
+            return f"{w} {h} 5"
+        if len(nums) != 3:
+            raise UsageError(f"--size {size!r}: {game_name} takes W H K, e.g. 7x7x4")
+        return " ".join(str(n) for n in nums)
+    if len(nums) != 1:
+        raise UsageError(f"--size {size!r}: {game_name} takes one number, e.g. 6")
+    return str(nums[0])
+
+
+def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
+    if args.board and args.size:
+        raise UsageError("give --board or --size, not both")
+    if args.board:
+        try:
+            text = Path(args.board).read_text()
+        except OSError as e:
+            raise UsageError(f"--board {args.board}: {e.strerror or e}") from e
+        if game.name != "boxing":
+            text = text.strip()  # header-style boards: "6", "7 7 4"
+    elif args.size:
+        text = board_from_size(game.name, args.size)
+    else:
+        text = game.default_board()
+    try:
+        game.validate_board(text)
+    except BoardError as e:
+        raise UsageError(f"not a {game.name} board: {e}") from e
+    return text
+
+
+def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
+    """The base entry of each ENTRY_DIR, renamed ``name#2``... when one plays itself."""
+    specs: list[EntrySpec] = []
+    seen: dict[str, int] = {}
+    for d in args.entries:
+        try:
+            spec = load_entry(Path(d))[0]  # the base entry comes first
+        except EntryError as e:
+            raise UsageError(str(e)) from e
+        if game.name not in protocol_class(spec.protocol).games:
+            raise UsageError(
+                f"{d}: protocol {spec.protocol} cannot play {game.name} (the entry is for {spec.game})"
+            )
+        seen[spec.name] = seen.get(spec.name, 0) + 1
+        if seen[spec.name] > 1:
+            spec = EntrySpec(**{**spec.__dict__, "name": f"{spec.name}#{seen[spec.name]}"})
+        specs.append(spec)
+    if not game.min_players <= len(specs) <= game.max_players:
+        players = f"{game.min_players}..{game.max_players}"
+        raise UsageError(f"{game.name} takes {players} players, got {len(specs)}")
+    return specs
+
+
+def seat_orders(names: list[str], games: int) -> list[list[str]]:
+    """Game g seats the players rotated by g (two players: alternating who goes first)."""
+    n = len(names)
+    return [names[g % n :] + names[: g % n] for g in range(games)]
+
+
+class _Printer(MatchObserver):
+    """Prints positions and results as the match goes."""
+
+    def __init__(self, out: TextIO, *, positions: bool, total: int):
+        self.out = out
+        self.positions = positions
+        self.total = total
+        self.marks: dict[str, str] = {}
+
+    def game_started(self, number: int, order: list[str], game: Game[Any, Any], state: Any) -> None:
+        self.marks = {name: game.seat_mark(state, seat) for seat, name in enumerate(order)}
+        if not self.positions:
+            return
+        seats = ", ".join(f"{name} ({self.marks[name]})" for name in order)
+        print(f"== game {number}/{self.total}: {seats}", file=self.out)
+        print(game.render(state), file=self.out)
+
+    def move_played(self, number: int, move: MoveRecord, game: Game[Any, Any], state: Any) -> None:
+        if not self.positions:
+            return
+        who = f"{move.player} ({self.marks.get(move.player, '?')})"
+        print(f"{who} plays {move.move}  [{move.wall_ms:.0f} ms]", file=self.out)
+        print(game.render(state), file=self.out)
+
+    def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
+        print(result_line(number, record), file=self.out, flush=True)
+
+
+def result_line(number: int, record: GameRecord) -> str:
+    v = record.verdict
+    head = f"{record.winner} wins" if record.winner else "no winner"
+    if v.kind is VerdictKind.NORMAL:
+        why = record.reason
+    else:
+        why = f"{v.kind.value} by {v.player or 'the runner'}: {v.detail}"
+    scores = ", ".join(f"{name} {record.scores.get(name, 0)}" for name in record.order)
+    return f"game {number}: {head} ({why}); scores: {scores}; {len(record.moves)} moves"
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    try:
+        return _play(args)
+    except UsageError as e:
+        print(f"tourney play: {e}", file=sys.stderr)
+        return 2
+
+
+def _play(args: argparse.Namespace) -> int:
+    try:
+        game = get_game(args.game)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    if args.games < 1:
+        raise UsageError("--games must be at least 1")
+    board = _board(args, game)
+    specs = _entries(args, game)
+    try:
+        hosts = host_factory(args.sandbox)
+    except HostError as e:
+        raise UsageError(str(e)) from e
+    move_time = args.move_time if args.move_time is not None else DEFAULT_MOVE_TIME.get(game.name, 1.0)
+    if move_time <= 0:
+        raise UsageError("--move-time must be positive")
+    limits = Limits(move_wall_s=move_time)
+    names = [s.name for s in specs]
+    refs = {s.name: s.ref() for s in specs}
+    spec = MatchSpec(
+        match_id=stable_id("play", args.game, board, names, [s.digest for s in specs], args.games),
+        game=game.name,
+        board_id=stable_id(board),
+        board_text=board,
+        orders=seat_orders(names, args.games),
+        entries=refs,
+        limits=limits,
+        seed=args.seed,
+        sandbox=args.sandbox,
+        stage="play",
+    )
+    cache = ArtifactCache(cache_root() / "artifacts", hosts)
+    fetch = local_fetch({s.digest: s.path for s in specs})
+    try:
+        dirs = cache.ensure_all(refs, fetch)
+    except ArtifactError as e:
+        print(f"tourney play: {e}", file=sys.stderr)
+        return 1
+    for name, d in dirs.items():
+        if isinstance(d, BuildFailed):
+            print(f"{name}: build failed: {d.detail}", file=sys.stderr)
+    printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
+    result = play_match(spec, dirs, hosts, observer=printer)
+    if args.json:
+        print(json.dumps({"games": [g.to_dict() for g in result.games]}))
+    else:
+        wins = {name: sum(1 for g in result.games if g.winner == name) for name in names}
+        points = {name: sum(g.scores.get(name, 0) for g in result.games) for name in names}
+        summary = ", ".join(f"{n} {wins[n]} win(s), {points[n]} point(s)" for n in names)
+        print(f"match: {summary}")
+    error = result.system_error
+    if error is not None:
+        print(f"tourney play: runner error: {error.detail}", file=sys.stderr)
+        return 1
+    return 0

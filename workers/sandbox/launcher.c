@@ -1,0 +1,646 @@
+/*
+ * The sandbox launcher: PID 1 of one entry's bubblewrap sandbox (DESIGN §7).
+ *
+ * workers/sandbox/bwrap.py starts one sandbox per entry per game with this
+ * program as its only process, then sends it requests over a unix socket
+ * (fd given as argv[1]): "put this file into the working copy", "run this
+ * argv with this stdin under these limits", "start this persistent process",
+ * "kill everything". Namespace setup is paid once per game; a move costs one
+ * fork+exec here, which is cheaper than Python's subprocess.run of the same
+ * program outside.
+ *
+ * Why PID 1: orphans are reparented to us, so "a descendant outlived the
+ * move" is simply "we still have a child after the move's process exited",
+ * kill(-1, SIGKILL) reaches every process in the sandbox and nothing else,
+ * and no process inside can signal us (the kernel drops signals to a
+ * namespace's init that it has no handler for). PR_SET_DUMPABLE 0 keeps the
+ * entry (same uid) from ptracing us or reading our fds through /proc.
+ *
+ * Wire format (native byte order; mirrored by workers/sandbox/launcher.py):
+ * every message is a header {u32 op, u32 len} and len bytes of payload.
+ * SPAWN carries two fds (the persistent process's stdin and stdout) as
+ * SCM_RIGHTS on its header.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* requests */
+enum { OP_PUT = 1, OP_SYNC = 2, OP_RUN = 3, OP_SPAWN = 4, OP_ABORT = 5, OP_KILL = 6, OP_QUIT = 7 };
+/* replies */
+enum { REPLY_OK = 1, REPLY_RESULT = 2, REPLY_SPAWNED = 3 };
+/* PUT kinds */
+enum { PUT_DIR = 0, PUT_FILE = 1, PUT_APPEND = 2, PUT_SYMLINK = 3 };
+/* RESULT flags */
+enum {
+    F_EXITED = 1,       /* the top process exited (exit_code valid) */
+    F_SIGNALED = 2,     /* the top process died of a signal (signo valid) */
+    F_TIMEOUT = 4,      /* wall-clock deadline passed: everything killed */
+    F_STDOUT_OVER = 8,  /* stdout went over its cap: everything killed */
+    F_LEFT = 16,        /* descendants alive after the top process exited: killed */
+    F_ABORTED = 32,     /* the host asked us to stop it (abort_reason) */
+    F_KILLED = 64,      /* we killed the top process ourselves */
+};
+
+#define MAX_MSG (64u << 20)
+/* after the top process exits, how long an exiting descendant gets to finish dying */
+#define LEFT_GRACE_NS (20 * 1000000L)
+
+struct __attribute__((packed)) run_req {
+    uint32_t wall_ms;                 /* 0: no deadline (persistent processes) */
+    uint32_t cpu_soft_s, cpu_hard_s;  /* 0: no limit */
+    uint64_t as_bytes, fsize_bytes;   /* 0: no limit */
+    uint32_t nofile, nproc;           /* 0: no limit */
+    uint32_t stdout_cap, stderr_keep;
+    uint32_t argc, stdin_len;
+};
+
+struct __attribute__((packed)) result {
+    uint32_t flags;
+    int32_t exit_code, signo;
+    uint32_t abort_reason;
+    uint64_t wall_us, cpu_us, maxrss_kb;
+    uint32_t left_count;
+    char left_comm[16];
+    uint32_t stdout_len, stderr_len;
+};
+
+struct msg {
+    uint32_t op, len;
+    char *data;
+    int fds[2];
+    int nfds;
+};
+
+static int ctl = -1;
+static const char *entry_root = "/entry";
+static int put_errno = 0;
+static char put_path[256];
+
+static void die(const char *what) {
+    /* our stderr is bwrap's, which the host reads when we vanish */
+    fprintf(stderr, "tourney launcher: %s: %s\n", what, strerror(errno));
+    kill(-1, SIGKILL);
+    _exit(111);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int read_full(int fd, void *buf, size_t n) {
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void send_msg(uint32_t op, const void *a, uint32_t alen, const void *b, uint32_t blen,
+                     const void *c, uint32_t clen) {
+    uint32_t hdr[2] = {op, alen + blen + clen};
+    struct iovec iov[4] = {{hdr, sizeof hdr}, {(void *)a, alen}, {(void *)b, blen}, {(void *)c, clen}};
+    size_t total = sizeof hdr + (size_t)alen + blen + clen;
+    struct iovec *v = iov;
+    int cnt = 4;
+    while (total > 0) {
+        ssize_t w = writev(ctl, v, cnt);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) die("write to host");
+        total -= (size_t)w;
+        while (cnt > 0 && (size_t)w >= v->iov_len) {
+            w -= (ssize_t)v->iov_len;
+            v++;
+            cnt--;
+        }
+        if (cnt > 0) {
+            v->iov_base = (char *)v->iov_base + w;
+            v->iov_len -= (size_t)w;
+        }
+    }
+}
+
+/* One message from the host; 0 at EOF (the host is gone). */
+static int read_msg(struct msg *m) {
+    uint32_t hdr[2];
+    char cbuf[CMSG_SPACE(2 * sizeof(int))];
+    struct iovec iov = {hdr, sizeof hdr};
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    ssize_t r;
+    do r = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0) return 0;
+    m->nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < n; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                if (m->nfds < 2) m->fds[m->nfds++] = fd;
+                else close(fd);
+            }
+        }
+    }
+    if ((size_t)r < sizeof hdr && read_full(ctl, (char *)hdr + r, sizeof hdr - (size_t)r) < 0) return 0;
+    m->op = hdr[0];
+    m->len = hdr[1];
+    if (m->len > MAX_MSG) {
+        errno = EMSGSIZE;
+        die("message from host");
+    }
+    m->data = malloc(m->len + 1);
+    if (!m->data) die("malloc");
+    if (m->len && read_full(ctl, m->data, m->len) < 0) return 0;
+    m->data[m->len] = 0;
+    return 1;
+}
+
+/* ---- the working copy --------------------------------------------------- */
+
+static int safe_relpath(const char *p) {
+    if (!*p || p[0] == '/') return 0;
+    for (const char *s = p; *s;) {
+        const char *e = strchr(s, '/');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n == 0 || (n == 2 && s[0] == '.' && s[1] == '.')) return 0;
+        s += n + (e ? 1 : 0);
+    }
+    return 1;
+}
+
+/* PUT payload: u32 kind, u32 mode, u32 path_len, path, data */
+static void do_put(const struct msg *m) {
+    uint32_t head[3];
+    if (put_errno) return; /* report the first failure at SYNC */
+    if (m->len < sizeof head) { put_errno = EINVAL; return; }
+    memcpy(head, m->data, sizeof head);
+    uint32_t kind = head[0], mode = head[1], plen = head[2];
+    if (plen >= 4096 || sizeof head + plen > m->len) { put_errno = EINVAL; return; }
+    char rel[4096];
+    memcpy(rel, m->data + sizeof head, plen);
+    rel[plen] = 0;
+    const char *data = m->data + sizeof head + plen;
+    size_t dlen = m->len - sizeof head - plen;
+    snprintf(put_path, sizeof put_path, "%.200s", rel); /* for the error message */
+    if (!safe_relpath(rel)) { put_errno = EINVAL; return; }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", entry_root, rel);
+    if (kind == PUT_DIR) {
+        if (mkdir(path, (mode_t)(mode & 07777)) < 0 && errno != EEXIST) put_errno = errno;
+        return;
+    }
+    if (kind == PUT_SYMLINK) {
+        char target[4096];
+        if (dlen >= sizeof target) { put_errno = ENAMETOOLONG; return; }
+        memcpy(target, data, dlen);
+        target[dlen] = 0;
+        if (symlink(target, path) < 0) put_errno = errno;
+        return;
+    }
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (kind == PUT_APPEND ? O_APPEND : O_TRUNC);
+    int fd = open(path, flags, (mode_t)(mode & 07777));
+    if (fd < 0) { put_errno = errno; return; }
+    for (size_t off = 0; off < dlen;) {
+        ssize_t w = write(fd, data + off, dlen - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { put_errno = w < 0 ? errno : ENOSPC; break; }
+        off += (size_t)w;
+    }
+    close(fd);
+}
+
+static void do_sync(void) {
+    char text[512];
+    uint32_t err = (uint32_t)put_errno;
+    int n = 0;
+    if (put_errno) n = snprintf(text, sizeof text, "%s: %s", put_path, strerror(put_errno));
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof text) n = sizeof text - 1;
+    put_errno = 0;
+    send_msg(REPLY_OK, &err, sizeof err, text, (uint32_t)n, NULL, 0);
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+struct session {
+    pid_t top;
+    int top_reaped;
+    int status;
+    uint64_t cpu_us, maxrss_kb;
+};
+
+static void account(struct session *s, pid_t pid, int status, const struct rusage *ru) {
+    s->cpu_us += (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec +
+                 (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
+    if ((uint64_t)ru->ru_maxrss > s->maxrss_kb) s->maxrss_kb = (uint64_t)ru->ru_maxrss;
+    if (pid == s->top) {
+        s->top_reaped = 1;
+        s->status = status;
+    }
+}
+
+/* Kill every process in the sandbox but us and reap them all. */
+static void kill_all(struct session *s) {
+    for (;;) {
+        /* again before each wait: a process forked while we were reaping dies too */
+        kill(-1, SIGKILL);
+        int st;
+        struct rusage ru;
+        pid_t p = wait4(-1, &st, __WALL, &ru);
+        if (p < 0) {
+            if (errno == EINTR) continue;
+            return; /* ECHILD: nobody left */
+        }
+        if (s) account(s, p, st, &ru);
+    }
+}
+
+/* Reap what has exited; 1 if some child is still alive. */
+static int reap_exited(struct session *s) {
+    for (;;) {
+        int st;
+        struct rusage ru;
+        pid_t p = wait4(-1, &st, WNOHANG | __WALL, &ru);
+        if (p > 0) {
+            account(s, p, st, &ru);
+            continue;
+        }
+        if (p < 0 && errno == EINTR) continue;
+        return p == 0;
+    }
+}
+
+/* How many processes besides us are alive, and the name of one of them. */
+static uint32_t count_alive(char comm[16]) {
+    uint32_t n = 0;
+    DIR *d = opendir("/proc");
+    if (!d) return 1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1) continue;
+        if (n++ == 0) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                ssize_t r = read(fd, comm, 15);
+                close(fd);
+                if (r > 0) {
+                    comm[r] = 0;
+                    char *nl = strchr(comm, '\n');
+                    if (nl) *nl = 0;
+                }
+            }
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static void set_limit(int resource, uint64_t soft, uint64_t hard) {
+    struct rlimit cur, lim;
+    if (getrlimit(resource, &cur) < 0) return;
+    lim.rlim_cur = (rlim_t)soft;
+    lim.rlim_max = (rlim_t)hard;
+    /* we cannot raise a hard limit; clamp instead of failing the move */
+    if (cur.rlim_max != RLIM_INFINITY && lim.rlim_max > cur.rlim_max) lim.rlim_max = cur.rlim_max;
+    if (lim.rlim_cur > lim.rlim_max) lim.rlim_cur = lim.rlim_max;
+    setrlimit(resource, &lim);
+}
+
+static void child_fail(const char *prog) {
+    /* no stdio here: the child shares our memory until it execs or exits */
+    const char *why = strerror(errno);
+    struct iovec v[4] = {{(void *)"cannot execute ", 15}, {(void *)prog, strlen(prog)},
+                         {(void *)": ", 2}, {(void *)why, strlen(why)}};
+    ssize_t ignored = writev(2, v, 4);
+    (void)ignored;
+    ignored = write(2, "\n", 1);
+    _exit(127);
+}
+
+/*
+ * vfork: the child borrows our memory until it execs, so a move costs no
+ * page-table copy and no copy-on-write faults afterwards (it is a good share
+ * of a native move). The child only makes system calls before execvp.
+ */
+static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int out_fd, int err_fd) {
+    pid_t pid = vfork();
+    if (pid != 0) return pid;
+    /* the child: plain signal state, its stdio, its limits, then the program */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
+    if (rq->cpu_soft_s) set_limit(RLIMIT_CPU, rq->cpu_soft_s, rq->cpu_hard_s);
+    if (rq->as_bytes) set_limit(RLIMIT_AS, rq->as_bytes, rq->as_bytes);
+    if (rq->fsize_bytes) set_limit(RLIMIT_FSIZE, rq->fsize_bytes, rq->fsize_bytes);
+    if (rq->nofile) set_limit(RLIMIT_NOFILE, rq->nofile, rq->nofile);
+    if (rq->nproc) set_limit(RLIMIT_NPROC, rq->nproc, rq->nproc);
+    set_limit(RLIMIT_CORE, 0, 0);
+    umask(022);
+    execvp(argv[0], argv);
+    child_fail(argv[0]);
+    return -1;
+}
+
+static void nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *d, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t c = b->cap ? b->cap : 4096;
+        while (c < b->len + n) c *= 2;
+        char *q = realloc(b->p, c);
+        if (!q) die("realloc");
+        b->p = q;
+        b->cap = c;
+    }
+    memcpy(b->p + b->len, d, n);
+    b->len += n;
+}
+
+/* Read what is there into b; keep only the last `keep` bytes when keep > 0.
+   Returns -1 at EOF, else the number of bytes read. */
+static ssize_t pump(int fd, struct buf *b, size_t keep) {
+    char chunk[65536];
+    ssize_t r;
+    do r = read(fd, chunk, sizeof chunk);
+    while (r < 0 && errno == EINTR);
+    if (r == 0 || (r < 0 && errno != EAGAIN)) return -1;
+    if (r < 0) return 0;
+    buf_add(b, chunk, (size_t)r);
+    if (keep && b->len > 2 * keep) {
+        memmove(b->p, b->p + b->len - keep, keep);
+        b->len = keep;
+    }
+    return r;
+}
+
+/*
+ * One RUN (stdin given, stdout captured, deadline) or one SPAWN (stdio are
+ * the host's fds, no deadline: the host times its reads). Ends with one
+ * REPLY_RESULT; a KILL that ended a SPAWN is answered with REPLY_OK after it.
+ */
+static void session(struct msg *m, int spawn) {
+    struct run_req rq;
+    struct result res;
+    struct session s = {0};
+    memset(&res, 0, sizeof res);
+    if (m->len < sizeof rq) { errno = EINVAL; die("short request"); }
+    memcpy(&rq, m->data, sizeof rq);
+    /* argv: argc NUL-terminated strings, then the stdin bytes */
+    char **argv = calloc(rq.argc + 1, sizeof *argv);
+    if (!argv || rq.argc == 0) { errno = EINVAL; die("bad argv"); }
+    char *p = m->data + sizeof rq, *end = m->data + m->len;
+    for (uint32_t i = 0; i < rq.argc; i++) {
+        char *z = memchr(p, 0, (size_t)(end - p));
+        if (!z) { errno = EINVAL; die("bad argv"); }
+        argv[i] = p;
+        p = z + 1;
+    }
+    if ((size_t)(end - p) < rq.stdin_len) { errno = EINVAL; die("bad stdin"); }
+    const char *in_data = p;
+    size_t in_left = rq.stdin_len;
+
+    int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2];
+    if (pipe2(errp, O_CLOEXEC) < 0) die("pipe");
+    if (spawn) {
+        if (m->nfds != 2) { errno = EINVAL; die("spawn without stdio"); }
+        inp[0] = m->fds[0];
+        outp[1] = m->fds[1];
+        m->nfds = 0; /* ours now: closed below once the child has them */
+    } else if (pipe2(inp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0) {
+        die("pipe");
+    }
+    uint64_t t0 = now_ns();
+    s.top = start_child(&rq, argv, inp[0], outp[1], errp[1]);
+    if (s.top < 0) die("fork");
+    close(inp[0]);
+    close(outp[1]);
+    close(errp[1]);
+    free(argv);
+    int in_w = spawn ? -1 : inp[1], out_r = spawn ? -1 : outp[0], err_r = errp[0];
+    if (in_w >= 0) {
+        nonblock(in_w);
+        if (in_left == 0) { close(in_w); in_w = -1; }
+    }
+    if (out_r >= 0) nonblock(out_r);
+    nonblock(err_r);
+    int pidfd = (int)syscall(SYS_pidfd_open, s.top, 0);
+    if (pidfd < 0) die("pidfd_open");
+    if (spawn) {
+        uint32_t pid = (uint32_t)s.top;
+        send_msg(REPLY_SPAWNED, &pid, sizeof pid, NULL, 0, NULL, 0);
+    }
+
+    struct buf out = {0}, err = {0};
+    size_t cap = rq.stdout_cap, keep = rq.stderr_keep ? rq.stderr_keep : 4096;
+    uint64_t deadline = rq.wall_ms ? t0 + (uint64_t)rq.wall_ms * 1000000ull : 0;
+    int stop = 0, quit = 0, ack_kill = 0;
+    while (!stop) {
+        struct pollfd pf[5];
+        int n = 0, i_ctl, i_pid, i_out = -1, i_err = -1, i_in = -1;
+        pf[i_ctl = n++] = (struct pollfd){ctl, POLLIN, 0};
+        pf[i_pid = n++] = (struct pollfd){pidfd, POLLIN, 0};
+        if (out_r >= 0) pf[i_out = n++] = (struct pollfd){out_r, POLLIN, 0};
+        if (err_r >= 0) pf[i_err = n++] = (struct pollfd){err_r, POLLIN, 0};
+        if (in_w >= 0) pf[i_in = n++] = (struct pollfd){in_w, POLLOUT, 0};
+        struct timespec ts, *tsp = NULL;
+        if (deadline) {
+            uint64_t t = now_ns();
+            uint64_t left = deadline > t ? deadline - t : 0;
+            ts.tv_sec = (time_t)(left / 1000000000ull);
+            ts.tv_nsec = (long)(left % 1000000000ull);
+            tsp = &ts;
+        }
+        int r = ppoll(pf, (nfds_t)n, tsp, NULL);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            die("ppoll");
+        }
+        if (r == 0) {
+            res.flags |= F_TIMEOUT;
+            break;
+        }
+        if (i_in >= 0 && pf[i_in].revents) {
+            ssize_t w = write(in_w, in_data, in_left);
+            if (w > 0) {
+                in_data += w;
+                in_left -= (size_t)w;
+            }
+            /* EPIPE: it stopped reading its input, which is its own business */
+            if (in_left == 0 || (w < 0 && errno != EAGAIN && errno != EINTR)) {
+                close(in_w);
+                in_w = -1;
+            }
+        }
+        if (i_out >= 0 && pf[i_out].revents) {
+            if (pump(out_r, &out, 0) < 0) { close(out_r); out_r = -1; }
+            if (out.len > cap) { res.flags |= F_STDOUT_OVER; break; }
+        }
+        if (i_err >= 0 && pf[i_err].revents && pump(err_r, &err, keep) < 0) {
+            close(err_r);
+            err_r = -1;
+        }
+        if (pf[i_ctl].revents) {
+            struct msg c;
+            if (!read_msg(&c)) { quit = 1; break; }
+            if (c.op == OP_ABORT && c.len >= 4) {
+                memcpy(&res.abort_reason, c.data, 4);
+                res.flags |= F_ABORTED;
+                stop = 1;
+            } else if (c.op == OP_KILL) {
+                ack_kill = stop = 1;
+            } else if (c.op == OP_QUIT) {
+                quit = stop = 1;
+            }
+            for (int k = 0; k < c.nfds; k++) close(c.fds[k]);
+            free(c.data);
+            if (stop) break;
+        }
+        if (pf[i_pid].revents) {
+            int st;
+            struct rusage ru;
+            pid_t w;
+            do w = wait4(s.top, &st, __WALL, &ru);
+            while (w < 0 && errno == EINTR);
+            if (w == s.top) account(&s, w, st, &ru);
+            res.wall_us = (now_ns() - t0) / 1000;
+            /* everything it wrote before exiting is in the pipes now */
+            for (int k = 0; k < 64 && out_r >= 0 && out.len <= cap; k++) {
+                ssize_t got = pump(out_r, &out, 0);
+                if (got < 0) { close(out_r); out_r = -1; }
+                if (got <= 0) break;
+            }
+            if (out.len > cap) res.flags |= F_STDOUT_OVER;
+            for (int k = 0; k < 64 && err_r >= 0; k++) {
+                ssize_t got = pump(err_r, &err, keep);
+                if (got < 0) { close(err_r); err_r = -1; }
+                if (got <= 0) break;
+            }
+            /* anyone left? a descendant that is just dying gets a short grace */
+            uint64_t grace_end = now_ns() + LEFT_GRACE_NS;
+            while (reap_exited(&s) && now_ns() < grace_end) {
+                struct timespec nap = {0, 1000000L};
+                nanosleep(&nap, NULL);
+            }
+            if (reap_exited(&s)) {
+                res.flags |= F_LEFT;
+                res.left_count = count_alive(res.left_comm);
+            }
+            break;
+        }
+    }
+    if (!s.top_reaped || (res.flags & (F_LEFT | F_TIMEOUT | F_STDOUT_OVER | F_ABORTED)) || ack_kill ||
+        quit) {
+        if (!s.top_reaped) res.flags |= F_KILLED;
+        kill_all(&s);
+    }
+    if (!res.wall_us) res.wall_us = (now_ns() - t0) / 1000;
+    close(pidfd);
+    if (in_w >= 0) close(in_w);
+    if (out_r >= 0) close(out_r);
+    if (err_r >= 0) {
+        /* the last words of a killed process */
+        pump(err_r, &err, keep);
+        close(err_r);
+    }
+    if (quit) _exit(0);
+    if (s.top_reaped && WIFEXITED(s.status)) {
+        res.flags |= F_EXITED;
+        res.exit_code = WEXITSTATUS(s.status);
+    } else if (s.top_reaped && WIFSIGNALED(s.status)) {
+        res.flags |= F_SIGNALED;
+        res.signo = WTERMSIG(s.status);
+    }
+    res.cpu_us = s.cpu_us;
+    res.maxrss_kb = s.maxrss_kb;
+    size_t olen = out.len > cap ? cap : out.len;
+    size_t elen = err.len > keep ? keep : err.len;
+    res.stdout_len = (uint32_t)olen;
+    res.stderr_len = (uint32_t)elen;
+    send_msg(REPLY_RESULT, &res, sizeof res, out.p, (uint32_t)olen, err.p + (err.len - elen), (uint32_t)elen);
+    if (ack_kill) send_msg(REPLY_OK, NULL, 0, NULL, 0, NULL, 0);
+    free(out.p);
+    free(err.p);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR]\n");
+        return 2;
+    }
+    ctl = atoi(argv[1]);
+    if (argc > 2) entry_root = argv[2];
+    if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
+    /* nothing but the control socket may reach the entry's processes */
+    syscall(SYS_close_range, 3u, (unsigned)ctl - 1u, 0u);
+    syscall(SYS_close_range, (unsigned)ctl + 1u, ~0u, 0u);
+    prctl(PR_SET_DUMPABLE, 0);
+    /* a write to a pipe its reader closed must not kill the launcher */
+    signal(SIGPIPE, SIG_IGN);
+    for (;;) {
+        struct msg m;
+        if (!read_msg(&m)) break;
+        switch (m.op) {
+        case OP_PUT: do_put(&m); break;
+        case OP_SYNC: do_sync(); break;
+        case OP_RUN: session(&m, 0); break;
+        case OP_SPAWN: session(&m, 1); break;
+        case OP_KILL:
+            kill_all(NULL);
+            send_msg(REPLY_OK, NULL, 0, NULL, 0, NULL, 0);
+            break;
+        case OP_QUIT: kill_all(NULL); _exit(0);
+        default: break; /* OP_ABORT after the move ended: nothing to stop */
+        }
+        for (int k = 0; k < m.nfds; k++) close(m.fds[k]);
+        free(m.data);
+    }
+    kill_all(NULL);
+    return 0;
+}

@@ -1,0 +1,343 @@
+"""The host's half of the sandbox launcher: building it, and speaking to it.
+
+``launcher.c`` runs as PID 1 inside each sandbox (see its header comment for
+why). This module compiles it once per source version into a cache
+directory, and implements the wire format: requests (``RunRequest``, file
+puts), replies (``LauncherResult``), and a ``Channel`` that frames them over
+the control socket with deadlines.
+
+The format is native byte order on purpose: both ends always run on the same
+machine, and the C side then needs no conversions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.contracts import Limits
+from workers.sandbox.base import HostError
+
+LAUNCHER_SOURCE = Path(__file__).with_name("launcher.c")
+
+# requests (launcher.c: OP_*)
+OP_PUT, OP_SYNC, OP_RUN, OP_SPAWN, OP_ABORT, OP_KILL, OP_QUIT = range(1, 8)
+# replies (launcher.c: REPLY_*)
+REPLY_OK, REPLY_RESULT, REPLY_SPAWNED = 1, 2, 3
+# file kinds of a PUT
+PUT_DIR, PUT_FILE, PUT_APPEND, PUT_SYMLINK = 0, 1, 2, 3
+# result flags
+F_EXITED, F_SIGNALED, F_TIMEOUT, F_STDOUT_OVER, F_LEFT, F_ABORTED, F_KILLED = (1 << i for i in range(7))
+# why the host stopped a move (ABORT payload)
+ABORT_CPU, ABORT_MEMORY = 1, 2
+
+_HEADER = struct.Struct("=II")
+_RUN_REQ = struct.Struct("=IIIQQIIIIII")
+_RESULT = struct.Struct("=IiiIQQQI16sII")
+_PUT_HEAD = struct.Struct("=III")
+#: file data goes over in pieces of this size (the launcher caps one message at 64 MiB)
+PUT_CHUNK = 1 << 20
+
+
+# ---- building ---------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """Where built helpers live: ``$TOURNEY_CACHE_DIR``, else the XDG cache."""
+    explicit = os.environ.get("TOURNEY_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tourney"
+
+
+def launcher_binary() -> Path:
+    """The compiled launcher for the current source, built on first use.
+
+    Keyed by a digest of the source, so an upgrade rebuilds it; written under
+    a temporary name and renamed, so concurrent workers never run a half
+    written binary. The sandbox gets a copy through bwrap ``--file``, so this
+    directory need not be readable by the sandbox's user.
+    """
+    source = LAUNCHER_SOURCE.read_bytes()
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    target = cache_dir() / "sandbox" / f"launcher-{digest}"
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        raise HostError(
+            "no C compiler (cc) to build the sandbox launcher: install one (apt install gcc), "
+            "or use 'sandbox: none' for trusted entries only"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".launcher-", dir=target.parent)
+        os.close(fd)
+    except OSError as e:
+        raise HostError(f"cannot create the launcher cache {target.parent}: {e}") from e
+    try:
+        proc = subprocess.run(
+            [compiler, "-O2", "-Wall", "-o", tmp, str(LAUNCHER_SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if proc.returncode != 0:
+            raise HostError(f"cannot build the sandbox launcher with {compiler}: {proc.stderr.strip()}")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HostError(f"cannot build the sandbox launcher with {compiler}: {e}") from e
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return target
+
+
+# ---- requests ---------------------------------------------------------------
+
+#: a move's CPU rlimit is a backstop only: whole seconds, strictly above the
+#: limit, so the precise checks (sampled tree CPU, final rusage) decide first
+def cpu_rlimit_s(cpu_s: float) -> tuple[int, int]:
+    soft = math.floor(cpu_s) + 1
+    return soft, soft + 1
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the launcher needs to start one program (launcher.c ``struct run_req``)."""
+
+    argv: list[str]
+    stdin: bytes
+    wall_ms: int  # 0: no deadline
+    cpu_soft_s: int  # 0: no CPU rlimit
+    cpu_hard_s: int
+    as_bytes: int
+    fsize_bytes: int
+    nofile: int
+    nproc: int  # 0: no process-count limit
+    stdout_cap: int
+    stderr_keep: int
+
+    @classmethod
+    def for_move(
+        cls, argv: list[str], stdin: bytes, limits: Limits, *, stderr_keep: int, sandbox_procs: int
+    ) -> RunRequest:
+        soft, hard = cpu_rlimit_s(limits.cpu_s)
+        return cls(
+            argv=argv,
+            stdin=stdin,
+            wall_ms=max(1, round(limits.move_wall_s * 1000)),
+            cpu_soft_s=soft,
+            cpu_hard_s=hard,
+            as_bytes=limits.memory_mb << 20,
+            fsize_bytes=limits.file_size_mb << 20,
+            nofile=limits.open_files,
+            # RLIMIT_NPROC counts every process of the sandbox's user in its
+            # user namespace, the launcher included
+            nproc=limits.processes + sandbox_procs,
+            stdout_cap=limits.output_kb * 1024,
+            stderr_keep=stderr_keep,
+        )
+
+    def pack(self) -> bytes:
+        args = [a.encode() for a in self.argv]
+        if not args or any(b"\0" in a for a in args):
+            raise HostError(f"cannot run {self.argv!r}: empty argv or a NUL byte in an argument")
+        head = _RUN_REQ.pack(
+            self.wall_ms,
+            self.cpu_soft_s,
+            self.cpu_hard_s,
+            self.as_bytes,
+            self.fsize_bytes,
+            self.nofile,
+            self.nproc,
+            self.stdout_cap,
+            self.stderr_keep,
+            len(args),
+            len(self.stdin),
+        )
+        return b"".join([head, *(a + b"\0" for a in args), self.stdin])
+
+
+def put_messages(root: Path) -> Iterator[bytes]:
+    """PUT payloads that recreate the tree at ``root`` inside the sandbox.
+
+    Regular files, directories and symlinks (as links, never followed);
+    anything else (sockets, fifos) is not part of an entry. Modes keep the
+    execute bits and give the owner write access: it is a private copy.
+    """
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in [*dirnames, *sorted(filenames)]:
+            path = base / name
+            rel = path.relative_to(root).as_posix().encode()
+            st = path.lstat()
+            mode = (st.st_mode & 0o7777) | 0o600
+            if os.path.islink(path):
+                yield _PUT_HEAD.pack(PUT_SYMLINK, 0o777, len(rel)) + rel + os.readlink(path).encode()
+            elif path.is_dir():
+                yield _PUT_HEAD.pack(PUT_DIR, mode | 0o700, len(rel)) + rel
+            elif path.is_file():
+                with open(path, "rb") as f:
+                    kind = PUT_FILE
+                    while True:
+                        chunk = f.read(PUT_CHUNK)
+                        yield _PUT_HEAD.pack(kind, mode, len(rel)) + rel + chunk
+                        kind = PUT_APPEND
+                        if len(chunk) < PUT_CHUNK:
+                            break
+
+
+def tree_size(root: Path) -> int:
+    """Bytes of the regular files under ``root`` (symlinks not followed)."""
+    total = 0
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                total += st.st_size
+    return total
+
+
+# ---- replies ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LauncherResult:
+    """How one program run ended, as the launcher saw it (launcher.c ``struct result``)."""
+
+    flags: int
+    exit_code: int
+    signal: int
+    abort_reason: int
+    wall_us: int
+    cpu_us: int
+    maxrss_kb: int
+    left_count: int
+    left_comm: str
+    stdout: bytes
+    stderr: bytes
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> LauncherResult:
+        if len(payload) < _RESULT.size:
+            raise HostError(f"sandbox launcher sent a short result ({len(payload)} bytes)")
+        (flags, code, sig, reason, wall_us, cpu_us, rss, left, comm, out_len, err_len) = _RESULT.unpack_from(
+            payload
+        )
+        body = payload[_RESULT.size :]
+        if len(body) != out_len + err_len:
+            raise HostError("sandbox launcher sent a malformed result")
+        return cls(
+            flags=flags,
+            exit_code=code,
+            signal=sig,
+            abort_reason=reason,
+            wall_us=wall_us,
+            cpu_us=cpu_us,
+            maxrss_kb=rss,
+            left_count=left,
+            left_comm=comm.split(b"\0", 1)[0].decode(errors="replace"),
+            stdout=body[:out_len],
+            stderr=body[out_len:],
+        )
+
+    def has(self, flag: int) -> bool:
+        return bool(self.flags & flag)
+
+
+# ---- the channel ----------------------------------------------------------------
+
+
+class ChannelClosed(HostError):
+    """The launcher went away (its sandbox died or could not start)."""
+
+
+class Channel:
+    """Framed messages over the control socket, with deadlines on reads."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self._buf = bytearray()
+        self._poll = select.poll()
+        self._poll.register(sock.fileno(), select.POLLIN)
+
+    def send(self, op: int, payload: bytes = b"", fds: tuple[int, ...] = ()) -> None:
+        header = _HEADER.pack(op, len(payload))
+        try:
+            if fds:
+                socket.send_fds(self.sock, [header], list(fds))
+                self.sock.sendall(payload)
+            else:
+                self.sock.sendall(header + payload)
+        except OSError as e:
+            raise ChannelClosed(f"sandbox launcher is gone ({e})") from e
+
+    def recv(self, timeout_s: float | None) -> tuple[int, bytes] | None:
+        """The next message, or None if none is complete within ``timeout_s`` (None: wait).
+
+        ``timeout_s=0`` still reads what has already arrived.
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            msg = self._take()
+            if msg is not None:
+                return msg
+            if deadline is None:
+                wait_ms = -1
+            else:
+                left = deadline - time.monotonic()
+                wait_ms = max(0, math.ceil(left * 1000))
+            if not self._poll.poll(wait_ms):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                continue
+            try:
+                data = self.sock.recv(1 << 20)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError as e:
+                raise ChannelClosed(f"sandbox launcher is gone ({e})") from e
+            if not data:
+                raise ChannelClosed("sandbox launcher exited")
+            self._buf += data
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def has_message(self) -> bool:
+        return self._peek_len() is not None
+
+    def _peek_len(self) -> int | None:
+        if len(self._buf) < _HEADER.size:
+            return None
+        _, n = _HEADER.unpack_from(self._buf)
+        return n if len(self._buf) >= _HEADER.size + n else None
+
+    def _take(self) -> tuple[int, bytes] | None:
+        n = self._peek_len()
+        if n is None:
+            return None
+        op, _ = _HEADER.unpack_from(self._buf)
+        payload = bytes(self._buf[_HEADER.size : _HEADER.size + n])
+        del self._buf[: _HEADER.size + n]
+        return op, payload
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()

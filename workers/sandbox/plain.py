@@ -1,0 +1,680 @@
+"""``sandbox: none``: entries as plain subprocesses. For trusted entries only.
+
+Every program runs in its own session (so its own process group), under
+rlimits (CPU, address space, file size, open files, no core dumps; see
+``_start`` for when they are set), with a wall-clock deadline, an output cap, and the
+whole group killed when it is done. Each game gets a private temporary copy
+of the entry directory (its cwd, so ICFP'98 ``support/`` state stays inside
+one game) and a private ``TMPDIR``.
+
+What this host does *not* do, and why it is for trusted entries only:
+
+* no namespaces: an entry sees the real file system and network;
+* a descendant that calls ``setsid()`` leaves the process group and escapes
+  both the leftover check and the final kill;
+* ``/tmp/arena.<MARK>`` (POTM, seed 002) is a literal path, so it is the
+  machine's real ``/tmp`` file. The host deletes it when a game opens and when
+  it closes, which keeps state from leaking from one game to the next, but
+  two games running at once on one machine with the same mark share it;
+* no process-count limit: ``RLIMIT_NPROC`` counts every process of the user,
+  not of the entry, so it would break unrelated work (and root ignores it).
+
+Measurements come from ``wait4`` (CPU time and peak RSS of the program and
+the descendants it waited for), which costs nothing extra per move.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import math
+import os
+import re
+import resource
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from runner.contracts import Limits, VerdictKind
+from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
+
+#: how much of stderr a move keeps (its tail explains crashes)
+STDERR_TAIL = 4096
+#: builds keep more of their log
+BUILD_LOG_TAIL = 64 * 1024
+#: a measured CPU time this far over the limit counts as ``cpu_limit``
+CPU_SLACK_MS = 50.0
+
+# exec errors that come from the entry's own files or ``run`` line
+_ENTRY_START_ERRORS = {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EPERM, errno.ELOOP}
+
+_MEMORY_WORDS = re.compile(
+    rb"MemoryError|bad_alloc|out of memory|Cannot allocate memory|memory exhausted", re.IGNORECASE
+)
+
+
+def _rlimit_value(wanted: int, resource_id: int) -> int:
+    """``wanted`` clamped to the current hard limit (an unprivileged process cannot raise it)."""
+    _, hard = resource.getrlimit(resource_id)
+    return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+
+
+def _rlimits(limits: Limits, *, cpu_s: float | None) -> list[tuple[int, tuple[int, int]]]:
+    """The rlimits for a program under ``limits`` (``cpu_s`` None: no CPU limit)."""
+    settings: list[tuple[int, tuple[int, int]]] = []
+    if cpu_s is not None:
+        cpu = _rlimit_value(max(1, math.ceil(cpu_s)), resource.RLIMIT_CPU)
+        # soft: SIGXCPU (recognisable); hard, a second later: SIGKILL
+        settings.append((resource.RLIMIT_CPU, (cpu, _rlimit_value(cpu + 1, resource.RLIMIT_CPU))))
+    mem = _rlimit_value(limits.memory_mb * 1024 * 1024, resource.RLIMIT_AS)
+    settings.append((resource.RLIMIT_AS, (mem, mem)))
+    fsize = _rlimit_value(limits.file_size_mb * 1024 * 1024, resource.RLIMIT_FSIZE)
+    settings.append((resource.RLIMIT_FSIZE, (fsize, fsize)))
+    nofile = _rlimit_value(limits.open_files, resource.RLIMIT_NOFILE)
+    settings.append((resource.RLIMIT_NOFILE, (nofile, nofile)))
+    settings.append((resource.RLIMIT_CORE, (0, 0)))
+    return settings
+
+
+def entry_env(home: Path, tmpdir: Path) -> dict[str, str]:
+    """The environment an entry sees: a PATH, a home and a private TMPDIR; nothing of ours."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(tmpdir),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def signal_name(signo: int) -> str:
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return "?"
+
+
+#: how long to wait for a killed process group to be gone
+GROUP_DEATH_S = 2.0
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _kill_group_and_wait(pgid: int) -> None:
+    """SIGKILL the group and wait (bounded) until none of it runs any more.
+
+    SIGKILL is delivered asynchronously: a killed orphan may run on for a
+    moment on a loaded machine, and we cannot wait4 a process that is not our
+    child. The cheap ``killpg(pgid, 0)`` fails at once when the group is
+    empty, which is the usual case; only stragglers cost a /proc scan.
+    """
+    _kill_group(pgid)
+    deadline = time.monotonic() + GROUP_DEATH_S
+    while time.monotonic() < deadline and _live_members(pgid):
+        _kill_group(pgid)  # again: a member may have forked before it died
+        time.sleep(0.002)
+
+
+def _live_members(pgid: int) -> list[int]:
+    """Pids still running (not zombies) in process group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)  # cheap check first: is there anyone at all?
+    except (ProcessLookupError, PermissionError):
+        return []
+    alive: list[int] = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                alive.append(p.pid)
+        except (psutil.Error, ProcessLookupError, PermissionError):
+            continue
+    return alive
+
+
+def _start(
+    argv: list[str], cwd: Path, env: dict[str, str], rlimits: list[tuple[int, tuple[int, int]]]
+) -> subprocess.Popen[bytes] | str:
+    """The started process, or why it could not start (the entry's fault: a bad ``run``).
+
+    The rlimits are applied with ``prlimit`` right after the exec rather than
+    in a ``preexec_fn``: that keeps Python's vfork fast path (a ``preexec_fn``
+    forces a full fork, doubling the cost of a short move) and is safe in a
+    process with threads (the Celery worker has a heartbeat thread). The
+    cost is a window of microseconds, inside the dynamic loader, before the
+    limits hold; CPU time is counted from the exec anyway. Acceptable for
+    trusted entries; the bwrap host has no such window.
+    """
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as e:
+        if e.errno in _ENTRY_START_ERRORS:
+            return f"cannot start {argv[0]!r}: {e.strerror or e}"
+        raise HostError(f"cannot start {argv[0]}: {e}") from e
+    except subprocess.SubprocessError as e:
+        raise HostError(f"cannot start {argv[0]}: {e}") from e
+    for rid, values in rlimits:
+        try:
+            resource.prlimit(proc.pid, rid, values)
+        except ProcessLookupError:
+            break  # already gone: nothing left to limit
+        except (PermissionError, ValueError, OSError) as e:
+            # e.g. a set-uid program: a limit we cannot set is a runner fault
+            _kill_group(proc.pid)
+            proc.communicate()
+            raise HostError(f"cannot set resource limits on {argv[0]}: {e}") from e
+    return proc
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None  # old kernel: fall back to polling wait4
+
+
+class _Reaper:
+    """Collects a child's exit status and rusage exactly once."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]):
+        self.proc = proc
+        self.status: int | None = None
+        self.rusage: resource.struct_rusage | None = None
+
+    def poll(self) -> bool:
+        if self.status is not None:
+            return True
+        try:
+            pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            self.status = 0
+            return True
+        if pid == 0:
+            return False
+        self._record(status, ru)
+        return True
+
+    def wait(self) -> None:
+        if self.status is not None:
+            return
+        try:
+            _, status, ru = os.wait4(self.proc.pid, 0)
+        except ChildProcessError:
+            self.status = 0
+            return
+        self._record(status, ru)
+
+    def _record(self, status: int, ru: resource.struct_rusage) -> None:
+        self.status = status
+        self.rusage = ru
+        # keep Popen from trying to reap it again
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+
+    @property
+    def exit_code(self) -> int | None:
+        if self.status is None or not os.WIFEXITED(self.status):
+            return None
+        return os.WEXITSTATUS(self.status)
+
+    @property
+    def signal(self) -> int | None:
+        if self.status is None or not os.WIFSIGNALED(self.status):
+            return None
+        return os.WTERMSIG(self.status)
+
+    @property
+    def cpu_ms(self) -> float:
+        if self.rusage is None:
+            return 0.0
+        return (self.rusage.ru_utime + self.rusage.ru_stime) * 1000.0
+
+    @property
+    def peak_rss_kb(self) -> int:
+        return int(self.rusage.ru_maxrss) if self.rusage is not None else 0
+
+
+def _classify(
+    reaper: _Reaper,
+    limits: Limits,
+    *,
+    over_cap: bool,
+    timed_out: bool,
+    killed_by_us: bool,
+    left: list[int],
+    stderr_tail: bytes,
+    cpu_limit_s: float | None,
+) -> tuple[VerdictKind | None, str]:
+    """Which host rule the run broke, if any, with a one-line detail."""
+    if over_cap:
+        return VerdictKind.BAD_OUTPUT, f"wrote more than {limits.output_kb} KiB of output"
+    if timed_out:
+        return VerdictKind.TIMEOUT, f"no answer within {limits.move_wall_s:g} s (wall clock)"
+    sig, code, cpu_ms = reaper.signal, reaper.exit_code, reaper.cpu_ms
+    if cpu_limit_s is not None and (
+        sig == signal.SIGXCPU
+        or (sig == signal.SIGKILL and not killed_by_us)
+        or cpu_ms > cpu_limit_s * 1000.0 + CPU_SLACK_MS
+    ):
+        return VerdictKind.CPU_LIMIT, f"used {cpu_ms / 1000.0:.2f} s of CPU, limit {cpu_limit_s:g} s"
+    failed = sig is not None or (code is not None and code != 0)
+    if failed and (
+        reaper.peak_rss_kb >= limits.memory_mb * 1024 * 0.9 or _MEMORY_WORDS.search(stderr_tail) is not None
+    ):
+        return VerdictKind.MEMORY_LIMIT, f"ran out of its {limits.memory_mb} MB of memory"
+    if sig is not None:
+        return VerdictKind.CRASH, f"signal {sig} ({signal_name(sig)})"
+    if code is not None and code != 0:
+        return VerdictKind.CRASH, f"exit code {code}"
+    if left:
+        return VerdictKind.LEFT_PROCESSES, f"{len(left)} process(es) still running after the program exited"
+    return None, ""
+
+
+def run_process(
+    argv: list[str],
+    stdin: bytes,
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    limits: Limits,
+    stderr_keep: int = STDERR_TAIL,
+) -> RunOutcome:
+    """Run ``argv`` to completion under ``limits``; every process of it is dead on return."""
+    cpu_limit_s = limits.cpu_s
+    started = time.monotonic()
+    proc = _start(argv, cwd, env, _rlimits(limits, cpu_s=cpu_limit_s))
+    if isinstance(proc, str):
+        return RunOutcome(b"", b"", None, None, 0.0, 0.0, 0, VerdictKind.CRASH, proc)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    pgid = proc.pid  # start_new_session: the child leads its own group
+    reaper = _Reaper(proc)
+    cap = limits.output_kb * 1024
+    out = bytearray()
+    err = bytearray()
+    over_cap = timed_out = False
+    pidfd = _pidfd(proc.pid)
+    sel = selectors.DefaultSelector()
+    try:
+        pending = memoryview(stdin)
+        in_fd, out_fd, err_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        for fd in (in_fd, out_fd, err_fd):
+            os.set_blocking(fd, False)
+        if pending:
+            sel.register(in_fd, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+        sel.register(out_fd, selectors.EVENT_READ)
+        sel.register(err_fd, selectors.EVENT_READ)
+        if pidfd is not None:
+            sel.register(pidfd, selectors.EVENT_READ)
+        deadline = started + limits.move_wall_s
+        exited = False
+        while not exited and not over_cap:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                exited = reaper.poll()
+                timed_out = not exited
+                break
+            tick = remaining if pidfd is not None else min(remaining, 0.005)
+            for key, _ in sel.select(tick):
+                fd = key.fd
+                if fd == in_fd:
+                    try:
+                        n = os.write(in_fd, pending[:65536])
+                        pending = pending[n:]
+                    except (BrokenPipeError, BlockingIOError) as e:
+                        if isinstance(e, BlockingIOError):
+                            continue
+                        pending = pending[:0]  # it stopped reading: its choice
+                    if not pending:
+                        sel.unregister(in_fd)
+                        proc.stdin.close()
+                elif fd in (out_fd, err_fd):
+                    if _read_into(fd, out if fd == out_fd else err, sel) and fd == out_fd and len(out) > cap:
+                        over_cap = True
+                    if fd == err_fd and len(err) > 2 * stderr_keep:
+                        del err[:-stderr_keep]
+                elif fd == pidfd:
+                    exited = True
+            if pidfd is None and not exited:
+                exited = reaper.poll()
+        if exited:
+            reaper.poll()
+            # what the program wrote before exiting is all in the pipes now; a
+            # leftover descendant may still be writing, so read a bounded amount
+            for fd, buf, most in ((out_fd, out, cap), (err_fd, err, 2 * stderr_keep)):
+                with contextlib.suppress(KeyError, ValueError):
+                    sel.get_key(fd)
+                    while len(buf) <= most and _read_into(fd, buf, sel):
+                        pass
+            over_cap = over_cap or len(out) > cap
+        killed_by_us = not reaper.poll()
+        left = [] if killed_by_us else _live_members(pgid)
+        _kill_group(pgid)
+        reaper.wait()
+        _kill_group_and_wait(pgid)
+    finally:
+        sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                f.close()
+        if reaper.status is None:
+            _kill_group(pgid)
+            reaper.wait()
+    wall_ms = (time.monotonic() - started) * 1000.0
+    stderr_tail = bytes(err[-stderr_keep:])
+    failure, detail = _classify(
+        reaper,
+        limits,
+        over_cap=over_cap,
+        timed_out=timed_out,
+        killed_by_us=killed_by_us,
+        left=left,
+        stderr_tail=stderr_tail,
+        cpu_limit_s=cpu_limit_s,
+    )
+    return RunOutcome(
+        stdout=bytes(out[:cap]),
+        stderr_tail=stderr_tail,
+        exit_code=reaper.exit_code,
+        signal=reaper.signal,
+        wall_ms=wall_ms,
+        cpu_ms=reaper.cpu_ms,
+        peak_rss_kb=reaper.peak_rss_kb,
+        failure=failure,
+        detail=detail,
+    )
+
+
+def _read_into(fd: int, buf: bytearray, sel: selectors.BaseSelector) -> bool:
+    """Read what is there; unregister ``fd`` at EOF. False when nothing more is to be had now."""
+    try:
+        data = os.read(fd, 65536)
+    except BlockingIOError:
+        return False
+    except OSError:
+        data = b""
+    if not data:
+        with contextlib.suppress(KeyError, ValueError):
+            sel.unregister(fd)
+        return False
+    buf += data
+    return True
+
+
+class PlainProcess(InteractiveProcess):
+    """A persistent entry process (gomocup) spoken to line by line."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], limits: Limits):
+        self.limits = limits
+        # a persistent process has one CPU budget for the game, if any
+        self._cpu_limit_s = limits.game_wall_s
+        proc = _start(argv, cwd, env, _rlimits(limits, cpu_s=self._cpu_limit_s))
+        self._start_error = proc if isinstance(proc, str) else None
+        self._proc = None if isinstance(proc, str) else proc
+        self._reaper = None if isinstance(proc, str) else _Reaper(proc)
+        self._buf = bytearray()
+        self._err = bytearray()
+        self._dead: RunOutcome | None = None
+        self._closed = False
+        self._pidfd: int | None = None
+        self._last_cpu_ms = 0.0
+        self._started = time.monotonic()
+        if self._proc is not None:
+            assert self._proc.stdout is not None and self._proc.stderr is not None
+            assert self._proc.stdin is not None
+            for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+                os.set_blocking(f.fileno(), False)
+            self._pidfd = _pidfd(self._proc.pid)
+        else:
+            why = self._start_error or "could not start"
+            self._dead = RunOutcome(b"", b"", None, None, 0.0, 0.0, 0, VerdictKind.CRASH, why)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def send(self, text: str) -> None:
+        """Write ``text``; a process that stops reading its input for a whole move
+        time is killed (the next ``read_line`` reports it), so we never block."""
+        if self._dead is not None or self._proc is None or self._proc.stdin is None:
+            return  # the next read_line reports why
+        fd = self._proc.stdin.fileno()
+        data = memoryview(text.encode())
+        deadline = time.monotonic() + self.limits.move_wall_s
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            while data:
+                try:
+                    n = os.write(fd, data)
+                    data = data[n:]
+                    continue
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return  # it died or closed stdin; read_line will see the exit
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    stuck = f"did not read its input within {self.limits.move_wall_s:g} s"
+                    self._die(VerdictKind.TIMEOUT, stuck)
+                    return
+                sel.select(remaining)
+
+    def read_line(self, timeout_s: float) -> str | RunOutcome:
+        if self._dead is not None:
+            return self._dead
+        proc, reaper = self._proc, self._reaper
+        assert proc is not None and reaper is not None
+        assert proc.stdout is not None and proc.stderr is not None
+        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+        cap = self.limits.output_kb * 1024
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        sel = selectors.DefaultSelector()
+        try:
+            sel.register(out_fd, selectors.EVENT_READ)
+            sel.register(err_fd, selectors.EVENT_READ)
+            if self._pidfd is not None:
+                sel.register(self._pidfd, selectors.EVENT_READ)
+            exited = False
+            while True:
+                line = self._take_line()
+                if line is not None:
+                    return line
+                if len(self._buf) > cap:
+                    too_long = f"wrote a line longer than {self.limits.output_kb} KiB"
+                    return self._die(VerdictKind.BAD_OUTPUT, too_long)
+                if exited:
+                    return self._die_exited()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return self._die(VerdictKind.TIMEOUT, f"no answer within {timeout_s:g} s (wall clock)")
+                tick = remaining if self._pidfd is not None else min(remaining, 0.005)
+                for key, _ in sel.select(tick):
+                    if key.fd == out_fd:
+                        _read_into(out_fd, self._buf, sel)
+                    elif key.fd == err_fd:
+                        _read_into(err_fd, self._err, sel)
+                        del self._err[:-STDERR_TAIL]
+                    else:
+                        exited = True
+                if self._pidfd is None and not exited:
+                    exited = reaper.poll()
+                if exited:
+                    # drain what it wrote before dying; a final answer still counts
+                    while _read_into(out_fd, self._buf, sel):
+                        pass
+        finally:
+            sel.close()
+
+    def _take_line(self) -> str | None:
+        i = self._buf.find(b"\n")
+        if i < 0:
+            return None
+        raw = bytes(self._buf[:i])
+        del self._buf[: i + 1]
+        return raw.decode("utf-8", errors="replace").rstrip("\r")
+
+    def _die_exited(self) -> RunOutcome:
+        reaper = self._reaper
+        assert reaper is not None
+        reaper.wait()
+        failure, detail = _classify(
+            reaper,
+            self.limits,
+            over_cap=False,
+            timed_out=False,
+            killed_by_us=False,
+            left=[],
+            stderr_tail=bytes(self._err),
+            cpu_limit_s=self._cpu_limit_s,
+        )
+        if failure is None:
+            # exited cleanly in the middle of a game: the protocol decides (no_output)
+            detail = "exited with code 0 before answering"
+        return self._finish(failure, detail)
+
+    def _die(self, kind: VerdictKind, detail: str) -> RunOutcome:
+        self._kill()
+        return self._finish(kind, detail)
+
+    def _finish(self, kind: VerdictKind | None, detail: str) -> RunOutcome:
+        reaper = self._reaper
+        assert reaper is not None
+        self._kill()
+        self._dead = RunOutcome(
+            stdout=bytes(self._buf),
+            stderr_tail=bytes(self._err[-STDERR_TAIL:]),
+            exit_code=reaper.exit_code,
+            signal=reaper.signal,
+            wall_ms=(time.monotonic() - self._started) * 1000.0,
+            cpu_ms=reaper.cpu_ms,
+            peak_rss_kb=reaper.peak_rss_kb,
+            failure=kind,
+            detail=detail,
+        )
+        return self._dead
+
+    @property
+    def cpu_ms(self) -> float:
+        if self._reaper is not None and self._reaper.rusage is not None:
+            return self._reaper.cpu_ms
+        if self._proc is None:
+            return 0.0
+        try:
+            t = psutil.Process(self._proc.pid).cpu_times()
+            self._last_cpu_ms = (t.user + t.system + t.children_user + t.children_system) * 1000.0
+        except psutil.Error:
+            pass
+        return self._last_cpu_ms
+
+    def _kill(self) -> None:
+        if self._proc is None or self._reaper is None:
+            return
+        _kill_group(self._proc.pid)
+        self._reaper.wait()
+        _kill_group_and_wait(self._proc.pid)  # descendants that outlived the leader
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._kill()
+        if self._proc is not None:
+            for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+                if f is not None:
+                    with contextlib.suppress(OSError):
+                        f.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+def arena_file(mark: str) -> Path | None:
+    """POTM's ``/tmp/arena.<MARK>``, for a mark that is a harmless file-name character."""
+    if len(mark) == 1 and (mark.isalnum() or mark in "_-+="):
+        return Path(f"/tmp/arena.{mark}")
+    return None
+
+
+class PlainHost(EntryHost):
+    """One entry for one game: a private copy of its directory and a private TMPDIR."""
+
+    def __init__(self, entry_dir: Path, mark: str):
+        self._closed = False
+        self._procs: list[PlainProcess] = []
+        try:
+            self._root = Path(tempfile.mkdtemp(prefix="tourney-game-"))
+            self.workdir = self._root / "work"
+            shutil.copytree(entry_dir, self.workdir, symlinks=True)
+            self._tmp = self._root / "tmp"
+            self._tmp.mkdir()
+        except OSError as e:
+            raise HostError(f"cannot make a working copy of {entry_dir}: {e}") from e
+        self._arena = arena_file(mark)
+        self._remove_arena()
+
+    def _env(self) -> dict[str, str]:
+        return entry_env(self.workdir, self._tmp)
+
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        if self._closed:
+            raise HostError("host already closed")
+        return run_process(argv, stdin, cwd=self.workdir, env=self._env(), limits=limits)
+
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        if self._closed:
+            raise HostError("host already closed")
+        proc = PlainProcess(argv, self.workdir, self._env(), limits)
+        self._procs.append(proc)
+        return proc
+
+    def _remove_arena(self) -> None:
+        if self._arena is not None:
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                self._arena.unlink()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for p in self._procs:
+            p.close()
+        self._remove_arena()
+        shutil.rmtree(self._root, ignore_errors=True)
+
+
+class PlainHostFactory(HostFactory):
+    name = "none"
+
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        return PlainHost(entry_dir, mark)
+
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        with tempfile.TemporaryDirectory(prefix="tourney-build-") as tmp:
+            return run_process(
+                ["sh", "-c", command],
+                b"",
+                cwd=entry_dir,
+                env=entry_env(Path(tmp), Path(tmp)),
+                limits=limits,
+                stderr_keep=BUILD_LOG_TAIL,
+            )

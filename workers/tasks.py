@@ -1,0 +1,215 @@
+"""The ``play_match`` task: a JSON envelope in, notes to the run's inbox out.
+
+The envelope (``ENVELOPE_VERSION`` 1)::
+
+    {"v": 1, "run": RUN_ID, "attempt": N, "spec": MatchSpec.to_dict(),
+     "heartbeat_s": 5.0, "heartbeat_ttl_s": 15.0}
+
+Paths never travel: a worker shares no file system with the coordinator.
+Entries come as artifacts by digest from Redis (``tourney:artifact:<digest>``),
+built once per digest in this machine's cache (``TOURNEY_WORK_DIR``).
+
+What the task does, in order:
+
+1. skip unless the run still wants this attempt (``current`` hash), so a
+   redelivered or superseded message costs nothing;
+2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing;
+3. play the match (``workers.match.play_match`` never raises for entry
+   faults); a failure of this machine (artifact, sandbox) becomes a result
+   whose games carry a ``system_error`` verdict, which the coordinator retries
+   elsewhere;
+4. ``RPUSH`` the ``result`` note, retrying through a Redis outage.
+
+The task's own return value is a small status dict; nothing reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from runner.contracts import GameRecord, MatchResult, MatchSpec, Verdict, VerdictKind
+from workers.celery_app import ENVELOPE_VERSION, KEYS, TASK_NAME, app
+
+log = logging.getLogger("tourney.worker")
+
+#: how long a finished match's result is retried against an unreachable Redis
+RESULT_PUSH_PATIENCE_S = 600.0
+#: artifact fetch: attempts and pause (the coordinator re-publishes missing ones)
+FETCH_ATTEMPTS = 5
+FETCH_PAUSE_S = 2.0
+
+_client: tuple[int, str, redis.Redis] | None = None
+
+
+def _redis() -> redis.Redis:
+    """This process's client for the broker's Redis (one per pool process)."""
+    global _client
+    url = str(app.conf.broker_url or os.environ.get("TOURNEY_BROKER_URL", ""))
+    if _client is None or _client[0] != os.getpid() or _client[1] != url:
+        _client = (
+            os.getpid(),
+            url,
+            redis.Redis.from_url(
+                url, socket_timeout=10.0, socket_connect_timeout=5.0, health_check_interval=10
+            ),
+        )
+    return _client[2]
+
+
+def worker_name() -> str:
+    return os.environ.get("TOURNEY_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+
+
+def work_dir() -> Path:
+    return Path(os.environ.get("TOURNEY_WORK_DIR") or Path.home() / ".cache" / "tourney")
+
+
+def system_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResult:
+    """A match this machine could not play: every game a ``system_error`` (charged to nobody)."""
+    games = [
+        GameRecord(
+            order=list(order),
+            winner=None,
+            scores={p: 0 for p in order},
+            verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, detail[:500]),
+            moves=[],
+        )
+        for order in spec.orders
+    ]
+    return MatchResult(
+        spec.match_id, games, worker=worker, digests={n: r.digest for n, r in spec.entries.items()}
+    )
+
+
+def _push(r: redis.Redis, run: str, note: dict[str, Any], patience_s: float) -> bool:
+    """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``)."""
+    deadline = time.monotonic() + patience_s
+    blob = json.dumps(note)
+    pause = 0.2
+    while True:
+        try:
+            r.rpush(KEYS.inbox(run), blob)
+            return True
+        except redis.exceptions.RedisError as e:
+            if time.monotonic() > deadline:
+                log.error("could not deliver %s note for %s: %s", note.get("kind"), note.get("match_id"), e)
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+
+
+class Heartbeat:
+    """Keeps ``tourney:run:<run>:hb:<match>:<attempt>`` alive while a match is played."""
+
+    def __init__(self, r: redis.Redis, key: str, worker: str, every_s: float, ttl_s: float) -> None:
+        self._r, self._key, self._worker = r, key, worker
+        self._every, self._ttl_ms = every_s, max(1, int(ttl_s * 1000))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="tourney-heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        while True:
+            with contextlib.suppress(redis.exceptions.RedisError):
+                self._r.set(self._key, self._worker, px=self._ttl_ms)
+            if self._stop.wait(self._every):
+                return
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self._r.delete(self._key)
+
+
+def artifact_fetcher(r: redis.Redis) -> Callable[[str], bytes]:
+    def fetch(digest: str) -> bytes:
+        last: Exception | None = None
+        for i in range(FETCH_ATTEMPTS):
+            try:
+                blob = r.get(KEYS.artifact(digest))
+                if isinstance(blob, bytes):
+                    return blob
+                last = LookupError(f"artifact {digest[:12]} is not in Redis")
+            except redis.exceptions.RedisError as e:
+                last = e
+            if i + 1 < FETCH_ATTEMPTS:
+                time.sleep(FETCH_PAUSE_S)
+        raise RuntimeError(f"cannot fetch artifact {digest[:12]}: {last}")
+
+    return fetch
+
+
+def play(spec: MatchSpec, fetch: Callable[[str], bytes], worker: str, cache_root: Path) -> MatchResult:
+    """Build what the match needs and play it; a failure of this machine becomes ``system_error``."""
+    # imported here: Celery loads this module in every process, the referee only where matches run
+    from workers.artifacts import ArtifactCache
+    from workers.match import play_match
+    from workers.sandbox import host_factory
+
+    try:
+        hosts = host_factory(spec.sandbox)
+        cache = ArtifactCache(cache_root, hosts, spec.limits)
+        entry_dirs = cache.ensure_all(spec.entries, fetch)
+        return play_match(spec, entry_dirs, hosts, worker=worker)
+    except Exception as e:
+        log.exception("match %s failed on this worker", spec.match_id)
+        return system_error_result(spec, f"{worker}: {type(e).__name__}: {e}", worker)
+
+
+def execute(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The task body (callable without Celery, for tests)."""
+    if envelope.get("v") != ENVELOPE_VERSION:
+        raise ValueError(f"unknown envelope version {envelope.get('v')!r}; upgrade this worker")
+    run = str(envelope["run"])
+    attempt = int(envelope["attempt"])
+    spec = MatchSpec.from_dict(envelope["spec"])
+    worker = worker_name()
+    r = _redis()
+    note: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
+    try:
+        wanted = r.hget(KEYS.current(run), spec.match_id)
+    except redis.exceptions.RedisError:
+        wanted = None
+        log.warning("cannot check attempt of %s; playing it", spec.match_id)
+    else:
+        if wanted is None or int(wanted) != attempt:
+            _push(r, run, {"kind": "skipped", **note}, 60.0)
+            log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
+            return {"status": "skipped", **note}
+    _push(r, run, {"kind": "started", "ts": time.time(), **note}, 60.0)
+    hb = Heartbeat(
+        r,
+        KEYS.heartbeat(run, spec.match_id, attempt),
+        worker,
+        float(envelope.get("heartbeat_s", 5.0)),
+        float(envelope.get("heartbeat_ttl_s", 15.0)),
+    )
+    t0 = time.monotonic()
+    with hb:
+        result = play(spec, artifact_fetcher(r), worker, work_dir() / "artifacts")
+    pushed = _push(r, run, {"kind": "result", "result": result.to_dict(), **note}, RESULT_PUSH_PATIENCE_S)
+    log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
+    return {"status": "done" if pushed else "undelivered", **note}
+
+
+def _play_match_task(envelope: dict[str, Any]) -> dict[str, Any]:
+    return execute(envelope)
+
+
+# registered by call, not as a decorator: Celery's decorator is untyped
+play_match_task: Any = app.task(name=TASK_NAME, acks_late=True, reject_on_worker_lost=True)(_play_match_task)
