@@ -185,6 +185,14 @@ class StageBase(BaseModel):
     advance: Advance = Field(default="all", description="Who goes on: 'all', 'survivors' or {top: N}.")
     description: str = Field(default="", description="Free text shown in reports.")
 
+    @field_validator("advance", mode="before")
+    @classmethod
+    def _advance_form(cls, v: object) -> object:
+        # one clear message instead of one per member of the union
+        if not isinstance(v, dict) and v not in ("all", "survivors"):
+            raise ValueError(f"expected 'all', 'survivors' or {{top: N}}, got {v!r}")
+        return v
+
 
 class TwoPlayerStage(StageBase):
     games_per_pairing: int = Field(
@@ -204,7 +212,7 @@ class TwoPlayerStage(StageBase):
 class SystemTestStage(StageBase):
     """Each entry plays a game per board against itself (or a reference); a verdict against it excludes it."""
 
-    planner: Literal["system_test"]
+    planner: Literal["system_test"] = Field(description="Which planner runs the stage.")
     reference: str | None = Field(
         default=None,
         description="A seed opponent to play against instead of a mirror copy of the entry itself "
@@ -216,18 +224,18 @@ class SystemTestStage(StageBase):
 class SeedingStage(TwoPlayerStage):
     """Seed 000 stage 1: every entrant plays each seed opponent, each side first once, per board."""
 
-    planner: Literal["seeding"]
+    planner: Literal["seeding"] = Field(description="Which planner runs the stage.")
     opponents: list[str] | None = Field(
         default=None, description="Seed opponents to play; default: all of them."
     )
     scoring: ScoringModel = Field(default_factory=potm_scoring, description="Default: seed 000's table.")
-    rank_by: list[RankKey] = Field(default=["points"], min_length=1)
+    rank_by: list[RankKey] = Field(default=["points"], min_length=1, description="Default: points.")
 
 
 class GauntletStage(TwoPlayerStage):
     """Every entrant plays each configured opponent (a seed/reference program)."""
 
-    planner: Literal["gauntlet"]
+    planner: Literal["gauntlet"] = Field(description="Which planner runs the stage.")
     opponents: list[str] | None = Field(
         default=None, description="Seed opponents to play; default: all of them."
     )
@@ -236,7 +244,7 @@ class GauntletStage(TwoPlayerStage):
 class EliminationStage(TwoPlayerStage):
     """Seed 000 stage 2: the two-bracket elimination (see docs/config.md for every rule)."""
 
-    planner: Literal["potm_elimination"]
+    planner: Literal["potm_elimination"] = Field(description="Which planner runs the stage.")
     k: int = Field(
         default=2,
         ge=1,
@@ -268,13 +276,13 @@ class EliminationStage(TwoPlayerStage):
 class RoundRobinStage(TwoPlayerStage):
     """Every pair plays on every board, each side first equally often (one match per pair per board)."""
 
-    planner: Literal["round_robin"]
+    planner: Literal["round_robin"] = Field(description="Which planner runs the stage.")
 
 
 class PermutationsStage(StageBase):
     """Seed 002 stage 2: N-player games on each board, one per each of the N! seat orders."""
 
-    planner: Literal["permutations"]
+    planner: Literal["permutations"] = Field(description="Which planner runs the stage.")
     games_per_order: int = Field(default=1, ge=1, description="Games per seat order on each board.")
     max_entrants: int = Field(
         default=6,
@@ -282,26 +290,37 @@ class PermutationsStage(StageBase):
         le=8,
         description="More entrants than this (N! games) and the stage is skipped with a note.",
     )
-    rank_by: list[RankKey] = Field(default=["wins", "score"], min_length=1)
+    rank_by: list[RankKey] = Field(
+        default=["wins", "score"], min_length=1, description="Default: wins, then score (seed 002)."
+    )
 
 
 class KnockoutStage(TwoPlayerStage):
     """Single elimination, standard seeding (1 v N ...), byes to top seeds; a tie goes to the better seed."""
 
-    planner: Literal["knockout"]
-    match_win_by: list[MatchKey] = Field(default=["wins", "score"], min_length=1)
-    advance: Advance = Field(default="all", description="'survivors' is the champion alone.")
+    planner: Literal["knockout"] = Field(description="Which planner runs the stage.")
+    match_win_by: list[MatchKey] = Field(
+        default=["wins", "score"],
+        min_length=1,
+        description="How a match is won: the first key on which the two differ; equal on all goes to the "
+        "better seed.",
+    )
+    advance: Advance = Field(default="survivors", description="Default 'survivors': the champion alone.")
 
 
 class SwissStage(StageBase):
     """A fixed number of rounds paired within score groups, no repeats, buchholz."""
 
-    planner: Literal["swiss"]
+    planner: Literal["swiss"] = Field(description="Which planner runs the stage.")
     rounds: int = Field(ge=1, le=64, description="Number of rounds.")
     games_per_pairing: int = Field(
         default=2, ge=1, description="Games per pairing: 1 (colours balanced over rounds) or an even number."
     )
-    rank_by: list[RankKey] = Field(default=["points", "buchholz", "wins", "score"], min_length=1)
+    rank_by: list[RankKey] = Field(
+        default=["points", "buchholz", "wins", "score"],
+        min_length=1,
+        description="Default: points, buchholz, wins, score.",
+    )
 
     @field_validator("games_per_pairing")
     @classmethod
@@ -552,8 +571,9 @@ def _names(names: Sequence[str], most: int = 3) -> str:
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    by_lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 # -- schema errors -------------------------------------------------------------
@@ -615,6 +635,7 @@ def _schema_problem(err: Any, smap: SourceMap) -> ConfigProblem:
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
         tag = str(ctx.get("tag", ""))
         msg = f"unknown planner {tag!r}{_did_you_mean(tag, expected)}; expected one of {', '.join(expected)}"
+        line, col = smap.position((*where, "planner"))
         return ConfigProblem(smap.file, line, col, f"{_dotted((*where, 'planner'))}: {msg}")
     if kind == "literal_error":
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
@@ -977,9 +998,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(p)
         print(f"{len(e.problems)} problem(s) in {args.config}", file=sys.stderr)
         return 2
-    n_opp = len(config.seed_opponent_specs())
-    opp = f", {n_opp} seed opponent(s)" if n_opp else ""
-    print(f"OK: {config.name}: {len(config.entry_specs())} entries{opp}, {len(config.stages)} stages")
+    print(f"OK: {config.name}: {len(config.entry_specs())} entries, {len(config.stages)} stages")
+    if config.seed_opponent_specs():
+        print(f"  seed opponents: {', '.join(config.seed_opponent_specs())}")
     for line in describe(config):
         print(line)
     return 0

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from urllib.parse import urlsplit
 
 from runner.config import ConfigError, TournamentConfig, load_config
 from runner.contracts import MatchSpec, VerdictKind
@@ -92,6 +93,7 @@ class RunOutcome:
     finished: bool
     state: TournamentState
     failed: list[str] = field(default_factory=list)  # matches given up (when not finished)
+    failed_details: dict[str, str] = field(default_factory=dict)
     matches: int = 0  # results accepted in this session
     games: int = 0
     moves: int = 0
@@ -165,30 +167,21 @@ class Coordinator:
 
     def _check_same_plan(self, specs: list[MatchSpec]) -> None:
         """Resume guard: a match already in the store must be planned exactly as stored."""
+        stored = self.store.specs()
         for spec in specs:
-            row = self.store.match_row(spec.match_id)
-            if row is None or row.spec is None:
+            if spec.match_id not in stored:
                 continue
-            old, new = row.spec.to_dict(), spec.to_dict()
-            if old == new:
-                continue
-            for name, ref in old["entries"].items():
-                now = new["entries"].get(name, {})
-                if ref.get("digest") != now.get("digest"):
-                    raise ResumeRefused(
-                        f"entry {name!r} changed since this run started (digest {ref['digest'][:12]} -> "
-                        f"{str(now.get('digest'))[:12]}); restore it, or start a new run with --run-dir"
-                    )
+            old, new = stored[spec.match_id].to_dict(), spec.to_dict()
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-            raise ResumeRefused(
-                f"match {spec.match_id} is planned differently than when this run started "
-                f"({', '.join(diff)} changed); start a new run with --run-dir"
-            )
+            if diff:
+                raise ResumeRefused(
+                    f"match {spec.match_id} is planned differently than when this run started "
+                    f"({', '.join(diff)} changed: a board file or an entry changed?); "
+                    "restore it, or start a new run with --run-dir"
+                )
 
     def _forget(self, match_id: str) -> None:
-        forget = getattr(self.dispatcher, "forget", None)
-        if forget is not None:
-            forget(match_id)
+        self.dispatcher.forget(match_id)
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> RunOutcome:
@@ -231,9 +224,20 @@ class Coordinator:
         changed = False
         for note in notes:
             if isinstance(note, Started):
-                self.store.mark_started(
-                    note.match_id, note.attempt, note.worker, time.time() + self.timing.lease_s
+                acc = self.store.mark_started(
+                    note.match_id,
+                    note.attempt,
+                    note.worker,
+                    time.time() + self.timing.lease_s,
+                    execution=note.execution,
+                    attempt_cap=self.attempt_cap,
                 )
+                if acc.status == "failed":
+                    changed = True
+                    self._forget(note.match_id)
+                    self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
+                elif acc.status == "redelivered":
+                    self.progress.log(f"match {note.match_id}: {acc.detail}")
             elif isinstance(note, Finished):
                 acc = self.store.accept(
                     note.match_id, note.attempt, note.result, attempt_cap=self.attempt_cap
@@ -483,7 +487,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except BrokerURLError as e:
             print(f"tourney run: {e}", file=sys.stderr)
             return 2
-    rd = RunDir(Path(args.run_dir) if args.run_dir else default_run_dir(config))
+    rd = RunDir((Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve())
     try:
         with coordinator_lock(rd):
             return _run(args, config, config_path, rd)
@@ -495,21 +499,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, rd: RunDir) -> int:
     resumed = rd.exists()
     if resumed:
-        store = open_for_resume(rd, config_path)
-        meta = store.meta()
-        changed = {
-            n: (d, s.digest)
-            for n, d in {**meta.get("entries", {}), **meta.get("seed_opponents", {})}.items()
-            for s in [config.entry_specs().get(n) or config.seed_opponent_specs().get(n)]
-            if s is not None and s.digest != d
-        }
-        if changed:
-            store.close()
-            name, (old, new) = next(iter(changed.items()))
-            raise ResumeRefused(
-                f"entry {name!r} changed since this run started (digest {old[:12]} -> {new[:12]}); "
-                "restore it, or start a new run with --run-dir"
-            )
+        store = open_for_resume(rd, config_path, config)
     else:
         store = create_run(rd, config_path, config, secrets.token_hex(8))
     handler = _setup_logging(rd)
@@ -523,6 +513,9 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
             if outcome is not None:
                 _finish_outputs(rd, outcome, code == 0)
             return code
+    except BrokerDown as e:
+        print(f"tourney run: {e}; run the same command again to resume", file=sys.stderr)
+        return 1
     except _Terminated as e:
         print(f"tourney run: stopped by {e}; run the same command again to resume", file=sys.stderr)
         return 143
@@ -601,11 +594,18 @@ def _play(
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
+    if args.no_local_workers:
+        progress.log(
+            f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
+        )
     coordinator = Coordinator(
         config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
     )
     outcome = coordinator.run()
-    cluster.stop()
+    if outcome.finished and isinstance(dispatcher, CeleryDispatcher):
+        dispatcher.forget_run()
+    if cluster.workers is not None:
+        cluster.workers.begin_stop()  # they wind down while the report is written
     rate = outcome.moves / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
     summary = (
         f"played {outcome.matches} match(es), {outcome.games} game(s), {outcome.moves} move(s) "
@@ -623,35 +623,41 @@ def _play(
         }
     )
     if not outcome.finished:
-        progress.log(
-            f"{len(outcome.failed)} match(es) failed after {ATTEMPT_CAP} attempts; the stages "
-            "that need them cannot finish:"
-        )
         for mid in outcome.failed:
             row = store.match_row(mid)
-            why = row.result.system_error.detail if row and row.result and row.result.system_error else "?"
-            progress.log(f"  {mid}: {why}")
-        progress.log("Fix the cause and run the same command again to retry them.")
+            err = row.result.system_error if row and row.result else None
+            outcome.failed_details[mid] = err.detail if err else "?"
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
 
 
+def _masked(url: str) -> str:
+    """The broker URL with its password hidden (it is printed)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = f":***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
 def _finish_outputs(rd: RunDir, outcome: RunOutcome, finished: bool) -> None:
     """After the progress display is gone: the report, then the standings."""
     try:
-        report = write_report(rd.path)
-        if report is not None:
-            print(f"report: {report}")
+        write_report(rd.path)
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
     print_standings(rd.path, outcome.state)
     if not finished:
         print(
-            f"tourney run: not finished: {len(outcome.failed)} failed match(es) block it (see above)",
+            f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after {ATTEMPT_CAP} attempts "
+            "and the stages that need them cannot finish:",
             file=sys.stderr,
         )
+        for mid, why in outcome.failed_details.items():
+            print(f"  {mid}: {why}", file=sys.stderr)
+        print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)
 
 
 __all__ = ["Coordinator", "RunOutcome", "cmd_run"]

@@ -45,6 +45,7 @@ class Started:
     match_id: str
     attempt: int
     worker: str
+    execution: str = ""  # unique per task execution (a redelivered task starts a new one)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,9 @@ class Dispatcher(Protocol):
     def poll(self, timeout: float) -> list[Note]:
         """Notes that arrived, waiting up to ``timeout`` seconds for the first."""
 
+    def forget(self, match_id: str) -> None:
+        """The run wants no attempt of this match any more (done, failed, obsolete)."""
+
     def alive(self, match_id: str, attempt: int) -> bool | None:
         """Whether a worker is known to be playing the attempt now (None: cannot tell)."""
 
@@ -148,6 +152,9 @@ class InlineDispatcher:
 
         result = play(spec, self._fetch, self.worker, self.cache_dir)
         return [Started(spec.match_id, attempt, self.worker), Finished(spec.match_id, attempt, result)]
+
+    def forget(self, match_id: str) -> None:
+        pass  # nothing of it is queued: submit plays in order, poll returns its result
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         return True  # nothing is ever lost in-process
@@ -273,9 +280,14 @@ class CeleryDispatcher:
                 time.sleep(1.0)
 
     def forget(self, match_id: str) -> None:
-        """The run no longer wants any attempt of this match (done, failed, obsolete)."""
+        """Workers skip any attempt of this match from now on (``current`` hash)."""
         with contextlib.suppress(redis.exceptions.RedisError):
             self.redis.hdel(self.keys.current(self.run_id), match_id)
+
+    def forget_run(self) -> None:
+        """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.delete(self.keys.current(self.run_id), self.keys.inbox(self.run_id))
 
     def poll(self, timeout: float) -> list[Note]:
         inbox = self.keys.inbox(self.run_id)
@@ -298,7 +310,14 @@ class CeleryDispatcher:
                 d = json.loads(blob)
                 kind = d["kind"]
                 if kind == "started":
-                    notes.append(Started(d["match_id"], int(d["attempt"]), str(d.get("worker", ""))))
+                    notes.append(
+                        Started(
+                            d["match_id"],
+                            int(d["attempt"]),
+                            str(d.get("worker", "")),
+                            str(d.get("execution", "")),
+                        )
+                    )
                 elif kind == "result":
                     notes.append(
                         Finished(d["match_id"], int(d["attempt"]), MatchResult.from_dict(d["result"]))
@@ -363,6 +382,7 @@ class LocalWorkers:
         self.run_dir = run_dir
         self.count = count
         self.procs: list[subprocess.Popen[bytes]] = []
+        self._pid_files: list[Path] = []
 
     def start(self) -> LocalWorkers:
         logs = self.run_dir / "logs"
@@ -395,25 +415,34 @@ class LocalWorkers:
                 )
             self.procs.append(proc)
             (work / "worker.pid").write_text(str(proc.pid))
+            self._pid_files.append(work / "worker.pid")
         return self
 
     def alive(self) -> int:
         return sum(1 for p in self.procs if p.poll() is None)
 
-    def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM (Celery's warm shutdown), then SIGKILL to each group after ``grace_s``."""
-        procs, self.procs = self.procs, []
-        for p in procs:
+    def begin_stop(self) -> None:
+        """Ask every worker to stop (Celery's cold shutdown: the run needs nothing they are doing)."""
+        for p in self.procs:
             if p.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    p.send_signal(signal.SIGTERM)
+                    p.send_signal(signal.SIGQUIT)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """``begin_stop``, wait up to ``grace_s``, then SIGKILL each worker's process group."""
+        self.begin_stop()
+        procs, self.procs = self.procs, []
         deadline = time.monotonic() + grace_s
         for p in procs:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(max(0.1, deadline - time.monotonic()))
-            kill_group(p.pid)
+            kill_group(p.pid)  # pool processes that outlived their parent, if any
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(5.0)
+        for f in self._pid_files:
+            with contextlib.suppress(OSError):
+                f.unlink()
+        self._pid_files = []
 
 
 def kill_group(pgid: int) -> None:

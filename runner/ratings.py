@@ -298,8 +298,3 @@ def openskill_ratings(games: Iterable[GameRecord], *, entries: Sequence[str] = (
         for n, r in ratings.items()
     ]
     return sorted(out, key=lambda r: (-r.ordinal, r.entry))
-
-
-def is_two_player(games: Iterable[GameRecord]) -> bool:
-    """True when every counted game had exactly two seats (Elo applies)."""
-    return all(len(g.order) == 2 for g in games)

@@ -84,11 +84,11 @@ class EmbeddedRedis:
         bind: Sequence[str] = ("127.0.0.1",),
         log_file: Path | None = None,
     ) -> None:
-        self.data_dir = data_dir
+        self.data_dir = data_dir.resolve()  # redis-server chdirs into it before opening the log
         self.password = password or secrets.token_urlsafe(24)
         self.port = port or free_port()
         self.bind = list(bind)
-        self.log_file = log_file or data_dir / "redis.log"
+        self.log_file = (log_file or self.data_dir / "redis.log").resolve()
         self.proc: subprocess.Popen[bytes] | None = None
 
     def url(self, host: str = "127.0.0.1") -> str:

@@ -111,8 +111,9 @@ def create_run(rd: RunDir, config_path: Path, config: TournamentConfig, run_id: 
     )
 
 
-def open_for_resume(rd: RunDir, config_path: Path) -> RunStore:
-    """The existing run's store, if ``config_path`` is the same config; else ``ResumeRefused``."""
+def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> RunStore:
+    """The existing run's store if ``config_path`` is the same config with the same entry
+    code; else ``ResumeRefused`` saying what differs."""
     try:
         store = RunStore.open(rd.path)
     except StoreError as e:
@@ -126,6 +127,15 @@ def open_for_resume(rd: RunDir, config_path: Path) -> RunStore:
             f"{rd.path} holds a run of a different config (frozen config digest {want[:12]}, "
             f"{config_path} has {got[:12]}); use --run-dir to start a new run, or restore the config"
         )
+    now = {n: s.digest for n, s in [*config.entry_specs().items(), *config.seed_opponent_specs().items()]}
+    recorded = {**meta.get("entries", {}), **meta.get("seed_opponents", {})}
+    for name, digest in recorded.items():
+        if name in now and now[name] != digest:
+            store.close()
+            raise ResumeRefused(
+                f"entry {name!r} changed since this run started (digest {digest[:12]} -> {now[name][:12]}); "
+                "restore it, or start a new run with --run-dir"
+            )
     return store
 
 

@@ -19,8 +19,11 @@ Tables::
 Match states: ``pending`` (planned, no attempt out) -> ``queued`` (attempt
 handed to the dispatcher) -> ``running`` (a worker said it started it; a lease
 runs) -> ``done`` (an official result). ``failed``: the attempt cap was hit;
-the match holds a synthesised ``system_error`` result so that the run can go
-on, and the failure is shown in events, standings and the report.
+the match holds a synthesised ``system_error`` result, so the failure is shown
+(events, standings, report) rather than hidden. Stages count a ``system_error``
+game as not played, so a stage that needs a failed match cannot finish; the
+coordinator stops once nothing else can be played, and retries failed matches
+when it is run again (``retry_failed``).
 ``obsolete``: the planner no longer wants the match (an accepted rerun changed
 history); its results are kept but not official for the tournament.
 
@@ -36,9 +39,10 @@ changes nothing and is logged as an ``ignored_result`` event.
 A result whose game carries a ``system_error`` verdict (the runner's own fault,
 DESIGN §4.3) is not accepted: it is stored as ``rejected``, and the match goes
 back to ``pending`` for another attempt, elsewhere if possible. Lost leases
-count the same way; after ``attempt_cap`` such failures the match is
-``failed``. A coordinator restart re-dispatches what was in flight without
-counting a failure.
+count the same way, and so does a second execution of one attempt (the broker
+handed it out again because its worker died: ``task_reject_on_worker_lost``);
+after ``attempt_cap`` such failures the match is ``failed``. A coordinator
+restart re-dispatches what was in flight without counting a failure.
 
 READ API (used by ``runner.report``; kept stable):
 
@@ -92,6 +96,7 @@ CREATE TABLE IF NOT EXISTS matches (
     failures INTEGER NOT NULL DEFAULT 0,
     lease_expires REAL,
     worker TEXT NOT NULL DEFAULT '',
+    execution TEXT NOT NULL DEFAULT '',
     dispatched_at REAL,
     started_at REAL,
     finished_at REAL,
@@ -165,7 +170,7 @@ class MatchRow:
 class Accepted:
     """What became of a received result."""
 
-    status: Literal["accepted", "retry", "failed", "ignored"]
+    status: Literal["accepted", "retry", "failed", "ignored", "redelivered"]
     detail: str = ""
 
 
@@ -231,7 +236,10 @@ class RunStore:
             raise StoreError(
                 f"{run_dir}: not a run directory (no {STORE_FILE}); start one with `tourney run`"
             )
-        store = cls(path, cls._connect(path))
+        try:
+            store = cls(path, cls._connect(path))
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{path}: not a tourney run store ({e})") from e
         try:
             version = store.meta().get("schema_version")
         except sqlite3.DatabaseError as e:
@@ -372,6 +380,12 @@ class RunStore:
             raise StoreError(f"no match {match_id!r} in {self.path}")
         return MatchSpec.from_dict(json.loads(r["spec"]))
 
+    def specs(self) -> dict[str, MatchSpec]:
+        return {
+            r["id"]: MatchSpec.from_dict(json.loads(r["spec"]))
+            for r in self._conn.execute("SELECT id, spec FROM matches")
+        }
+
     def counts(self) -> dict[str, int]:
         return {
             r["state"]: r["n"]
@@ -482,18 +496,52 @@ class RunStore:
             self._log_in(c, "dispatched", match_id, f"attempt {attempt}")
         return MatchSpec.from_dict(json.loads(r["spec"])), attempt
 
-    def mark_started(self, match_id: str, attempt: int, worker: str, lease_expires: float) -> bool:
+    def mark_started(
+        self,
+        match_id: str,
+        attempt: int,
+        worker: str,
+        lease_expires: float,
+        *,
+        execution: str = "",
+        attempt_cap: int = DEFAULT_ATTEMPT_CAP,
+    ) -> Accepted:
+        """A worker began ``attempt`` (``execution`` names that try, unique per task execution).
+
+        A second execution of the same attempt means the broker handed the task out again
+        because whoever had it died (``task_reject_on_worker_lost``): that counts as a failure,
+        so a match that keeps killing its workers reaches the attempt cap instead of looping.
+        """
         now = time.time()
         with self._tx() as c:
-            cur = c.execute(
-                "UPDATE matches SET state='running', worker=?, lease_expires=?, "
-                "started_at=COALESCE(started_at, ?), "
-                "updated_at=? WHERE id=? AND attempt=? AND state IN ('queued','running')",
-                (worker, lease_expires, now, now, match_id, attempt),
+            r = c.execute(
+                "SELECT state, failures, execution FROM matches WHERE id=? AND attempt=? "
+                "AND state IN ('queued','running')",
+                (match_id, attempt),
+            ).fetchone()
+            if r is None:
+                return Accepted("ignored", "not in flight")
+            if r["state"] == "running" and execution and r["execution"] and execution != r["execution"]:
+                failures = int(r["failures"]) + 1
+                reason = f"attempt {attempt} handed out again (its previous worker died); now on {worker}"
+                if failures >= attempt_cap:
+                    return self._fail_attempt(c, match_id, attempt, failures, reason, attempt_cap)
+                c.execute(
+                    "UPDATE matches SET failures=?, worker=?, execution=?, lease_expires=?, updated_at=? "
+                    "WHERE id=?",
+                    (failures, worker, execution, lease_expires, now, match_id),
+                )
+                self._log_in(c, "redelivered", match_id, f"{reason} ({failures}/{attempt_cap})")
+                return Accepted("redelivered", reason)
+            if r["state"] == "running" and execution == r["execution"]:
+                return Accepted("ignored", "duplicate start note")
+            c.execute(
+                "UPDATE matches SET state='running', worker=?, execution=?, lease_expires=?, "
+                "started_at=COALESCE(started_at, ?), updated_at=? WHERE id=?",
+                (worker, execution, lease_expires, now, now, match_id),
             )
-            if cur.rowcount:
-                self._log_in(c, "started", match_id, f"attempt {attempt} on {worker}")
-            return cur.rowcount > 0
+            self._log_in(c, "started", match_id, f"attempt {attempt} on {worker}")
+            return Accepted("accepted")
 
     def extend_lease(self, match_id: str, attempt: int, lease_expires: float) -> None:
         self._conn.execute(

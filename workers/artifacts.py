@@ -157,6 +157,8 @@ class ArtifactCache:
             final = self.root / ref.digest
             if final.exists():
                 shutil.rmtree(final)  # no marker: debris of a crash, never published
+            for debris in self.root.glob(f".{ref.digest[:16]}-*"):
+                shutil.rmtree(debris, ignore_errors=True)  # a build killed midway (we hold the lock)
             work = Path(tempfile.mkdtemp(prefix=f".{ref.digest[:16]}-", dir=self.root))
             try:
                 self._prepare(ref, fetch, work)

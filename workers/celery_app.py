@@ -26,7 +26,8 @@ Besides Celery's own keys the run uses (``KEYS``):
 
 * ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
 * ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
-  (``started``, ``result``, ``skipped``) and the coordinator pops;
+  (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
+  a week after the last note; the coordinator deletes it when the run ends);
 * ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a

@@ -16,6 +16,7 @@ directory, or an unavailable sandbox.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -105,7 +106,7 @@ def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
             )
         seen[spec.name] = seen.get(spec.name, 0) + 1
         if seen[spec.name] > 1:
-            spec = EntrySpec(**{**spec.__dict__, "name": f"{spec.name}#{seen[spec.name]}"})
+            spec = dataclasses.replace(spec, name=f"{spec.name}#{seen[spec.name]}")
         specs.append(spec)
     if not game.min_players <= len(specs) <= game.max_players:
         players = f"{game.min_players}..{game.max_players}"

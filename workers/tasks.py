@@ -32,6 +32,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,8 @@ log = logging.getLogger("tourney.worker")
 
 #: how long a finished match's result is retried against an unreachable Redis
 RESULT_PUSH_PATIENCE_S = 600.0
+#: an inbox nobody reads expires (the coordinator drains it constantly while it runs)
+INBOX_TTL_S = 7 * 24 * 3600
 #: artifact fetch: attempts and pause (the coordinator re-publishes missing ones)
 FETCH_ATTEMPTS = 5
 FETCH_PAUSE_S = 2.0
@@ -99,7 +102,11 @@ def _push(r: redis.Redis, run: str, note: dict[str, Any], patience_s: float) -> 
     pause = 0.2
     while True:
         try:
-            r.rpush(KEYS.inbox(run), blob)
+            with r.pipeline(transaction=True) as pipe:
+                pipe.rpush(KEYS.inbox(run), blob)
+                # a run that is over (or whose coordinator never comes back) leaves nothing for good
+                pipe.expire(KEYS.inbox(run), INBOX_TTL_S)
+                pipe.execute()
             return True
         except redis.exceptions.RedisError as e:
             if time.monotonic() > deadline:
@@ -191,7 +198,8 @@ def execute(envelope: dict[str, Any]) -> dict[str, Any]:
             _push(r, run, {"kind": "skipped", **note}, 60.0)
             log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
             return {"status": "skipped", **note}
-    _push(r, run, {"kind": "started", "ts": time.time(), **note}, 60.0)
+    # names this execution: a second one of the same attempt means the broker redelivered it
+    _push(r, run, {"kind": "started", "ts": time.time(), "execution": uuid.uuid4().hex, **note}, 60.0)
     hb = Heartbeat(
         r,
         KEYS.heartbeat(run, spec.match_id, attempt),

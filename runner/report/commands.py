@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.table import Table
 from rich.text import Text
 
 from runner.config import ConfigError
@@ -61,8 +60,7 @@ def _matches(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(matches_records(data, stage), indent=2))
         return 0
-    t = Table(header_style="bold")
-    for col in (
+    header = [
         "match",
         "stage",
         "round",
@@ -74,29 +72,38 @@ def _matches(args: argparse.Namespace) -> int:
         "state",
         "att.",
         "result",
-    ):
-        t.add_column(col)
+    ]
+    rows = []
     for m in data.matches:
         if stage and m.stage != stage:
             continue
         result = m.result_text()
         if m.verdicts():
             result += " · " + ", ".join(m.verdicts())
-        t.add_row(
-            m.match_id,
-            Text(m.stage),
-            str(m.round),
-            Text(m.bracket),
-            str(m.pairing + 1),
-            Text(" vs ".join(m.players)),
-            m.board_id,
-            Text(" | ".join(",".join(o) for o in m.orders)),
-            m.state,
-            str(m.attempt),
-            Text(result),
+        rows.append(
+            [
+                m.match_id,
+                m.stage,
+                str(m.round),
+                m.bracket or "-",
+                str(m.pairing + 1),
+                " vs ".join(m.players),
+                m.board_id,
+                " | ".join(",".join(o) for o in m.orders),
+                m.state,
+                str(m.attempt),
+                result,
+            ]
         )
-    make_console().print(t)
+    sys.stdout.write("".join(line + "\n" for line in aligned(header, rows)))
     return 0
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Plain columns: a rich table measures every cell and takes seconds for the
+    15,000 matches of a big run; this listing is also meant for grep and awk."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
 def cmd_matches(args: argparse.Namespace) -> int:

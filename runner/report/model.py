@@ -152,11 +152,6 @@ class RatingTable:
             return {"mu": round(s.mu, 3), "sigma": round(s.sigma, 3), "ordinal": round(s.ordinal, 3)}
         return {}
 
-    def ordered(self) -> list[str]:
-        if self.kind == "elo":
-            return list(self.elo)
-        return list(self.skill)
-
 
 def rating_table(games: list[GameRecord], entries: list[str]) -> RatingTable:
     counted = [g for g in games if g.verdict.kind is not VerdictKind.SYSTEM_ERROR]
@@ -231,13 +226,13 @@ class ReportData:
 
     @cached_property
     def entries(self) -> list[str]:
-        """Every entry, in order of first appearance (first stage's seed order)."""
-        seen: dict[str, None] = {}
-        for s in self.stages:
-            seen.update(dict.fromkeys(s.entrants))
-        for m in self.matches:
-            seen.update(dict.fromkeys(m.players))
-        return list(seen)
+        """The tournament's entrants in seed order (not seed opponents or
+        system-test mirrors, which also sit in matches)."""
+        if self.config is not None:
+            return list(self.config.entry_specs())
+        if self.stages and self.stages[0].entrants:
+            return list(self.stages[0].entrants)
+        return list(dict.fromkeys(p for m in self.matches for p in m.players))
 
     # -- summaries ---------------------------------------------------------
     def verdict_counts(self) -> Counter[str]:

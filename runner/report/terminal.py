@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -42,19 +43,29 @@ def _stage_title(stage: StageState) -> str:
     return f"Stage {stage.name} ({stage.planner}): {stage.status}"
 
 
-def standings_table(data: ReportData, stage: StageState) -> Table:
+def fitted_standings_table(data: ReportData, stage: StageState, console: Console) -> Table:
+    """The standings with their tiebreak columns if they fit the console, else
+    without them (``--json`` and ``--csv`` always carry them)."""
+    full = standings_table(data, stage, extras=True)
+    if Measurement.get(console, console.options.update_width(10_000), full).maximum <= console.width:
+        return full
+    return standings_table(data, stage, extras=False)
+
+
+def standings_table(data: ReportData, stage: StageState, extras: bool = True) -> Table:
     ratings = data.stage_ratings(stage.name)
     t = Table(title=_stage_title(stage), title_justify="left", header_style="bold")
-    t.add_column("#", justify="right")
-    t.add_column("entry")
-    for col in ("games", "wins", "ties", "losses", "points", "score", "verdicts against"):
-        t.add_column(col, justify="right")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("entry", overflow="fold")
+    for col in ("games", "wins", "ties", "losses", "points", "score"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdicts\nagainst", justify="right", no_wrap=True)
     if ratings.kind != "none":
-        t.add_column(ratings.title, justify="right")
-    extra_keys = extra_columns(stage)
+        t.add_column(ratings.title, justify="right", no_wrap=True)
+    extra_keys = extra_columns(stage) if extras else []
     for k in extra_keys:
-        t.add_column(k, justify="right")
-    t.add_column("status")
+        t.add_column(k, justify="right", no_wrap=True)
+    t.add_column("status", overflow="fold")
     for r in stage.standings:
         cells: list[str | Text] = [
             str(r.rank),
@@ -86,7 +97,7 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
         if not stage.standings:
             console.print(Text(f"{_stage_title(stage)}: no standings yet ({done}/{len(ms)} matches done)"))
             continue
-        console.print(standings_table(data, stage))
+        console.print(fitted_standings_table(data, stage, console))
         if stage.excluded:
             for entry, why in stage.excluded.items():
                 console.print(Text(f"  excluded: {entry}: {why}"), style="yellow")
@@ -159,14 +170,17 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
 
 
 def print_verdicts(data: ReportData, console: Console) -> None:
+    """Games by how they ended, then one line per entry charged with verdicts."""
     counts = data.verdict_counts()
     if not counts:
         return
-    parts = [f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (kv[0] != "normal", kv[0]))]
+    parts = [f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))]
     console.print(Text("Verdicts: " + ", ".join(parts)))
-    by_entry = data.verdicts_by_entry()
-    for (entry, kind), n in sorted(by_entry.items()):
-        console.print(Text(f"  {entry}: {kind} x{n}"))
+    per_entry: dict[str, list[str]] = {}
+    for (entry, kind), n in sorted(data.verdicts_by_entry().items()):
+        per_entry.setdefault(entry, []).append(f"{kind} {n}")
+    for entry, kinds in per_entry.items():
+        console.print(Text(f"  {entry}: {', '.join(kinds)}"))
 
 
 def print_summary(data: ReportData, console: Console) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from runner.boards import BoardSpec, derive_seed, round_board_id
 from runner.contracts import GameRecord
-from runner.scoring import Ranking, Tally, is_system_error, rank_entries
+from runner.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
 from runner.stages.base import PlannedMatch, RoundInfo, StandingRow
 
 if TYPE_CHECKING:
@@ -69,6 +69,23 @@ class StageOutcome:
     survivors: list[str] | None = None  # None: every entrant not excluded
     notes: list[str] = field(default_factory=list)
     skipped: bool = False
+
+
+def one_round_outcome(
+    ctx: StageContext, entrants: list[str], matches: list[PlannedMatch], results: Results
+) -> StageOutcome:
+    """The outcome of a stage whose matches all exist at once (round robin, gauntlet ...)."""
+    played = [(m.players, g) for m in matches if (g := completed(results, m)) is not None]
+    tallies = tally_matches(played, ctx.stage.scoring, entrants)
+    ranking = rank_entries(entrants, tallies, ctx.stage.rank_by)
+    boards = ",".join(dict.fromkeys(m.board_id for m in matches))
+    return StageOutcome(
+        matches=matches,
+        rounds=[RoundInfo(1, "", tuple(m.match_id for m in matches), board_id=boards)],
+        done=len(played) == len(matches),
+        standings=standing_rows(ranking, tallies),
+        ranking=ranking,
+    )
 
 
 def completed(results: Results, match: PlannedMatch) -> Sequence[GameRecord] | None:

@@ -7,7 +7,7 @@ games (each side first equally often) on the round's board and goes to the
 first of ``match_win_by`` on which the two differ; a tied match goes to the
 better seed (noted). Standings: the champion, the runner-up, then by the
 round of elimination (later is better), inside each by ``rank_by``, then seed.
-``advance: survivors`` is the champion alone.
+``advance: survivors`` (the default) is the champion alone.
 """
 
 from __future__ import annotations

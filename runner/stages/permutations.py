@@ -12,9 +12,9 @@ from __future__ import annotations
 from itertools import permutations
 
 from runner.config import PermutationsStage
-from runner.scoring import rank_entries, tally_matches
-from runner.stages.base import PlannedMatch, RoundInfo
-from runner.stages.common import Results, StageContext, StageOutcome, completed, standing_rows
+from runner.scoring import rank_entries
+from runner.stages.base import PlannedMatch
+from runner.stages.common import Results, StageContext, StageOutcome, one_round_outcome
 
 
 def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutcome:
@@ -38,13 +38,4 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         for board in boards:
             orders = (tuple(order),) * st.games_per_order
             matches.append(PlannedMatch(st.name, 1, "", len(matches), tuple(entrants), board, orders))
-    played = [(m.players, g) for m in matches if (g := completed(results, m)) is not None]
-    tallies = tally_matches(played, st.scoring, entrants)
-    ranking = rank_entries(entrants, tallies, st.rank_by)
-    return StageOutcome(
-        matches=matches,
-        rounds=[RoundInfo(1, "", tuple(m.match_id for m in matches), board_id=",".join(boards))],
-        done=len(played) == len(matches),
-        standings=standing_rows(ranking, tallies),
-        ranking=ranking,
-    )
+    return one_round_outcome(ctx, entrants, matches, results)

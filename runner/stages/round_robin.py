@@ -12,14 +12,12 @@ from __future__ import annotations
 from itertools import combinations
 
 from runner.config import RoundRobinStage
-from runner.scoring import rank_entries, tally_matches
-from runner.stages.base import PlannedMatch, RoundInfo
+from runner.stages.base import PlannedMatch
 from runner.stages.common import (
     Results,
     StageContext,
     StageOutcome,
-    completed,
-    standing_rows,
+    one_round_outcome,
     two_player_orders,
 )
 
@@ -33,13 +31,4 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         for board in boards:
             orders = two_player_orders(a, b, st.games_per_pairing)
             matches.append(PlannedMatch(st.name, 1, "", len(matches), (a, b), board, orders))
-    played = [(m.players, g) for m in matches if (g := completed(results, m)) is not None]
-    tallies = tally_matches(played, st.scoring, entrants)
-    ranking = rank_entries(entrants, tallies, st.rank_by)
-    return StageOutcome(
-        matches=matches,
-        rounds=[RoundInfo(1, "", tuple(m.match_id for m in matches), board_id=",".join(boards))],
-        done=len(played) == len(matches),
-        standings=standing_rows(ranking, tallies),
-        ranking=ranking,
-    )
+    return one_round_outcome(ctx, entrants, matches, results)

@@ -8,9 +8,10 @@ best unpaired entrant prefers the entrant half a score group below it (the
 top half of a group meets the bottom half in order), then the others of its
 group by closeness to that position, then lower groups in order (floaters);
 backtracking avoids every repeat pairing when possible (as few as possible
-otherwise). With one game per pairing the entrant that has moved first less
-often than second (relative to its games) moves first (the better placed when equal); otherwise each side first
-equally often. Ranked by ``rank_by`` (default points, buchholz, wins, score).
+otherwise). With one game per pairing the entrant whose first-minus-second
+moves balance is lower moves first (the better placed when equal);
+otherwise each side moves first equally often. Ranked by ``rank_by``
+(default points, buchholz, wins, score).
 """
 
 from __future__ import annotations

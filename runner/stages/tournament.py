@@ -36,7 +36,14 @@ from dataclasses import replace
 from typing import Any
 
 from runner.boards import derive_seed
-from runner.config import AdvanceTop, GauntletStage, SeedingStage, SystemTestStage, TournamentConfig
+from runner.config import (
+    AdvanceTop,
+    AnyStage,
+    GauntletStage,
+    SeedingStage,
+    SystemTestStage,
+    TournamentConfig,
+)
 from runner.contracts import GameRecord, MatchSpec
 from runner.scoring import Ranking, ScoringModel, effective_winner, match_winner
 from runner.stages import PLANNERS
@@ -70,7 +77,7 @@ def match_spec(config: TournamentConfig, planned: PlannedMatch) -> MatchSpec:
     )
 
 
-def _advancing(st: Any, out: StageOutcome) -> list[str]:
+def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
     eligible = [e for e in out.ranking.order if e not in out.excluded]
     if st.advance == "survivors" and out.survivors is not None:
         keep = set(out.survivors)

@@ -9,6 +9,7 @@ in ``runner.games``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.entries import load_entry, read_entry_yaml
-from runner.games import get_game
+from runner.games import Boxing, Game, get_game
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRIES = REPO / "entries"
@@ -48,7 +49,9 @@ def build_copy(entry_dir: Path, dest_root: Path) -> Path:
     """Copy an entry directory under ``dest_root`` and run its build there."""
     dest = dest_root / entry_dir.parent.name / entry_dir.name
     if not dest.exists():
-        shutil.copytree(entry_dir, dest, ignore=shutil.ignore_patterns("__pycache__", "a.out", "*.o", "build"))
+        shutil.copytree(
+            entry_dir, dest, ignore=shutil.ignore_patterns("__pycache__", "a.out", "*.o", "build")
+        )
         command = read_entry_yaml(entry_dir).build
         if command:
             done = subprocess.run(
@@ -92,7 +95,9 @@ def run_move(player: Player, mark: str, stdin: str, timeout: float = MOVE_TIMEOU
         raise EntryFailed(f"{player.name}: no answer within {timeout} s") from e
     wall = time.monotonic() - started
     if done.returncode != 0:
-        raise EntryFailed(f"{player.name}: exit {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}")
+        raise EntryFailed(
+            f"{player.name}: exit {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}"
+        )
     return done.stdout.decode("latin-1"), wall
 
 
@@ -104,14 +109,16 @@ class GameResult:
     reason: str
 
 
-def _finish(game: Any, state: Any, walls: list[float]) -> GameResult:
+def _finish(game: Game[Any, Any], state: Any, walls: list[float]) -> GameResult:
     outcome = game.outcome(state)
+    if outcome is None:
+        raise EntryFailed(f"{game.name}: no result after {state.moves} moves")
     winner = outcome.winners[0] if outcome.winners else None
     return GameResult(winner, state.moves, walls, outcome.reason)
 
 
 def play_boxing(seats: Sequence[Player], board: str, max_moves: int = 5000) -> GameResult:
-    game = get_game("boxing")
+    game = Boxing()
     state = game.new_game(board, len(seats))
     walls = [0.0] * len(seats)
     while game.outcome(state) is None and state.moves < max_moves:
@@ -195,10 +202,8 @@ class Brain:
 
     def close(self) -> None:
         """Say END, then make sure the process is gone (it is ours: stop it by handle)."""
-        try:
+        with contextlib.suppress(OSError):
             self.send("END\n")
-        except OSError:
-            pass
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -208,10 +213,8 @@ class Brain:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         if self.proc.stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
 
 
 def play_gomocup(seats: Sequence[Player], size: int = 15, k: int = 5) -> GameResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runner.report.model import ReportData
-from tests.report.synth import boxing_permutations, mnk_knockout, pousse_tournament
+from tests.report.synth import boxing_permutations, mnk_knockout, potm_finals, pousse_tournament
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +21,8 @@ def boxing_data() -> ReportData:
 @pytest.fixture(scope="session")
 def mnk_data() -> ReportData:
     return mnk_knockout()
+
+
+@pytest.fixture(scope="session")
+def potm_data() -> ReportData:
+    return potm_finals()

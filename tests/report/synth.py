@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 from typing import Any
 
+from runner.config import TournamentConfig
 from runner.contracts import GameRecord, MoveRecord, Verdict, VerdictKind, stable_id
+from runner.entries import EntrySpec
 from runner.games import get_game
 from runner.games.base import Game
 from runner.report.model import MatchView, ReportData
 from runner.stages.base import PlannedMatch, RoundInfo, StageState, StandingRow, TournamentState
+from runner.stages.tournament import advance
 
 POUSSE_ENTRIES = ["alice", "bob", "carol", "dave", "erin", "frank"]
 
@@ -160,7 +164,8 @@ def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
     ]
     elim += r1m
     rounds.append(RoundInfo(1, "winners", tuple(m.match_id for m in r1m), (), _board_id("5")))
-    stay, drop = [], []
+    stay: list[str] = []
+    drop: list[str] = []
     for m in r1m:
         lead = m.leaders()
         for p in m.players:
@@ -302,3 +307,89 @@ def mnk_knockout(seed: int = 3) -> ReportData:
 
 def _planned(m: MatchView) -> PlannedMatch:
     return PlannedMatch(m.stage, m.round, m.bracket, m.pairing, m.players, m.board_id, m.orders)
+
+
+POTM_STAGES: list[dict[str, Any]] = [
+    {
+        "name": "seeding",
+        "planner": "seeding",
+        "boards": ["seeding-board"],
+        "games_per_pairing": 2,
+        "scoring": {"win": [1000, 1200], "tie": [500, 600], "add_game_score": True},
+        "rank_by": ["points"],
+    },
+    {
+        "name": "elimination",
+        "planner": "potm_elimination",
+        "boards": ["round"],
+        "games_per_pairing": 2,
+        "k": 2,
+    },
+    {
+        "name": "final",
+        "planner": "round_robin",
+        "boards": ["final-board"],
+        "games_per_pairing": 2,
+        "scoring": {"win": [1000, 1200], "tie": [500, 600], "add_game_score": True},
+        "rank_by": ["points"],
+    },
+]
+
+
+def _fake_entry(name: str) -> EntrySpec:
+    return EntrySpec(
+        name, "boxing", "potm-arena", Path("/nonexistent") / name, ["./a.out", "{mark}"], None, "0" * 64
+    )
+
+
+def potm_finals(n: int = 13, seed: int = 5) -> ReportData:
+    """Seed 000's finals with the real planners (``advance``) and real boxing
+    games of random legal moves: seeding against three seed programs, the
+    two-bracket elimination with byes, a round-robin final."""
+    cfg = TournamentConfig.model_validate(
+        {
+            "name": "potm-finals-demo",
+            "seed": seed,
+            "game": "boxing",
+            "game_params": {"max_box": 4},
+            "boards": {
+                "seeding-board": {"generate": {"width": 12, "height": 6, "blocked": 6}},
+                "round": {"generate": {"width": 12, "height": 6, "blocked": 6}, "per_round": True},
+                "final-board": {"generate": {"width": 12, "height": 6, "blocked": 4}},
+            },
+            "entries": [{"path": "unused"}],
+            "seed_opponents": [{"path": "unused"}],
+            "stages": POTM_STAGES,
+        }
+    )
+    names = [f"bot-{i:02d}" for i in range(1, n + 1)]
+    opponents = ["old-greedy", "old-sprague", "old-random"]
+    cfg.bind(
+        base_dir=Path("."),
+        entries={nm: _fake_entry(nm) for nm in names},
+        seed_opponents={o: _fake_entry(o) for o in opponents},
+    )
+    game = cfg.game_rules()
+    rng = random.Random(seed)
+    results: dict[str, list[GameRecord]] = {}
+    for _ in range(200):  # bounded: one pass per round
+        pending = [m for m in advance(cfg, results).matches if m.match_id not in results]
+        if not pending:
+            break
+        for m in pending:
+            board = cfg.board_text(m.board_id)
+            results[m.match_id] = [play_random(game, board, list(o), rng, fault_rate=0.01) for o in m.orders]
+    state = advance(cfg, results)
+    assert state.finished
+    matches = [
+        MatchView.from_planned(pm, state="done", attempt=1, worker="w1", games=tuple(results[pm.match_id]))
+        for pm in state.matches
+    ]
+    boards = {m.board_id: cfg.board_text(m.board_id) for m in matches}
+    meta = {
+        "name": cfg.name,
+        "sandbox": "bwrap",
+        "created": "2024-05-01 10:00:00 UTC",
+        "finished": "2024-05-01 10:20:00 UTC",
+    }
+    return ReportData(cfg.name, "boxing", state, matches, boards, dict(cfg.game_params), meta, None, cfg)

@@ -75,26 +75,32 @@ def board_cells(d: Any) -> list[str]:
     return cells
 
 
-def test_standings_render_and_a_replay_steps(
-    driver: Any, pousse_data: ReportData, tmp_path: Path
-) -> None:
+def test_standings_render_and_a_replay_steps(driver: Any, potm_data: ReportData, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     page = tmp_path / "report.html"
-    page.write_text(render_report(pousse_data))
+    page.write_text(render_report(potm_data))
     driver.get(page.as_uri())
+    # chromedriver can return before a local file is fully parsed: wait for the end of the page
+    WebDriverWait(driver, 30).until(
+        lambda d: (
+            d.execute_script("return document.readyState") == "complete"
+            and d.find_elements(By.CSS_SELECTOR, "footer")
+        )
+    )
 
     # standings rendered: every stage's table shows its leader's row
     tables = driver.find_elements(By.CSS_SELECTOR, "table.standings")
-    assert len(tables) == len(pousse_data.stages)
-    for table, stage in zip(tables, pousse_data.stages, strict=True):
+    assert len(tables) == len(potm_data.stages)
+    for table, stage in zip(tables, potm_data.stages, strict=True):
         first = table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text
         r = stage.standings[0]
         assert first.startswith(f"1 {r.entry} {r.games} {r.wins} {r.ties} {r.losses}"), first
     assert "Final ranking" in driver.find_element(By.ID, "final").text
 
     # open a replay in the final stage and step it
-    final = pousse_data.stage_matches("final")[0]
+    final = potm_data.stage_matches("final")[0]
     button = driver.find_element(By.CSS_SELECTOR, f'#m-{final.match_id} button.open-replay[data-key$=":1"]')
     driver.execute_script(
         "arguments[0].closest('details.matches').open = true;"
@@ -106,8 +112,10 @@ def test_standings_render_and_a_replay_steps(
     viewer = driver.find_element(By.CSS_SELECTOR, f"#m-{final.match_id} .viewer")
     start = board_cells(driver)
     game = final.games[0]
-    assert len(start) == 7 * 7  # the final's board
-    assert all(c.startswith("cell k-empty|") for c in start)
+    arena = potm_data.boards[final.board_id].splitlines()
+    assert len(start) == len(arena) * len(arena[0])  # one cell per arena square
+    assert sum(c.startswith("cell k-blocked|o") for c in start) == sum(r.count("o") for r in arena)
+    assert not any("k-seat" in c for c in start)
     assert viewer.find_element(By.CSS_SELECTOR, ".info").text.startswith("Start position")
 
     viewer.find_element(By.CSS_SELECTOR, "button.next").click()
@@ -115,8 +123,13 @@ def test_standings_render_and_a_replay_steps(
     assert after != start
     first_move = game.moves[0]
     info = viewer.find_element(By.CSS_SELECTOR, ".info").text
-    assert info.startswith(f"Move 1 / {len(game.moves)}") and first_move.move in info and first_move.player in info
-    assert sum(c.endswith("|X") for c in after) == 1  # X's first marker
+    assert (
+        info.startswith(f"Move 1 / {len(game.moves)}")
+        and first_move.move in info
+        and first_move.player in info
+    )
+    size = int(first_move.move.split()[2])  # boxing: "x y size"
+    assert sum(c.startswith("cell k-seat0") for c in after) == size * size  # A's first box
 
     for _ in range(4):
         viewer.find_element(By.CSS_SELECTOR, "button.next").click()

@@ -225,3 +225,25 @@ def test_write_report_writes_one_file(
     html_mod.write_report(tmp_path, out)
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert [p.name for p in out.parent.iterdir()] == ["report.html"]
+
+
+def test_potm_elimination_bracket_from_the_real_planner(potm_data: ReportData) -> None:
+    page = render_report(potm_data)
+    stage = potm_data.stage("elimination")
+    assert stage is not None and stage.status == "done"
+    section = page[page.index('id="stage-elimination"') : page.index('id="stage-final"')]
+    rows = dict(
+        re.findall(r'data-bracket="(\w*)">(.*?)(?=data-bracket=|<details class="matches")', section, re.S)
+    )
+    assert set(rows) == {"winners", "losers"}
+    for info in stage.rounds:
+        row = rows[info.bracket]
+        assert f"Round {info.round}" in row
+        for mid in info.match_ids:
+            assert f'href="#m-{mid}"' in row
+        for bye in info.byes:
+            assert f'<div class="bye">bye: {bye}</div>' in row
+    assert any(info.byes for info in stage.rounds)  # 13 entrants: odd brackets
+    # everyone who advanced shows up, in the final stage's standings
+    final = tables(page, "standings")[-1]
+    assert {r[1] for r in final[1:]} == set(stage.advancing)

@@ -1,8 +1,9 @@
 """Shared pieces of the sandbox tests: a real bwrap factory that remembers its
 sandboxes, the faulty entries, one-call matches, and the survivor check.
 
-Every test here runs real sandboxes, so the whole folder skips (with the
-reason and the fix) on a machine where bubblewrap cannot work.
+Tests that run real sandboxes get them through the ``bwrap_factory``
+fixture, which skips them (with the reason and the fix) on a machine where
+bubblewrap cannot work.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from runner.contracts import EntryRef, Limits, MatchResult, MatchSpec
 from runner.entries import load_entry
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
-from workers.sandbox.base import EntryHost, HostFactory, RunOutcome
+from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.checks import sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULTY = ROOT / "entries" / "_faulty"
 STEADY = Path(__file__).resolve().parent / "fixtures" / "steady"
+#: the worker tests' tiny entries (tests/fixtures), reused here under the sandbox
+FIXTURES = ROOT / "tests" / "fixtures"
 
 #: a clean 32x16 arena: steady players need 32 moves to fill it with 4x4 boxes
 OPEN_ARENA = ("-" * 32 + "\n") * 16
@@ -39,23 +42,39 @@ FAULTY_LIMITS = Limits(move_wall_s=1.0, move_cpu_s=0.5)
 EASY = Limits(move_wall_s=10.0)
 
 
-def _skip_reason() -> str | None:
-    problem = sandbox_problem()
-    return None if problem is None else f"bubblewrap sandbox unavailable: {problem}"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    reason = _skip_reason()
-    if reason is None:
-        return
-    here = Path(__file__).resolve().parent
-    for item in items:
-        if here in Path(str(item.fspath)).resolve().parents:
-            item.add_marker(pytest.mark.skip(reason=reason))
-
-
 def pid_namespace(pid: int) -> str:
     return os.readlink(f"/proc/{pid}/ns/pid")
+
+
+@dataclass
+class SandboxRecord:
+    """One sandbox a test opened: its PID 1 on the host and its PID namespace."""
+
+    pid: int
+    namespace: str
+    born: float  # the launcher's create_time
+    closed_at: float | None = None
+
+
+class RecordedHost(EntryHost):
+    """An ``EntryHost`` that notes when it was closed."""
+
+    def __init__(self, host: EntryHost, record: SandboxRecord):
+        self.host = host
+        self.record = record
+        self.workdir = host.workdir
+        self.launcher_pid = record.pid
+
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        return self.host.run(argv, stdin, limits)
+
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        return self.host.spawn(argv, limits)
+
+    def close(self) -> None:
+        self.host.close()
+        if self.record.closed_at is None:
+            self.record.closed_at = time.time()
 
 
 @dataclass
@@ -63,52 +82,70 @@ class Recorder(HostFactory):
     """A bwrap factory that remembers every sandbox it opened (for the survivor check)."""
 
     inner: HostFactory
-    namespaces: set[str] = field(default_factory=set)
-    launchers: list[int] = field(default_factory=list)
+    sandboxes: list[SandboxRecord] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     name = "bwrap"
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         host = self.inner.open(entry_dir, limits, mark)
         pid: int = host.launcher_pid  # type: ignore[attr-defined]
+        record = SandboxRecord(pid, pid_namespace(pid), psutil.Process(pid).create_time())
         with self._lock:
-            self.launchers.append(pid)
-            self.namespaces.add(pid_namespace(pid))
-        return host
+            self.sandboxes.append(record)
+        return RecordedHost(host, record)
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         return self.inner.run_build(entry_dir, command, limits)
 
     def survivors(self) -> list[str]:
-        """Processes still alive from any sandbox this factory opened."""
+        """Processes still alive from any sandbox this factory opened.
+
+        A process counts if it is in one of our sandboxes' PID namespaces and
+        was born before that sandbox was closed: the kernel reuses namespace
+        inode numbers, so a later sandbox (another test's) may show ours.
+        """
         found = []
-        for pid in self.launchers:
+        for rec in self.sandboxes:
             with contextlib.suppress(psutil.Error):
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    found.append(f"launcher {pid}")
-        for p in psutil.process_iter(["pid", "name"]):
+                p = psutil.Process(rec.pid)
+                if p.create_time() == rec.born and p.status() != psutil.STATUS_ZOMBIE:
+                    found.append(f"launcher {rec.pid}")
+        for p in psutil.process_iter(["pid", "name", "create_time", "status"]):
             with contextlib.suppress(OSError):
-                if pid_namespace(p.info["pid"]) in self.namespaces:
-                    found.append(f"{p.info['pid']} {p.info['name']}")
+                ns = pid_namespace(p.info["pid"])
+                for rec in self.sandboxes:
+                    born_inside = rec.closed_at is None or p.info["create_time"] <= rec.closed_at
+                    if ns == rec.namespace and born_inside and p.info["status"] != psutil.STATUS_ZOMBIE:
+                        found.append(f"{p.info['pid']} {p.info['name']}")
         return found
 
 
 @pytest.fixture(scope="session")
 def bwrap_factory() -> HostFactory:
+    """The real sandbox; tests that need it skip, with the reason and the fix,
+    on a machine where bubblewrap cannot work."""
+    problem = sandbox_problem()
+    if problem is not None:
+        pytest.skip(f"bubblewrap sandbox unavailable: {problem}")
     from workers.sandbox.bwrap import BwrapHostFactory
 
     return BwrapHostFactory()
+
+
+def survivors_after(rec: Recorder, wait_s: float = 5.0) -> list[str]:
+    """``rec.survivors()`` once they are gone or ``wait_s`` passed (the kernel reaps
+    a dead sandbox's processes asynchronously; nothing should need the wait)."""
+    deadline = time.monotonic() + wait_s
+    while (found := rec.survivors()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
 
 
 @pytest.fixture
 def recorder(bwrap_factory: HostFactory) -> Iterator[Recorder]:
     rec = Recorder(bwrap_factory)
     yield rec
-    # every sandbox is gone once its host is closed: a short wait for the kernel only
-    deadline = time.monotonic() + 5
-    while rec.survivors() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert rec.survivors() == []
+    assert survivors_after(rec) == []
 
 
 @pytest.fixture(scope="session")
@@ -135,18 +172,20 @@ def play(
     seats: list[tuple[str, Path]],
     *,
     limits: Limits,
+    game: str = "boxing",
     board: str = OPEN_ARENA,
+    orders: list[list[str]] | None = None,
     match_id: str = "sandbox-test",
 ) -> MatchResult:
-    """One game of boxing between ``seats`` ((name, entry directory), in seat order)."""
+    """A match between ``seats`` ((name, entry directory)); one game in seat order by default."""
     refs = {name: entry_ref(path, name) for name, path in seats}
     paths = {refs[name].digest: path for name, path in seats}
     spec = MatchSpec(
         match_id=match_id,
-        game="boxing",
-        board_id="open",
+        game=game,
+        board_id="test-board",
         board_text=board,
-        orders=[[name for name, _ in seats]],
+        orders=orders or [[name for name, _ in seats]],
         entries=refs,
         limits=limits,
         seed=0,

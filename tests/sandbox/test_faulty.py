@@ -17,7 +17,7 @@ import pytest
 from runner.contracts import Limits, MatchResult, VerdictKind
 from workers.artifacts import ArtifactCache
 
-from .conftest import EASY, FAULTY_LIMITS, STEADY, Recorder, faulty_copy, play
+from .conftest import EASY, FAULTY_LIMITS, STEADY, Recorder, faulty_copy, play, survivors_after
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,8 @@ def test_faulty_entry_loses_with_the_right_verdict(
         assert normal_game.verdict.kind is VerdictKind.NORMAL, normal_game.verdict
         assert normal_game.winner in ("steady-a", "steady-b")
 
+        assert survivors_after(recorder) == []  # psutil: no process of any of the games is alive
+
         if listener is not None:
             with pytest.raises(TimeoutError):
                 listener.accept()
@@ -129,4 +131,3 @@ def test_faulty_entry_loses_with_the_right_verdict(
             for p in outside.iterdir():
                 p.unlink()
             os.rmdir(outside)
-    # the recorder fixture then asserts that no process of any sandbox survived

@@ -8,12 +8,13 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from runner.contracts import Limits, VerdictKind
-from workers.sandbox.base import EntryHost, HostError
+from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory
 
 from .conftest import Recorder
@@ -25,7 +26,7 @@ QUICK = Limits(move_wall_s=2.0)
 def entry_dir(tmp_path: Path) -> Path:
     d = tmp_path / "entry"
     d.mkdir()
-    (d / "prog.sh").write_text("#!/bin/sh\necho \"mark $1\"\ncat\n")
+    (d / "prog.sh").write_text('#!/bin/sh\necho "mark $1"\ncat\n')
     (d / "prog.sh").chmod(0o755)
     (d / "support").mkdir()
     (d / "support" / "count").write_text("0\n")
@@ -33,13 +34,13 @@ def entry_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def host(recorder: Recorder, entry_dir: Path) -> EntryHost:
+def host(recorder: Recorder, entry_dir: Path) -> Iterator[EntryHost]:
     h = recorder.open(entry_dir, QUICK, "A")
     yield h
     h.close()
 
 
-def sh(host: EntryHost, script: str, stdin: bytes = b"", limits: Limits = QUICK):  # type: ignore[no-untyped-def]
+def sh(host: EntryHost, script: str, stdin: bytes = b"", limits: Limits = QUICK) -> RunOutcome:
     return host.run(["sh", "-c", script], stdin, limits)
 
 
@@ -106,7 +107,11 @@ def test_file_system_is_read_only_outside_its_places(host: EntryHost) -> None:
 def test_private_places_are_size_capped(recorder: Recorder, entry_dir: Path) -> None:
     limits = Limits(move_wall_s=5.0, file_size_mb=1)  # scratch: 4 x 1 MiB
     with recorder.open(entry_dir, limits, "A") as host:
-        out = sh(host, "for i in 1 2 3 4 5 6; do head -c 1000000 /dev/zero > /tmp/f$i || exit 9; done", limits=limits)
+        out = sh(
+            host,
+            "for i in 1 2 3 4 5 6; do head -c 1000000 /dev/zero > /tmp/f$i || exit 9; done",
+            limits=limits,
+        )
         assert out.failure is VerdictKind.CRASH
         assert b"No space left" in out.stderr_tail
 
@@ -170,7 +175,9 @@ def test_process_count_limit(host: EntryHost) -> None:
     limits = Limits(move_wall_s=5.0, processes=4)
     script = "for i in 1 2 3 4 5 6 7 8; do sleep 0.5 & done; wait; echo ok"
     out = sh(host, script, limits=limits)
-    assert b"fork" in out.stderr_tail.lower() or b"resource temporarily unavailable" in out.stderr_tail.lower()
+    assert (
+        b"fork" in out.stderr_tail.lower() or b"resource temporarily unavailable" in out.stderr_tail.lower()
+    )
 
 
 def test_output_cap(host: EntryHost) -> None:
@@ -199,7 +206,7 @@ def test_entry_cannot_kill_its_launcher(host: EntryHost) -> None:
 
 
 def test_persistent_process(host: EntryHost) -> None:
-    script = "while read line; do [ \"$line\" = quit ] && exit 4; echo \"got $line\"; done"
+    script = 'while read line; do [ "$line" = quit ] && exit 4; echo "got $line"; done'
     proc = host.spawn(["sh", "-c", script], QUICK)
     try:
         proc.send("one\ntwo\n")
@@ -247,7 +254,10 @@ def test_hosts_in_threads(recorder: Recorder, entry_dir: Path) -> None:
         try:
             with recorder.open(entry_dir, QUICK, "B") as h:
                 for i in range(5):
-                    assert sh(h, f"echo {i} >> /tmp/arena.B; wc -l < /tmp/arena.B").stdout == f"{i + 1}\n".encode()
+                    assert (
+                        sh(h, f"echo {i} >> /tmp/arena.B; wc -l < /tmp/arena.B").stdout
+                        == f"{i + 1}\n".encode()
+                    )
         except BaseException as e:  # reported below
             errors.append(e)
 
@@ -259,5 +269,15 @@ def test_hosts_in_threads(recorder: Recorder, entry_dir: Path) -> None:
     assert errors == []
 
 
-def test_factory_needs_no_arguments() -> None:
+def test_factory_needs_no_arguments(bwrap_factory: HostFactory) -> None:
     assert BwrapHostFactory().name == "bwrap"
+
+
+def test_a_sandbox_that_cannot_start_is_a_host_error_with_bwraps_reason(
+    bwrap_factory: HostFactory, entry_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workers.sandbox import bwrap
+
+    monkeypatch.setattr(bwrap, "system_view", lambda: ("--ro-bind", "/no/such/dir", "/usr"))
+    with pytest.raises(HostError, match="Can't find source path /no/such/dir"):
+        bwrap_factory.open(entry_dir, QUICK, "A")

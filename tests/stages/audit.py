@@ -58,9 +58,9 @@ def check_elimination(stage: dict[str, Any], rows: list[dict[str, Any]], k: int)
         losers = sorted((e for e in entrants if where[e] == "losers"), key=seed.__getitem__)
         w_play = len(winners) > 2 * k
         l_play = len(losers) >= 2 and (w_play or len(winners) + len(losers) > 3 * k)
-        assert {i["bracket"] for i in infos} == {b for b, on in (("winners", w_play), ("losers", l_play)) if on}, (
-            f"round {r}: brackets that play"
-        )
+        assert {i["bracket"] for i in infos} == {
+            b for b, on in (("winners", w_play), ("losers", l_play)) if on
+        }, f"round {r}: brackets that play"
         round_boards = {i["board_id"] for i in infos}
         assert len(round_boards) == 1, "both brackets of a round share its board"
         board = round_boards.pop()

@@ -31,7 +31,9 @@ def test_knockout_byes_rounds_and_champion(n: int) -> None:
     stage = standings_json(state)["stages"][0]
     size = 1 << (n - 1).bit_length()
     first = stage["rounds"][0]
-    assert len(first["byes"]) == size - n and set(first["byes"]) == {f"e{i:03d}" for i in range(1, size - n + 1)}
+    assert len(first["byes"]) == size - n and set(first["byes"]) == {
+        f"e{i:03d}" for i in range(1, size - n + 1)
+    }
     assert len(stage["rounds"]) == (size - 1).bit_length()
     assert stage["advancing"] == ["e001"]
     assert stage["standings"][0]["status"] == "champion"
@@ -81,7 +83,9 @@ def test_swiss_round_two_pairs_within_score_groups() -> None:
 
 
 def test_gauntlet_every_entrant_against_every_opponent() -> None:
-    cfg = make_config([{"name": "g", "planner": "gauntlet", "opponents": ["ref1", "ref2"]}], 3, opponents=["ref1", "ref2"])
+    cfg = make_config(
+        [{"name": "g", "planner": "gauntlet", "opponents": ["ref1", "ref2"]}], 3, opponents=["ref1", "ref2"]
+    )
     state, _ = simulate(cfg, 0)
     pairs = sorted(m.players for m in state.matches)
     assert pairs == sorted((f"e00{i}", r) for i in (1, 2, 3) for r in ("ref1", "ref2"))

@@ -86,7 +86,9 @@ def test_a_loss_drops_then_eliminates() -> None:
     cfg = make_config(elimination(16, 0), 16)
     state, _ = simulate(cfg, 0, lose_e001)
     rounds = standings_json(state)["stages"][0]["rounds"]
-    where = [(r["round"], r["bracket"]) for r in rounds for mid in r["matches"] if "e001" in _players(state, mid)]
+    where = [
+        (r["round"], r["bracket"]) for r in rounds for mid in r["matches"] if "e001" in _players(state, mid)
+    ]
     assert where == [(1, "winners"), (2, "losers")]
     row = next(r for r in state.stages[0].standings if r.entry == "e001")
     assert row.status == "eliminated in round 2" and row.losses == 4

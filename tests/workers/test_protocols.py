@@ -93,17 +93,25 @@ def test_a_leftover_child_is_left_processes_and_does_not_survive(cache: Artifact
 
 
 def test_arena_file_persists_within_a_game_and_not_across_games(cache: ArtifactCache) -> None:
-    # memory exits 4 if /tmp/arena.MARK does not count exactly its own moves in this game
-    stale = Path("/tmp/arena.A")
+    """Seed 002 rule 5: /tmp/arena.MARK lives for one game. Mark Q: boxing games on
+    this machine (plain hosts share the real /tmp) use A, B, ... and would interfere."""
+    r = ref("boxing/memory")
+    built = cache.ensure(r, local_fetch({r.digest: fixture("boxing/memory")}))
+    assert isinstance(built, Path)
+    stale = Path("/tmp/arena.Q")
     stale.write_text("99")  # state from "an earlier game": the entry must not see it
     try:
-        result = play(
-            cache, "boxing", "---\n---\n", ["boxing/memory", "boxing/memory"],
-            orders=[["memory", "memory#2"], ["memory#2", "memory"]],
-        )
-        assert [g.verdict.kind for g in result.games] == [VerdictKind.NORMAL] * 2, result.games
-        if cache.hosts.name == "none":  # the plain host shares the real /tmp and cleans it
-            assert not stale.exists() and not Path("/tmp/arena.B").exists()
+        for _game in range(2):
+            with cache.hosts.open(built, EASY, "Q") as host:
+                arena = "----\n"
+                for _move in range(3):
+                    # memory exits 4 unless its file counts exactly its moves in this game
+                    out = host.run(["python3", "main.py", "Q"], arena.encode(), EASY)
+                    assert out.failure is None, (out.detail, out.stderr_tail)
+                    arena = out.stdout.decode()
+                assert arena == "QQQ-\n"
+            if cache.hosts.name == "none":  # the plain host shares the real /tmp and cleans it
+                assert not stale.exists()
     finally:
         stale.unlink(missing_ok=True)
 

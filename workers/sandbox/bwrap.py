@@ -27,7 +27,15 @@ cap counts only this sandbox's processes).
 
 psutil samples the tree only while a move runs longer than
 ``sampler.FIRST_SAMPLE_S``: CPU summed over every process, resident memory,
-process count; a sample over a limit stops the move.
+process count; a sample over a limit stops the move. Each move runs in a
+session of its own (its own scheduler autogroup), so a fork bomb gets one
+group's share of the machine and cannot delay the launcher's deadline.
+
+The working copy exists only inside the sandbox (no host disk is written,
+and it vanishes with the sandbox); ``EntryHost.workdir`` reaches it through
+``/proc/<launcher>/root``, readable by root or the sandbox's owner while the
+host is open. ``run_build`` builds in such a sandbox and copies the built
+tree back into the entry directory, never following a link it finds there.
 
 Close the host from the thread that opened it: ``--die-with-parent`` ties
 the sandbox to that thread, which is also what guarantees that no entry
@@ -37,6 +45,7 @@ process survives a worker that dies.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -61,11 +70,11 @@ from workers.sandbox.launcher import (
     F_SIGNALED,
     OP_ABORT,
     OP_KILL,
+    OP_PUT,
     OP_QUIT,
     OP_RUN,
     OP_SPAWN,
     OP_SYNC,
-    OP_PUT,
     REPLY_OK,
     REPLY_RESULT,
     REPLY_SPAWNED,
@@ -259,15 +268,23 @@ class Sandbox:
             finally:
                 os.close(info_r)
             if not info:
-                raise HostError(f"bubblewrap could not set up the sandbox: {self._stderr_text()}")
+                raise ChannelClosed("bwrap exited before starting the launcher")
             #: the launcher's pid on the host (psutil watches its descendants)
             self.pid = int(json.loads(info)["child-pid"])
             self._put_tree(tree)
         except (TimeoutError, ValueError, KeyError, OSError, HostError) as e:
+            if isinstance(e, ChannelClosed):
+                # bwrap reports a failed setup (a mount, the user namespace) on
+                # stderr and exits: its reason is the useful part of the message
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(timeout=2)
+            why = self._stderr_text()
             self.close()
-            if isinstance(e, HostError):
-                raise
-            raise HostError(f"bubblewrap did not start the sandbox: {e} {self._stderr_text()}") from e
+            raise HostError(f"bubblewrap could not start the sandbox: {why or e}") from e
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def workdir(self) -> Path:
@@ -304,19 +321,23 @@ class Sandbox:
 
     # -- moves ------------------------------------------------------------------
 
-    def run(self, argv: list[str], stdin: bytes, limits: Limits, *, stderr_keep: int = STDERR_TAIL) -> RunOutcome:
+    def run(
+        self, argv: list[str], stdin: bytes, limits: Limits, *, stderr_keep: int = STDERR_TAIL
+    ) -> RunOutcome:
         if self._closed:
             raise HostError("sandbox already closed")
         if self.active is not None:
             raise HostError("a persistent process is running in this sandbox")
-        request = RunRequest.for_move(argv, stdin, limits, stderr_keep=stderr_keep, sandbox_procs=LAUNCHER_PROCS)
+        request = RunRequest.for_move(
+            argv, stdin, limits, stderr_keep=stderr_keep, sandbox_procs=LAUNCHER_PROCS
+        )
         sent = time.monotonic()
         try:
             self.channel.send(OP_RUN, request.pack())
             usage, stopped_for = TreeUsage(), None
             msg = self.channel.recv(FIRST_SAMPLE_S)
             if msg is None:  # a long move: watch its tree until it ends
-                msg, usage, stopped_for = self._watch(limits, sent + limits.move_wall_s + HOST_SLACK_S)
+                msg, usage, stopped_for = self._watch(limits, sent + limits.move_wall_s)
         except ChannelClosed as e:
             raise HostError(f"{e}: {self._stderr_text()}") from e
         op, body = msg
@@ -326,21 +347,36 @@ class Sandbox:
         failure, detail = classify(result, limits, usage, stopped_for=stopped_for, cpu_limit_s=limits.cpu_s)
         return outcome_of(result, usage, failure, detail)
 
-    def _watch(self, limits: Limits, give_up: float) -> tuple[tuple[int, bytes], TreeUsage, str | None]:
-        watch = TreeWatch(self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024)
+    def _watch(self, limits: Limits, deadline: float) -> tuple[tuple[int, bytes], TreeUsage, str | None]:
+        """Sample the tree until the launcher answers.
+
+        No sample starts when it could still be running at the move's
+        deadline: the launcher kills the move then, and its answer must not
+        wait for a sample (under load one takes several milliseconds).
+        """
+        watch = TreeWatch(
+            self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024
+        )
+        give_up = deadline + HOST_SLACK_S
         stopped_for: str | None = None
+        cost = 0.0  # the slowest sample so far
         while True:
             began = time.monotonic()
-            if stopped_for is None:
+            if stopped_for is None and began + 2 * cost < deadline:
                 stopped_for = watch.sample()
                 if stopped_for is not None:
                     reason = ABORT_CPU if stopped_for == "cpu" else ABORT_MEMORY
                     self.channel.send(OP_ABORT, struct.pack("=I", reason))
+                cost = max(cost, time.monotonic() - began)
             now = time.monotonic()
             if now >= give_up:
                 self.close()
                 raise HostError(f"sandbox launcher did not end a {limits.move_wall_s:g} s move in time")
-            msg = self.channel.recv(min(watch.next_interval(now - began), give_up - now))
+            if stopped_for is None and now + 2 * cost < deadline:
+                wait = min(watch.next_interval(cost), deadline - 2 * cost - now)
+            else:  # no more samples: the launcher answers at the deadline at the latest
+                wait = give_up - now
+            msg = self.channel.recv(wait)
             if msg is not None:
                 return msg, watch.usage, stopped_for
 
@@ -353,9 +389,8 @@ class Sandbox:
         cpu_limit_s = limits.game_wall_s
         soft, hard = cpu_rlimit_s(cpu_limit_s) if cpu_limit_s is not None else (0, 0)
         move = RunRequest.for_move(argv, b"", limits, stderr_keep=STDERR_TAIL, sandbox_procs=LAUNCHER_PROCS)
-        request = RunRequest(
-            **{**move.__dict__, "wall_ms": 0, "cpu_soft_s": soft, "cpu_hard_s": hard},
-        )
+        # no deadline in the launcher: the protocol times each answer (read_line)
+        request = dataclasses.replace(move, wall_ms=0, cpu_soft_s=soft, cpu_hard_s=hard)
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         try:
@@ -396,7 +431,9 @@ class Sandbox:
             self._proc.stderr.close()
 
 
-def outcome_of(result: LauncherResult, usage: TreeUsage, failure: VerdictKind | None, detail: str) -> RunOutcome:
+def outcome_of(
+    result: LauncherResult, usage: TreeUsage, failure: VerdictKind | None, detail: str
+) -> RunOutcome:
     return RunOutcome(
         stdout=result.stdout,
         stderr_tail=result.stderr,
@@ -414,7 +451,9 @@ class BwrapProcess(InteractiveProcess):
     """A persistent entry process (gomocup): its stdin and stdout are ours directly;
     the launcher keeps its stderr tail and reports its end."""
 
-    def __init__(self, sandbox: Sandbox, limits: Limits, stdin_fd: int, stdout_fd: int, cpu_limit_s: float | None):
+    def __init__(
+        self, sandbox: Sandbox, limits: Limits, stdin_fd: int, stdout_fd: int, cpu_limit_s: float | None
+    ):
         self._sandbox = sandbox
         self.limits = limits
         self._cpu_limit_s = cpu_limit_s
@@ -453,7 +492,9 @@ class BwrapProcess(InteractiveProcess):
             if line is not None:
                 return line
             if len(self._buf) > cap:
-                return self._stop(VerdictKind.BAD_OUTPUT, f"output over {self.limits.output_kb} KiB without a newline")
+                return self._stop(
+                    VerdictKind.BAD_OUTPUT, f"output over {self.limits.output_kb} KiB without a newline"
+                )
             if self._result is not None:
                 return self._finish_exited()
             now = time.monotonic()
@@ -464,9 +505,13 @@ class BwrapProcess(InteractiveProcess):
                 over = watch.sample()
                 self._usage = watch.usage
                 if over == "cpu" and self._cpu_limit_s is not None:
-                    return self._stop(VerdictKind.CPU_LIMIT, f"CPU limit {self._cpu_limit_s:g} s for the game exceeded")
+                    return self._stop(
+                        VerdictKind.CPU_LIMIT, f"CPU limit {self._cpu_limit_s:g} s for the game exceeded"
+                    )
                 if over == "memory":
-                    return self._stop(VerdictKind.MEMORY_LIMIT, f"memory limit {self.limits.memory_mb} MiB exceeded")
+                    return self._stop(
+                        VerdictKind.MEMORY_LIMIT, f"memory limit {self.limits.memory_mb} MiB exceeded"
+                    )
                 now = time.monotonic()
                 next_sample = now + watch.next_interval(now - began)
             if chan.has_message():
@@ -587,7 +632,7 @@ class BwrapProcess(InteractiveProcess):
 
     def _kill(self) -> None:
         """Have the launcher kill the process tree; collect its final report."""
-        if self._released or self._sandbox._closed:
+        if self._released or self._sandbox.closed:
             return
         chan = self._sandbox.channel
         try:
@@ -724,7 +769,9 @@ class BwrapHostFactory(HostFactory):
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
         sandbox = Sandbox(self.bwrap, self.launcher, Layout.for_build(tree_size(entry_dir)), entry_dir)
         try:
-            outcome = sandbox.run(["sh", "-c", command], b"", build_limits(limits), stderr_keep=BUILD_LOG_TAIL)
+            outcome = sandbox.run(
+                ["sh", "-c", command], b"", build_limits(limits), stderr_keep=BUILD_LOG_TAIL
+            )
             try:
                 copy_out(sandbox.workdir, entry_dir)
             except OSError as e:

@@ -95,7 +95,9 @@ def sandbox_problem() -> str | None:
         return f"cannot run bubblewrap ({bwrap}): {e}; " + FIX_HINT
     if proc.returncode != 0:
         why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit code {proc.returncode}"
-        return f"bubblewrap cannot create a sandbox here ({why}); user namespaces may be disabled; " + FIX_HINT
+        return (
+            f"bubblewrap cannot create a sandbox here ({why}); user namespaces may be disabled; " + FIX_HINT
+        )
     try:
         from workers.sandbox.launcher import launcher_binary
 

@@ -4,7 +4,10 @@ Pure: the launcher's result, the host's samples and the limits in; a
 ``VerdictKind`` (or None: the protocol judges the output) and a one-line
 detail out. The order of the checks is the order of blame: a limit the host
 enforced by stopping the run explains whatever happened after it (a killed
-process dies of SIGKILL; that is not a crash).
+process dies of SIGKILL; that is not a crash). CPU comes before the wall
+clock: a tree of busy processes that the deadline stopped had usually spent
+its CPU budget well before (the sampler can miss that on a loaded machine),
+while one busy process with equal CPU and wall limits is a timeout.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ def classify(
     if stopped_for == "cpu" and cpu_limit_s is not None:
         return (
             VerdictKind.CPU_LIMIT,
-            f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: {cpu_ms / 1000:.2f} s used by {procs} process{plural}",
+            f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: "
+            f"{cpu_ms / 1000:.2f} s used by {procs} process{plural}",
         )
     if stopped_for == "memory":
         return (
@@ -75,16 +79,26 @@ def classify(
         )
     if result.flags & F_STDOUT_OVER:
         return VerdictKind.BAD_OUTPUT, f"output over {limits.output_kb} KiB"
-    if result.flags & F_TIMEOUT:
-        wall = wall_limit_s if wall_limit_s is not None else limits.move_wall_s
-        return VerdictKind.TIMEOUT, f"wall-clock limit {_fmt_s(wall)} exceeded"
+    wall = wall_limit_s if wall_limit_s is not None else limits.move_wall_s
+    timed_out = bool(result.flags & F_TIMEOUT)
     sig = result.signal if result.flags & F_SIGNALED else None
     code = result.exit_code if not result.flags & F_SIGNALED else None
     if cpu_limit_s is not None:
         soft, _ = cpu_rlimit_s(cpu_limit_s)
-        by_rlimit = sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_ms >= soft * 1000.0 - CPU_SLACK_MS)
-        if by_rlimit or cpu_ms > cpu_limit_s * 1000.0 + CPU_SLACK_MS:
-            return VerdictKind.CPU_LIMIT, f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: {cpu_ms / 1000:.2f} s used"
+        by_rlimit = sig == signal.SIGXCPU or (
+            sig == signal.SIGKILL and not timed_out and cpu_ms >= soft * 1000.0 - CPU_SLACK_MS
+        )
+        # a run the deadline stopped was over its CPU budget first only if it is over
+        # even without the CPU one core could have used between the deadline and the kill
+        late_ms = max(0.0, result.wall_us / 1000.0 - wall * 1000.0) if timed_out else 0.0
+        if by_rlimit or cpu_ms - late_ms > cpu_limit_s * 1000.0 + CPU_SLACK_MS:
+            by = f" by {procs} process{plural}" if usage.peak_processes else ""
+            return (
+                VerdictKind.CPU_LIMIT,
+                f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: {cpu_ms / 1000:.2f} s used{by}",
+            )
+    if timed_out:
+        return VerdictKind.TIMEOUT, f"wall-clock limit {_fmt_s(wall)} exceeded"
     failed = sig is not None or (code is not None and code != 0)
     if failed:
         near_limit = result.maxrss_kb >= limits.memory_mb * 1024 * MEMORY_NEAR_LIMIT

@@ -70,6 +70,8 @@ enum {
 #define MAX_MSG (64u << 20)
 /* after the top process exits, how long an exiting descendant gets to finish dying */
 #define LEFT_GRACE_NS (20 * 1000000L)
+/* after a kill, how long the answer may wait for the killed to be reaped */
+#define REAP_BUDGET_NS (20 * 1000000ull)
 
 struct __attribute__((packed)) run_req {
     uint32_t wall_ms;                 /* 0: no deadline (persistent processes) */
@@ -291,6 +293,33 @@ static void kill_all(struct session *s) {
     }
 }
 
+/*
+ * kill_all, but reap for at most budget_ns; 0 if some are still dying then.
+ * A process with SIGKILL pending runs no more of its own code, so the answer
+ * need not wait for a loaded machine to schedule every one of them through
+ * exit; the rest are reaped before the next request (dying).
+ */
+static int dying = 0;
+
+static int kill_all_for(struct session *s, uint64_t budget_ns) {
+    uint64_t end = now_ns() + budget_ns;
+    for (;;) {
+        kill(-1, SIGKILL);
+        int st;
+        struct rusage ru;
+        pid_t p = wait4(-1, &st, WNOHANG | __WALL, &ru);
+        if (p > 0) {
+            account(s, p, st, &ru);
+            continue;
+        }
+        if (p < 0 && errno == EINTR) continue;
+        if (p < 0) return 1; /* ECHILD: nobody left */
+        if (now_ns() >= end) return 0;
+        struct timespec nap = {0, 200000L};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* Reap what has exited; 1 if some child is still alive. */
 static int reap_exited(struct session *s) {
     for (;;) {
@@ -370,6 +399,14 @@ static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int o
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    /*
+     * Its own session, so its own scheduler autogroup (where the kernel has
+     * them): the move's processes, however many, share one group's CPU with
+     * the rest of the machine, and the launcher, alone in its group, wakes on
+     * time at the deadline even under a fork bomb (measured: 120-170 ms late
+     * sharing a group with one, 1-3 ms alone).
+     */
+    setsid();
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
     if (rq->cpu_soft_s) set_limit(RLIMIT_CPU, rq->cpu_soft_s, rq->cpu_hard_s);
     if (rq->as_bytes) set_limit(RLIMIT_AS, rq->as_bytes, rq->as_bytes);
@@ -578,7 +615,8 @@ static void session(struct msg *m, int spawn) {
     if (!s.top_reaped || (res.flags & (F_LEFT | F_TIMEOUT | F_STDOUT_OVER | F_ABORTED)) || ack_kill ||
         quit) {
         if (!s.top_reaped) res.flags |= F_KILLED;
-        kill_all(&s);
+        if (quit) kill_all(&s);
+        else if (!kill_all_for(&s, REAP_BUDGET_NS)) dying = 1;
     }
     if (!res.wall_us) res.wall_us = (now_ns() - t0) / 1000;
     close(pidfd);
@@ -625,6 +663,10 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     for (;;) {
         struct msg m;
+        if (dying) { /* a killed move's last processes: gone before anything else runs */
+            kill_all(NULL);
+            dying = 0;
+        }
         if (!read_msg(&m)) break;
         switch (m.op) {
         case OP_PUT: do_put(&m); break;

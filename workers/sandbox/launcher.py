@@ -109,9 +109,14 @@ def launcher_binary() -> Path:
 
 # ---- requests ---------------------------------------------------------------
 
-#: a move's CPU rlimit is a backstop only: whole seconds, strictly above the
-#: limit, so the precise checks (sampled tree CPU, final rusage) decide first
+
 def cpu_rlimit_s(cpu_s: float) -> tuple[int, int]:
+    """(soft, hard) RLIMIT_CPU for a CPU limit of ``cpu_s``.
+
+    A backstop only: whole seconds, strictly above the limit, so the precise
+    checks (sampled tree CPU, final rusage) decide first. SIGXCPU at the soft
+    limit; SIGKILL a second later for a process that ignores it.
+    """
     soft = math.floor(cpu_s) + 1
     return soft, soft + 1
 
@@ -204,13 +209,15 @@ def put_messages(root: Path) -> Iterator[bytes]:
 
 
 def tree_size(root: Path) -> int:
-    """Bytes of the regular files under ``root`` (symlinks not followed)."""
+    """Bytes the regular files under ``root`` take on a tmpfs (whole pages each;
+    symlinks not followed)."""
+    page = os.sysconf("SC_PAGE_SIZE")
     total = 0
     for dirpath, _, filenames in os.walk(root):
         for name in filenames:
             with contextlib.suppress(OSError):
                 st = os.lstat(os.path.join(dirpath, name))
-                total += st.st_size
+                total += -(-st.st_size // page) * page
     return total
 
 

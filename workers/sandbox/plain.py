@@ -17,7 +17,10 @@ What this host does *not* do, and why it is for trusted entries only:
   it closes, which keeps state from leaking from one game to the next, but
   two games running at once on one machine with the same mark share it;
 * no process-count limit: ``RLIMIT_NPROC`` counts every process of the user,
-  not of the entry, so it would break unrelated work (and root ignores it).
+  not of the entry, so it would break unrelated work (and root ignores it);
+* if the referee itself is killed (SIGKILL), the move in flight runs on until
+  it exits by itself (a persistent brain sees EOF on stdin), and the game's
+  temporary directory stays behind until ``sweep_stale_dirs`` removes it.
 
 Measurements come from ``wait4`` (CPU time and peak RSS of the program and
 the descendants it waited for), which costs nothing extra per move.
@@ -48,6 +51,11 @@ from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveP
 STDERR_TAIL = 4096
 #: builds keep more of their log
 BUILD_LOG_TAIL = 64 * 1024
+#: temporary directories: per game (working copy + TMPDIR) and per build, named with our pid
+GAME_DIR_PREFIX = "tourney-game-"
+BUILD_DIR_PREFIX = "tourney-build-"
+#: a directory of a dead process this old is debris (see ``sweep_stale_dirs``)
+STALE_DIR_S = 600.0
 #: a measured CPU time this far over the limit counts as ``cpu_limit``
 CPU_SLACK_MS = 50.0
 
@@ -621,13 +629,14 @@ class PlainHost(EntryHost):
     def __init__(self, entry_dir: Path, mark: str):
         self._closed = False
         self._procs: list[PlainProcess] = []
+        self._root = Path(tempfile.mkdtemp(prefix=f"{GAME_DIR_PREFIX}{os.getpid()}-"))
         try:
-            self._root = Path(tempfile.mkdtemp(prefix="tourney-game-"))
             self.workdir = self._root / "work"
             shutil.copytree(entry_dir, self.workdir, symlinks=True)
             self._tmp = self._root / "tmp"
             self._tmp.mkdir()
         except OSError as e:
+            shutil.rmtree(self._root, ignore_errors=True)
             raise HostError(f"cannot make a working copy of {entry_dir}: {e}") from e
         self._arena = arena_file(mark)
         self._remove_arena()
@@ -662,14 +671,46 @@ class PlainHost(EntryHost):
         shutil.rmtree(self._root, ignore_errors=True)
 
 
+def sweep_stale_dirs(older_than_s: float = STALE_DIR_S) -> int:
+    """Remove game and build directories left by processes that died without closing
+    their hosts (a worker killed mid-match). A directory goes only when the pid in its
+    name is gone *and* it is old, so a live process in another PID namespace sharing
+    this ``/tmp`` keeps its directories. Returns how many were removed."""
+    removed = 0
+    now = time.time()
+    for prefix in (GAME_DIR_PREFIX, BUILD_DIR_PREFIX):
+        for d in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+            pid_text = d.name[len(prefix) :].split("-", 1)[0]
+            if not pid_text.isdigit() or int(pid_text) == os.getpid():
+                continue
+            try:
+                os.kill(int(pid_text), 0)
+                continue  # its owner lives
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            try:
+                if now - d.stat().st_mtime < older_than_s:
+                    continue
+            except FileNotFoundError:
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            removed += 1
+    return removed
+
+
 class PlainHostFactory(HostFactory):
     name = "none"
+
+    def __init__(self) -> None:
+        sweep_stale_dirs()
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         return PlainHost(entry_dir, mark)
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
-        with tempfile.TemporaryDirectory(prefix="tourney-build-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"{BUILD_DIR_PREFIX}{os.getpid()}-") as tmp:
             return run_process(
                 ["sh", "-c", command],
                 b"",

@@ -53,7 +53,7 @@ def main() -> int:
         for xx in range(x, x + s):
             rows[yy][xx] = mark
     out = []
-    for line, row in zip(lines, rows):
+    for line, row in zip(lines, rows, strict=True):
         cr = "\r" if line.endswith("\r") else ""
         out.append("".join(row) + cr)
     sys.stdout.write("\n".join(out) + ("\n" if data.endswith("\n") else ""))

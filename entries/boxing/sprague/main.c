@@ -36,9 +36,15 @@
  * apply: finish the game if one box can, avoid leaving a single square for
  * the next player, else take the biggest box.
  *
- * --level 1 only plays perfectly once the whole position is solvable and
- * takes the biggest box before that (no symmetry rule, no scan of moves).
+ * Options: --budget-ms N bounds the thinking time per move (default 50 ms,
+ * counted from start-up; the best move found so far is played when it runs
+ * out). --solve-max N is the largest component (in thick cells) that is
+ * solved exactly (default 28). --level 1 only plays perfectly once the
+ * whole position is solvable and takes the biggest box before that (no
+ * symmetry rule, no scan of moves). --seed N changes how equally good boxes
+ * are chosen (a function of N and the arena, so reruns replay the game).
  * Arenas wider or taller than 64 cells get the biggest-box fallback.
+ * It keeps no state between moves (no /tmp/arena.MARK file).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* lookahead -- the TRYST'98 m,n,k look-ahead player (seed 004), for the mnk
  * text protocol.
  *
- * Usage:  a.out [--foresight F] [--draw-value DV] [--budget-ms N]
+ * Usage:  a.out [--foresight F] [--draw-value DV] [--order centre|scan] [--budget-ms N]
  *         stdin: "W H K", then the moves so far as "x y" (1-based column,
  *         row), X first; stdout: one "x y" line.
  *
@@ -16,10 +16,17 @@
  *    1 defensive, default 0.5);
  *  - one level of foresight is a computer move plus the user's reply; after
  *    F levels an undecided position is worth 0.5 (ASSUMPTION 2);
- *  - moves are checked column by column (x = 1..W, and y = 1..H within a
- *    column) and among equal values the last one checked is played ("places
- *    the move at the last position checked"). Values within 1e-9 count as
- *    equal, so that floating-point summation order cannot break a tie.
+ *  - among moves of equal value the last one checked is played ("places the
+ *    move at the last position checked"); values within 1e-9 count as equal,
+ *    so that floating-point summation order cannot break a tie. The seed
+ *    does not say in which order positions are checked. --order scan checks
+ *    them as a plain double loop would, column by column (x = 1..W, y = 1..H
+ *    within a column), so ties go to the bottom-right; --order centre (the
+ *    default) checks the cells farthest from the centre first, so ties go to
+ *    the most central cell. Quiet positions are full of ties (every move
+ *    that threatens nothing is worth the same), so this choice decides most
+ *    of the opening and makes the difference between losing and winning
+ *    against a simple centre-seeking player.
  *
  * What makes it fast without changing any value:
  *  - for each player the set of cells that would win at once is kept up to
@@ -33,7 +40,7 @@
  *  - positions symmetric under a reflection or rotation of the board
  *    evaluate each orbit of moves once (at the root and on deep levels).
  * Time: levels 1, 2, .. F are computed in turn and the deepest one that
- * finishes within --budget-ms (default 800 ms, counted from start-up) is
+ * finishes within --budget-ms (default 500 ms, counted from start-up) is
  * played, so a big board with a high foresight degrades to a lower one
  * instead of running over the one-second move limit. On boards up to about
  * 10x10 foresight 3 finishes well in time; on 20x20 foresight 2 does.
@@ -58,9 +65,8 @@ static int empties;
 static double dv = 0.5;
 static u64 zob[MAXC][3], hash;
 
-static double t_start, budget_s = 0.8;
+static double t_start, budget_s = 0.5;
 static int aborted;
-static long long nodes;
 
 static double now(void) {
     struct timespec ts;
@@ -240,7 +246,7 @@ static double user_node(int d, double alpha, double beta) {
     if (nwin[USER] > 0) return 0.0; /* the user takes its win */
     if (d == 1) return empties == 1 ? dv : 0.5;
     if (d == 2) return user_node2();
-    if ((++nodes & 1023) == 0 && now() - t_start > budget_s) aborted = 1;
+    if (now() - t_start > budget_s) aborted = 1;
     if (aborted) return 0.5;
 
     int syms[8], nsym = 1;
@@ -276,12 +282,69 @@ static double user_node(int d, double alpha, double beta) {
     return sum / total;
 }
 
+/* comp_node for d == 2 when neither side has a winning cell.
+   A move that makes a threat is cheap to value (user_node2 needs one cell
+   update). A quiet move m is worth last * (E' - F(m)) / E', where F(m) counts
+   the user replies that make two user threats; a computer stone only ever
+   removes such forks, so the forks are listed once and only rechecked with
+   m on the board. Quiet moves are worth at most max(0.5, DV), so they are
+   skipped when a threatening move already reaches that. */
+static double comp_level2(double beta) {
+    static unsigned char quiet[MAXC];
+    static int forks[MAXC];
+    double best = -1.0;
+    int any_quiet = 0;
+    for (int i = 0; i < NC; i++) {
+        if (cell[i]) continue;
+        place(i, COMP);
+        quiet[i] = nwin[COMP] == 0;
+        double v = quiet[i] ? -1.0 : user_node2();
+        unplace(i, COMP);
+        any_quiet |= quiet[i];
+        if (v > best) best = v;
+        if (best >= beta) return best;
+    }
+    if (!any_quiet || best >= (dv > 0.5 ? dv : 0.5)) return best;
+    int Ep = empties - 1; /* cells left after the computer's move */
+    if (Ep <= 1) return best > dv ? best : dv; /* full board, or the user fills it */
+    double last = Ep - 1 <= 2 ? dv : 0.5;
+    int nf = 0;
+    if (stones[USER] + 1 >= K - 1)
+        for (int u = 0; u < NC; u++) {
+            if (cell[u] || !near_user(u)) continue;
+            place(u, USER);
+            if (nwin[USER] >= 2) forks[nf++] = u;
+            unplace(u, USER);
+        }
+    for (int i = 0; i < NC; i++) {
+        if (cell[i] || !quiet[i]) continue;
+        int F = 0;
+        if (nf) {
+            place(i, COMP);
+            for (int j = 0; j < nf; j++) {
+                if (forks[j] == i) continue;
+                place(forks[j], USER);
+                F += nwin[USER] >= 2;
+                unplace(forks[j], USER);
+            }
+            unplace(i, COMP);
+        }
+        double v = last * (double)(Ep - F) / (double)Ep;
+        if (v > best) best = v;
+        if (best >= beta) break;
+    }
+    return best;
+}
+
 /* The computer is to move with d levels left (d >= 1); the user has no win. */
 static double comp_node(int d, double alpha, double beta) {
     if (nwin[COMP] > 0) return 1.0;
     if (nwin[USER] >= 2) return 0.0; /* one move cannot block two */
     if (d == 1 && nwin[USER] <= 1) /* closed form of the last level */
         return empties <= 2 ? dv : 0.5;
+    /* a level-2 node already costs ~E*E cell updates: read the clock each time */
+    if (now() - t_start > budget_s) aborted = 1;
+    if (aborted) return 0.5;
     tt_ent *e = &tt[(hash ^ (u64)d * 0x9E3779B97F4A7C15ULL) & ((1u << TT_BITS) - 1)];
     if (e->key == hash && e->depth == d) {
         double v = e->v;
@@ -307,23 +370,22 @@ static double comp_node(int d, double alpha, double beta) {
                 orbits(syms, nsym, rep, weight_buf[d]);
             }
         }
-        /* On the last two levels a move that makes no threat is worth at
-           most max(0.5, DV): try threatening moves first, then skip the rest
-           once that bound cannot beat the best. */
-        double quiet_cap = d == 2 ? (dv > 0.5 ? dv : 0.5) : 2.0;
-        for (int pass = 0; pass < 2 && best < beta; pass++)
-            for (int i = 0; i < NC; i++) {
-                if (cell[i] || (rep && rep[i] != i)) continue;
-                place(i, COMP);
-                int threat = nwin[COMP] > 0;
-                double v = -1.0;
-                if (threat == (pass == 0) && !(pass == 1 && best >= quiet_cap))
-                    v = user_node(d, alpha > best ? alpha : best, beta);
-                unplace(i, COMP);
-                if (aborted) return 0.5;
-                if (v > best) best = v;
-                if (best >= beta) break;
-            }
+        if (d == 2) {
+            best = comp_level2(beta);
+        } else {
+            /* threatening moves first: they raise alpha soonest */
+            for (int pass = 0; pass < 2 && best < beta; pass++)
+                for (int i = 0; i < NC; i++) {
+                    if (cell[i] || (rep && rep[i] != i)) continue;
+                    place(i, COMP);
+                    double v = -1.0;
+                    if ((nwin[COMP] > 0) == (pass == 0)) v = user_node(d, alpha > best ? alpha : best, beta);
+                    unplace(i, COMP);
+                    if (aborted) return 0.5;
+                    if (v > best) best = v;
+                    if (best >= beta) break;
+                }
+        }
     }
     if (aborted) return 0.5;
     e->key = hash;
@@ -335,17 +397,51 @@ static double comp_node(int d, double alpha, double beta) {
 
 /* One full root evaluation at foresight f; returns the chosen cell or -1 if
    time ran out. */
+static double prev_val[MAXC]; /* the previous level's values: search order */
+
+/* The order in which moves count as "checked" (the seed leaves it open):
+   scan: column by column, x = 1..W and y = 1..H within a column, as a
+   plain double loop would; centre: farthest from the centre first (scan
+   order among equals), so that ties go to the most central cell. */
+static int check_order[MAXC];
+static long centre_dist(int i) {
+    long dx = 2L * (i % W) - (W - 1), dy = 2L * (i / W) - (H - 1);
+    return dx * dx + dy * dy;
+}
+static int scan_index(int i) { return (i % W) * H + i / W; }
+static int by_centre(const void *a, const void *b) {
+    int i = *(const int *)a, j = *(const int *)b;
+    long di = centre_dist(i), dj = centre_dist(j);
+    if (di != dj) return di > dj ? -1 : 1;
+    return scan_index(i) - scan_index(j);
+}
+static void make_check_order(int centre) {
+    for (int i = 0; i < NC; i++) check_order[scan_index(i)] = i;
+    if (centre) qsort(check_order, (size_t)NC, sizeof(int), by_centre);
+}
+
+static int by_prev(const void *a, const void *b) {
+    int i = *(const int *)a, j = *(const int *)b;
+    if (prev_val[i] != prev_val[j]) return prev_val[i] > prev_val[j] ? -1 : 1;
+    return i - j;
+}
+
 static int root_choice(int f, double *value) {
     int syms[8], nsym = board_symmetries(syms);
-    static int rep[MAXC], weight[MAXC];
+    static int rep[MAXC], weight[MAXC], order[MAXC];
     static double val[MAXC];
     static unsigned char pruned[MAXC];
     orbits(syms, nsym, rep, weight);
+    int n = 0;
+    for (int i = 0; i < NC; i++)
+        if (!cell[i] && rep[i] == i) order[n++] = i;
+    /* any order gives the same choice (ties are settled below by position);
+       the best moves first only make the pruning stronger */
+    qsort(order, (size_t)n, sizeof(int), by_prev);
     double best = -1.0;
-    for (int x = 0; x < W; x++)
-        for (int y = 0; y < H; y++) {
-            int i = y * W + x;
-            if (cell[i] || rep[i] != i) continue;
+    for (int k = 0; k < n; k++) {
+        {
+            int i = order[k];
             double v;
             if (winc[COMP][i]) {
                 v = 1.0;
@@ -359,27 +455,35 @@ static int root_choice(int f, double *value) {
             val[i] = v;
             if (!pruned[i] && v > best) best = v;
         }
+    }
+    for (int i = 0; i < NC; i++)
+        if (!cell[i]) prev_val[i] = pruned[rep[i]] ? -1.0 : val[rep[i]];
     int choice = -1;
-    for (int x = 0; x < W; x++)
-        for (int y = 0; y < H; y++) {
-            int i = y * W + x;
-            if (cell[i]) continue;
-            int r = rep[i];
-            if (!pruned[r] && val[r] >= best - EPS) choice = i; /* the last one checked */
-        }
+    for (int k = 0; k < NC; k++) {
+        int i = check_order[k];
+        if (cell[i]) continue;
+        int r = rep[i];
+        if (!pruned[r] && val[r] >= best - EPS) choice = i; /* the last one checked */
+    }
     *value = best;
     return choice;
 }
 
 int main(int argc, char **argv) {
     t_start = now();
-    int foresight = 2, verbose = 0;
+    int foresight = 2, verbose = 0, centre = 1;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) goto usage;
         if (!strcmp(argv[i], "--foresight")) foresight = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--draw-value")) dv = atof(argv[++i]);
         else if (!strcmp(argv[i], "--budget-ms")) budget_s = atof(argv[++i]) / 1000.0;
         else if (!strcmp(argv[i], "--verbose")) verbose = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--order")) {
+            i++;
+            if (!strcmp(argv[i], "scan")) centre = 0;
+            else if (!strcmp(argv[i], "centre")) centre = 1;
+            else goto usage;
+        }
         else goto usage;
     }
     if (foresight < 1) foresight = 1;
@@ -420,6 +524,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NC; i++) recompute(i);
     tt = calloc((size_t)1 << TT_BITS, sizeof(tt_ent));
     if (!tt) return 1;
+    make_check_order(centre);
 
     int choice = -1;
     for (int f = 1; f <= foresight; f++) {
@@ -437,6 +542,6 @@ int main(int argc, char **argv) {
     fflush(stdout);
     return 0;
 usage:
-    fprintf(stderr, "usage: a.out [--foresight F] [--draw-value DV] [--budget-ms N]\n");
+    fprintf(stderr, "usage: a.out [--foresight F] [--draw-value DV] [--order centre|scan] [--budget-ms N]\n");
     return 2;
 }

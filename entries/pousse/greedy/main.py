@@ -38,7 +38,7 @@ def push(cells: list[str], n: int, side: str, i: int, mark: str) -> list[str]:
     values = [cells[j] for j in line]
     gap = values.index(".") if "." in values else n - 1
     shifted = [mark, *values[:gap], *values[gap + 1 :]]
-    for j, v in zip(line, shifted):
+    for j, v in zip(line, shifted, strict=True):
         out[j] = v
     return out
 

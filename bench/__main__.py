@@ -1,0 +1,31 @@
+"""``python -m bench [--quick] [NAME...]``: run the benchmarks (all by default)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: benchmark modules, in the order they run; each has ``main(quick: bool) -> None``
+BENCHMARKS = {
+    "sandbox": "bench.sandbox_bench",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("names", nargs="*", help=f"benchmarks to run: {', '.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+    for name in args.names or list(BENCHMARKS):
+        print(f"== {name}", flush=True)
+        module = importlib.import_module(BENCHMARKS[name])
+        module.main(args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Throughput and scale-out (DESIGN §8): one tournament of native entries,
+played by 1 worker and then by 2 workers, each worker a separate "machine"
+(its own network namespace, reaching Redis over a veth link, its own build
+cache), with the coordinator and Redis on the host.
+
+Printed:
+
+* moves/s with 1 worker and with 2 workers, and their ratio;
+* ``throughput vs cores x bare move rate``: the 2-worker moves/s against
+  what this machine could do at best, ``cores x`` the rate of bare
+  ``subprocess.run`` calls of the same binary on the same inputs (positions
+  sampled from the tournament's own games), no runner at all.
+
+Workers are started first and the clock is the coordinator's own play loop,
+so process start-up is not counted; each worker builds the entries once per
+digest, as in a real run. The entries run in the config's sandbox (bwrap if
+available here, else ``none``, which is printed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from runner.redis_server import EmbeddedRedis
+from runner.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRY = ROOT / "entries" / "mnk" / "greedy"
+BOARD = "15 15 5"
+
+
+def _sandbox() -> str:
+    from workers.sandbox import HostError, host_factory
+
+    try:
+        host_factory("bwrap")
+        return "bwrap"
+    except HostError:
+        return "none"
+
+
+def _config(directory: Path, entrants: int, games: int, sandbox: str) -> Path:
+    config = {
+        "name": "throughput",
+        "seed": 8,
+        "game": "mnk",
+        "sandbox": sandbox,
+        "limits": {"move_wall_s": 2.0},
+        "boards": {"b": {"text": BOARD}},
+        "entries": [
+            {
+                "path": str(ENTRY),
+                "include": ["greedy"],
+                "variants": {"count": entrants, "prefix": "g", "args": ["--seed", "{i}"]},
+            }
+        ],
+        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games}],
+    }
+    path = directory / "throughput.yaml"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def _wait_workers(url: str, count: int, timeout: float = 60.0) -> None:
+    r = redis.Redis.from_url(url)
+    deadline = time.monotonic() + timeout
+    try:
+        while len(list(r.scan_iter(match="tourney:worker:bench-*"))) < count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{count} worker(s) did not come up within {timeout:.0f}s")
+            time.sleep(0.2)
+    finally:
+        r.close()
+
+
+def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float, dict[str, Any]]:
+    """Moves per second of the whole tournament with ``workers`` one-process workers."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    run_dir = tmp / f"run-{workers}"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    with ExitStack() as stack:
+        hosts: list[Any] = []
+        if use_netns:
+            from tests.integration.netns import machines
+
+            hosts = stack.enter_context(machines(workers))
+        bind = ["127.0.0.1", *(m.host_ip for m in hosts)]
+        server = EmbeddedRedis(tmp / f"redis-{workers}", bind=bind).start()
+        stack.callback(server.stop)
+        local: list[subprocess.Popen[bytes]] = []
+        for i in range(workers):
+            work = tmp / f"w{workers}-{i}"
+            work.mkdir()
+            host = hosts[i].host_ip if hosts else "127.0.0.1"
+            argv = [
+                sys.executable,
+                "-m",
+                "runner.cli",
+                "worker",
+                "--broker",
+                server.url(host),
+                "--concurrency",
+                "1",
+                "--name",
+                f"bench-{i}",
+                "--work-dir",
+                str(work),
+            ]
+            if hosts:
+                hosts[i].popen(argv, cwd=work, log=work / "worker.log", env=env)
+            else:
+                with open(work / "worker.log", "ab") as out:
+                    local.append(
+                        subprocess.Popen(argv, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
+                    )
+        try:
+            _wait_workers(server.url(), workers)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "runner.cli",
+                    "run",
+                    str(config),
+                    "--broker",
+                    server.url(),
+                    "--no-local-workers",
+                    "--no-progress",
+                    "--run-dir",
+                    str(run_dir),
+                ],
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"tournament failed ({done.returncode}): {done.stderr[-2000:]}")
+        finally:
+            for p in local:
+                p.terminate()
+            for p in local:
+                p.wait(30)
+    with RunStore.open(run_dir) as store:
+        session = store.meta()["last_session"]
+    return session["moves"] / session["elapsed_s"], session
+
+
+def _bare_rate(run_dir: Path, samples: int) -> float:
+    """Moves per second of bare ``subprocess.run`` calls on positions from the tournament's games."""
+    build = Path(tempfile.mkdtemp(prefix="tourney-bare-"))
+    try:
+        shutil.copytree(ENTRY, build / "e")
+        subprocess.run(["cc", "-O2", "-o", "a.out", "main.c"], cwd=build / "e", check=True)
+        with RunStore.open(run_dir) as store:
+            rows = store.match_rows()
+        positions: list[tuple[list[str], str]] = []
+        for row in rows:
+            if row.result is None:
+                continue
+            for game in row.result.games:
+                for n, move in enumerate(game.moves):
+                    seed = move.player.split("-")[1]
+                    stdin = "\n".join([BOARD, *(m.move for m in game.moves[:n])]) + "\n"
+                    positions.append((["./a.out", "--seed", seed], stdin))
+        rng = random.Random(1)
+        chosen = rng.sample(positions, min(samples, len(positions)))
+        t0 = time.perf_counter()
+        for argv, stdin in chosen:
+            subprocess.run(argv, input=stdin.encode(), cwd=build / "e", capture_output=True, check=True)
+        return len(chosen) / (time.perf_counter() - t0)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+
+
+def main(quick: bool = False) -> None:
+    from tests.integration.netns import netns_problem
+
+    problem = netns_problem()
+    use_netns = problem is None
+    sandbox = _sandbox()
+    entrants, games = (4, 4) if quick else (8, 6)
+    cores = os.cpu_count() or 1
+    rounds = 1 if quick else 2
+    print(
+        f"throughput: {entrants} native mnk entries ({BOARD}), {games} games per pair, round robin; "
+        f"sandbox {sandbox}; {cores} cores; best of {rounds} alternating run(s) each"
+    )
+    if not use_netns:
+        print(f"  (no network namespaces: {problem}; workers run as plain local processes)")
+    tmp = Path(tempfile.mkdtemp(prefix="tourney-bench-"))
+    try:
+        config = _config(tmp, entrants, games, sandbox)
+        best: dict[int, tuple[float, dict[str, Any]]] = {}
+        for r in range(rounds):
+            # alternate the order so that a burst of outside load does not favour one side
+            for workers in (1, 2) if r % 2 == 0 else (2, 1):
+                rate, session = _play(tmp / f"r{r}", config, workers, use_netns)
+                if workers not in best or rate > best[workers][0]:
+                    best[workers] = (rate, session)
+        (one, s1), (two, s2) = best[1], best[2]
+        print(f"1 worker:  {one:8.1f} moves/s ({s1['moves']} moves in {s1['elapsed_s']:.1f} s)")
+        print(f"2 workers: {two:8.1f} moves/s ({s2['moves']} moves in {s2['elapsed_s']:.1f} s)")
+        print(f"throughput ratio (2 workers / 1 worker): {two / one:.2f}")
+        bare = _bare_rate(tmp / "r0" / "run-2", 100 if quick else 400)
+        print(f"bare move rate (subprocess.run, same binary and positions): {bare:.1f} moves/s per core")
+        print(f"throughput vs cores x bare move rate: {two / (cores * bare):.2f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main("--quick" in sys.argv)

@@ -1,0 +1,202 @@
+"""Config loading: every kind of problem is reported as file:line:col: message, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.config import ConfigError, cmd_validate, load_config
+
+ENTRY = {
+    "boxing": ("potm-arena", ["./a.out", "{mark}"]),
+    "pousse": ("icfp98", ["./runme"]),
+    "mnk": ("mnk", ["./a.out"]),
+}
+
+
+def make_entry(root: Path, game: str, name: str, **over: object) -> Path:
+    d = root / "entries" / game / name
+    d.mkdir(parents=True)
+    protocol, run = ENTRY[game]
+    data = {"name": name, "game": game, "protocol": protocol, "run": run, **over}
+    (d / "entry.yaml").write_text(yaml.safe_dump(data))
+    (d / "main.c").write_text("int main(void) { return 0; }\n")
+    return d
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name in ("alpha", "beta", "gamma", "delta", "eps"):
+        make_entry(tmp_path, "boxing", name)
+    make_entry(
+        tmp_path, "boxing", "multi", variants={"multi-a": {"args": ["-a"]}, "multi-b": {"args": ["-b"]}}
+    )
+    make_entry(tmp_path, "pousse", "pusher")
+    (tmp_path / "configs").mkdir()
+    return tmp_path
+
+
+GOOD = """\
+name: t
+seed: 3
+game: boxing
+boards:
+  X: {generate: {blocked: 10}}
+entries:
+  - path: ../entries/boxing/alpha
+  - path: ../entries/boxing/beta
+  - path: ../entries/boxing/gamma
+stages:
+  - name: rr
+    planner: round_robin
+    boards: [X]
+"""
+
+
+def write(project: Path, text: str) -> Path:
+    p = project / "configs" / "t.yaml"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def problems(project: Path, text: str) -> list[str]:
+    p = write(project, text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(p)
+    return [f"{q.line}:{q.col}: {q.message}" for q in exc.value.problems]
+
+
+def edit(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new)
+
+
+def test_a_good_config_loads(project: Path) -> None:
+    cfg = load_config(write(project, GOOD))
+    assert list(cfg.entry_specs()) == ["alpha", "beta", "gamma"]
+    assert cfg.stage_names() == ["rr"] and cfg.sandbox == "bwrap"
+    assert cfg.limits_obj.move_wall_s == 1.0
+
+
+def test_unknown_key_with_did_you_mean(project: Path) -> None:
+    assert problems(project, edit("seed: 3", "sede: 3")) == [
+        "2:1: (top level): unknown key 'sede' (did you mean 'seed'?)"
+    ]
+    got = problems(project, edit("    boards: [X]", "    board: [X]"))
+    assert got == ["13:5: stages[0]: unknown key 'board' (did you mean 'boards'?)"]
+
+
+def test_wrong_type(project: Path) -> None:
+    got = problems(project, edit("    boards: [X]", "    boards: [X]\n    games_per_pairing: two"))
+    assert got == [
+        "14:24: stages[0].games_per_pairing: Input should be a valid integer, unable to parse string "
+        "as an integer (got 'two')"
+    ]
+
+
+def test_missing_entry_directory(project: Path) -> None:
+    got = problems(project, edit("../entries/boxing/beta", "../entries/boxing/bet"))
+    assert len(got) == 1 and got[0].startswith(
+        "8:11: entries[1].path: missing entry directory '../entries/boxing/bet'"
+    )
+
+
+def test_unknown_game(project: Path) -> None:
+    got = problems(project, edit("game: boxing", "game: boxin"))
+    assert (
+        got[0]
+        == "3:7: game: unknown game 'boxin' (did you mean 'boxing'?); known: boxing, gomoku, mnk, pousse"
+    )
+
+
+def test_unknown_protocol_in_entry_yaml(project: Path) -> None:
+    make_entry(project, "boxing", "weird", protocol="potm-arna")
+    got = problems(project, edit("../entries/boxing/gamma", "../entries/boxing/weird"))
+    assert len(got) == 1 and got[0].startswith("9:11: entries[2].path: ")
+    assert "unknown protocol 'potm-arna'" in got[0]
+
+
+def test_entry_of_another_game_or_protocol(project: Path) -> None:
+    got = problems(project, edit("../entries/boxing/gamma", "../entries/pousse/pusher"))
+    assert got == ["9:11: entries[2].path: entry 'pusher' play pousse, but this tournament's game is boxing"]
+    make_entry(project, "boxing", "wrongproto", protocol="icfp98")
+    got = problems(project, edit("../entries/boxing/gamma", "../entries/boxing/wrongproto"))
+    assert got == ["9:11: entries[2].path: entry 'wrongproto': protocol icfp98 cannot carry boxing"]
+
+
+def test_board_size_out_of_range(project: Path) -> None:
+    got = problems(project, edit("X: {generate: {blocked: 10}}", "X: {generate: {width: 500}}"))
+    assert got == ["5:17: boards.X.generate: board 'X': arena sides must be 1..200, got 500x16"]
+    text = (
+        GOOD.replace("game: boxing", "game: pousse")
+        .replace("X: {generate: {blocked: 10}}", 'X: {text: "30"}')
+        .replace("../entries/boxing/alpha", "../entries/pousse/pusher")
+    )
+    text = "\n".join(line for line in text.splitlines() if "boxing/" not in line) + "\n"
+    got = problems(project, text)
+    assert got[0] == "5:13: boards.X.text: board 'X': pousse board size must be 4..20, got 30"
+
+
+def test_reference_to_an_undefined_board(project: Path) -> None:
+    got = problems(project, edit("    boards: [X]", "    boards: [X, Y]"))
+    assert got == ["13:17: stages[0].boards[1]: undefined board 'Y'"]
+    got = problems(project, edit("    boards: [X]", "    boards: [x]"))
+    assert got == ["13:14: stages[0].boards[0]: undefined board 'x' (did you mean 'X'?)"]
+
+
+def test_impossible_final_of_8_from_5_entries(project: Path) -> None:
+    text = edit(
+        "    boards: [X]", "    boards: [X]\n    advance: {top: 8}\n  - name: final\n    planner: round_robin"
+    )
+    got = problems(project, text)
+    assert got == [
+        "14:20: stages[0].advance.top: cannot advance the top 8: at most 3 entrant(s) come out of stage 'rr'"
+    ]
+
+
+def test_impossible_elimination(project: Path) -> None:
+    text = edit("X: {generate: {blocked: 10}}", "X: {generate: {blocked: 10}, per_round: true}")
+    text = text.replace("planner: round_robin", "planner: potm_elimination")
+    got = problems(project, text)
+    assert len(got) == 1 and "with k=2 the winners bracket stops at 4, so no round would be played" in got[0]
+
+
+def test_unknown_planner_and_rank_key(project: Path) -> None:
+    got = problems(project, edit("planner: round_robin", "planner: roundrobin"))
+    assert got[0].startswith(
+        "12:14: stages[0].planner: unknown planner 'roundrobin' (did you mean 'round_robin'?)"
+    )
+    got = problems(project, edit("    boards: [X]", "    boards: [X]\n    rank_by: [wins, scores]"))
+    assert got[0].startswith("14:21: stages[0].rank_by[1]: 'scores' is not allowed (did you mean 'score'?)")
+
+
+def test_missing_required_key(project: Path) -> None:
+    got = problems(project, edit("  - name: rr\n", "  - \n"))
+    assert got == ["12:5: stages[0]: missing required key 'name'"]
+
+
+def test_yaml_syntax_and_duplicate_keys(project: Path) -> None:
+    got = problems(project, edit("seed: 3", "seed: [3"))
+    assert len(got) == 1 and got[0].startswith("3:5: not valid YAML")
+    got = problems(project, edit("seed: 3", "seed: 3\nseed: 4"))
+    assert got == ["3:1: seed: duplicate key (first at line 2)"]
+
+
+def test_every_problem_is_reported_at_once(project: Path) -> None:
+    text = GOOD.replace("seed: 3", "sede: 3").replace("[X]", "[Y]").replace("boxing/beta", "boxing/nope")
+    assert len(problems(project, text)) == 3
+
+
+def test_cmd_validate_prints_and_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = write(project, edit("seed: 3", "sede: 3"))
+    assert cmd_validate(argparse.Namespace(config=str(p))) == 2
+    out = capsys.readouterr().out
+    assert out == f"{p}:2:1: (top level): unknown key 'sede' (did you mean 'seed'?)\n"
+    assert cmd_validate(argparse.Namespace(config=str(write(project, GOOD)))) == 0
+    assert capsys.readouterr().out.startswith("OK: t: 3 entries, 1 stages\n")
+    assert cmd_validate(argparse.Namespace(config=str(project / "missing.yaml"))) == 2
+    assert "cannot read config" in capsys.readouterr().out

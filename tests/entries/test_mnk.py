@@ -1,0 +1,116 @@
+"""m,n,k entries (mnk protocol): an empty cell every time; lookahead is the seed's algorithm."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from tests.entries import seed004
+from tests.entries.conftest import Roster
+from tests.entries.harness import Player, play_mnk, run_move, with_args
+
+NAMES = ["random", "random-s1", "greedy", "greedy-s2", "lookahead", "lookahead-f1", "lookahead-scan"]
+SHARP = ["greedy", "lookahead", "lookahead-f1", "lookahead-f2", "lookahead-attacking", "lookahead-defensive"]
+
+
+def ask(player: Player, w: int, h: int, k: int, moves: list[tuple[int, int]]) -> tuple[int, int]:
+    text = "\n".join([f"{w} {h} {k}", *(f"{x} {y}" for x, y in moves)]) + "\n"
+    out, _ = run_move(player, "X", text)
+    lines = out.splitlines()
+    assert len(lines) == 1 and re.fullmatch(r"\d+ \d+", lines[0]), out
+    x, y = (int(v) for v in lines[0].split())
+    assert 1 <= x <= w and 1 <= y <= h, (x, y)
+    assert (x, y) not in moves, f"({x}, {y}) is taken"
+    return x, y
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    ("w", "h", "k", "moves"),
+    [
+        (3, 3, 3, []),
+        (1, 1, 1, []),
+        (7, 7, 4, [(4, 4), (3, 3), (5, 5)]),
+        (20, 20, 5, [(10, 10), (11, 11)]),
+        (6, 3, 3, [(1, 1), (2, 1), (1, 2), (2, 2), (3, 3)]),
+        (3, 3, 3, [(1, 1), (2, 2), (3, 3), (1, 3), (3, 1), (2, 1), (2, 3), (3, 2)]),  # one cell left
+    ],
+)
+def test_answer_is_an_empty_cell(
+    roster: Roster, name: str, w: int, h: int, k: int, moves: list[tuple[int, int]]
+) -> None:
+    ask(roster("mnk")[name], w, h, k, moves)
+
+
+@pytest.mark.parametrize("name", SHARP)
+def test_takes_an_immediate_win(roster: Roster, name: str) -> None:
+    # X to move with three in a row on 7x7 K=4; O also threatens
+    moves = [(2, 2), (2, 6), (3, 2), (3, 6), (4, 2), (4, 6)]
+    assert ask(roster("mnk")[name], 7, 7, 4, moves) in {(1, 2), (5, 2)}
+
+
+@pytest.mark.parametrize("name", SHARP)
+def test_blocks_an_immediate_loss(roster: Roster, name: str) -> None:
+    # O to move; X threatens (5, 2) only
+    moves = [(2, 2), (1, 2), (3, 2), (7, 7), (4, 2)]
+    assert ask(roster("mnk")[name], 7, 7, 4, moves) == (5, 2)
+
+
+def random_position(rng: random.Random, w: int, h: int, k: int, stones: int) -> list[tuple[int, int]]:
+    """A random game of up to ``stones`` moves that nobody has won yet."""
+    cells = [0] * (w * h)
+    moves: list[tuple[int, int]] = []
+    for n in range(stones):
+        empty = [i for i in range(w * h) if cells[i] == 0]
+        if len(empty) <= 1:
+            break
+        i = rng.choice(empty)
+        p = 1 if n % 2 == 0 else 2
+        if seed004.wins_at(cells, w, h, k, i, p):
+            break
+        cells[i] = p
+        moves.append((i % w + 1, i // w + 1))
+    return moves
+
+
+CASES = [
+    # (w, h, k, foresight, fewest stones)
+    (3, 3, 3, 1, 0),
+    (3, 3, 3, 3, 1),
+    (4, 4, 3, 2, 3),
+    (4, 3, 3, 2, 0),
+    (5, 4, 4, 1, 0),
+    (5, 5, 3, 2, 9),
+    (4, 4, 2, 2, 2),
+]
+
+
+@pytest.mark.parametrize(("w", "h", "k", "foresight", "fewest"), CASES)
+def test_lookahead_chooses_what_the_seed_algorithm_chooses(
+    roster: Roster, w: int, h: int, k: int, foresight: int, fewest: int
+) -> None:
+    base = roster("mnk")["lookahead"]
+    rng = random.Random(f"{w}{h}{k}{foresight}")
+    for trial in range(6):
+        moves = random_position(rng, w, h, k, rng.randint(fewest, w * h - 2))
+        dv = (0.0, 0.5, 1.0, 0.3)[trial % 4]
+        order = ("centre", "scan")[trial % 2]
+        player = with_args(base, "--foresight", str(foresight), "--draw-value", str(dv), "--order", order)
+        expected = seed004.choose(w, h, k, moves, foresight, dv, order)
+        assert ask(player, w, h, k, moves) == expected[:2], (moves, foresight, dv, order, expected)
+
+
+def test_lookahead_keeps_to_about_a_second_on_20x20(roster: Roster) -> None:
+    player = with_args(roster("mnk")["lookahead"], "--foresight", "4")
+    moves = [(10, 10), (11, 11), (10, 11), (11, 10), (12, 12), (9, 9)]
+    text = "\n".join(["20 20 5", *(f"{x} {y}" for x, y in moves)]) + "\n"
+    _, wall = run_move(player, "X", text)
+    assert wall < 2.0  # 0.5 s budget plus start-up, with room for a loaded machine
+
+
+def test_lookahead_beats_greedy(roster: Roster) -> None:
+    lookahead, greedy = roster("mnk")["lookahead"], roster("mnk")["greedy-s1"]
+    assert play_mnk([greedy, lookahead], 7, 7, 4).winner == 1
+    assert play_mnk([lookahead, greedy], 7, 7, 4).winner == 0

@@ -1,0 +1,210 @@
+"""Shared pieces of the integration tests: configs, running `tourney`, standings, leftovers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from runner.run_dir import load_run_config
+from runner.stages.tournament import advance
+from runner.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+SCAN = Path(__file__).resolve().parent / "entries" / "scan"
+TOURNEY = [sys.executable, "-m", "runner.cli"]
+#: heartbeats every half second: a dead worker is noticed within about 2 s
+FAST_ENV = {"TOURNEY_HEARTBEAT_S": "0.5"}
+
+
+def write_config(
+    directory: Path,
+    name: str,
+    *,
+    entrants: int = 4,
+    sandbox: str = "none",
+    sleep: float = 0.0,
+    control: Path | None = None,
+    board: str = "4 4 3",
+    games_per_pairing: int = 2,
+    final_top: int | None = None,
+    tag: str | None = None,
+    entry: Path = SCAN,
+    seed: int = 7,
+) -> Path:
+    """A small m,n,k round robin of seeded `scan` players (optionally a final of the top N)."""
+    args = ["--seed", "{i}"]
+    if sleep:
+        args += ["--sleep", str(sleep)]
+    if control is not None:
+        args += ["--control", str(control)]
+    args += ["--tag", tag or name]
+    stages: list[dict[str, Any]] = [
+        {"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games_per_pairing}
+    ]
+    if final_top is not None:
+        stages[0]["advance"] = {"top": final_top}
+        stages.append({"name": "final", "planner": "round_robin", "boards": ["b"], "games_per_pairing": 2})
+    config = {
+        "name": name,
+        "seed": seed,
+        "game": "mnk",
+        "sandbox": sandbox,
+        "limits": {"move_wall_s": 5.0},
+        "boards": {"b": {"text": board}},
+        "entries": [
+            {"path": str(entry), "variants": {"count": entrants, "prefix": "p", "args": args}},
+        ],
+        "stages": stages,
+    }
+    path = directory / f"{name}.yaml"
+    directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2))  # JSON is YAML
+    return path
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = dict(os.environ)
+    e.update(FAST_ENV)
+    e.update(extra)
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def private_tmp(directory: Path) -> dict[str, str]:
+    """``TMPDIR`` inside the test's own directory: what a SIGKILLed worker cannot clean up
+    (its games' temporary directories) goes away with the test's files, not into /tmp."""
+    tmp = directory / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {"TMPDIR": str(tmp)}
+
+
+def tourney(
+    *args: str | Path, cwd: Path, timeout: float = 180, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TOURNEY, *map(str, args)],
+        cwd=cwd,
+        env=env(**private_tmp(cwd), **(extra_env or {})),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_tourney(*args: str | Path, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [*TOURNEY, *map(str, args)],
+            cwd=cwd,
+            env=env(**private_tmp(cwd)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def standings(run_dir: Path) -> dict[str, Any]:
+    """Final ranking and every stage's standings, recomputed from the store (what a user sees)."""
+    config = load_run_config(run_dir)
+    with RunStore.open(run_dir) as store:
+        results = store.official_results()
+    state = advance(config, results)
+    assert state.finished, "the run did not finish"
+    return {
+        "final": list(state.final_ranking),
+        "stages": {
+            st.name: [
+                (r.rank, r.entry, r.games, r.wins, r.ties, r.losses, r.points, r.score) for r in st.standings
+            ]
+            for st in state.stages
+        },
+    }
+
+
+def assert_one_official_result_per_match(run_dir: Path) -> None:
+    """No result lost, none counted twice: every live match has exactly one official result."""
+    with RunStore.open(run_dir) as store:
+        rows = store.match_rows()
+        conn = store._conn
+        per_match = dict(
+            conn.execute(
+                "SELECT match_id, COUNT(*) FROM results WHERE status='official' GROUP BY match_id"
+            ).fetchall()
+        )
+    live = [r for r in rows if r.state != "obsolete"]
+    assert live
+    for r in live:
+        assert r.state == "done", (r.match_id, r.state)
+        assert per_match.get(r.match_id) == 1, (r.match_id, per_match.get(r.match_id))
+        assert r.result is not None and r.result.system_error is None
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str, every: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def store_rows(run_dir: Path) -> list[Any]:
+    try:
+        with RunStore.open(run_dir) as store:
+            return store.match_rows()
+    except Exception:
+        return []
+
+
+def processes_matching(markers: Sequence[str]) -> list[psutil.Process]:
+    """Live processes whose command line mentions one of ``markers`` (this test's run)."""
+    me = os.getpid()
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline", "status"]):
+        try:
+            if p.pid == me or p.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            cmd = " ".join(p.info["cmdline"] or [])
+        except psutil.Error:
+            continue
+        if any(m in cmd for m in markers):
+            found.append(p)
+    return found
+
+
+def assert_nothing_left(markers: Sequence[str], grace_s: float = 10.0) -> None:
+    deadline = time.monotonic() + grace_s
+    left: list[psutil.Process] = []
+    while time.monotonic() < deadline:
+        left = processes_matching(markers)
+        if not left:
+            return
+        time.sleep(0.2)
+    details = []
+    for p in left:
+        with contextlib.suppress(psutil.Error):
+            details.append(f"{p.pid}: {' '.join(p.cmdline())}")
+        # the test must not leave them either
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    if details:
+        raise AssertionError("processes of the run are still alive:\n" + "\n".join(details))
+
+
+def kill_all(markers: Sequence[str]) -> None:
+    for p in processes_matching(markers):
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"

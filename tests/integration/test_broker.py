@@ -1,0 +1,107 @@
+"""The embedded Redis and `tourney worker`'s broker checks."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from runner.redis_server import EmbeddedRedis
+from tests.integration.helpers import TOURNEY, env
+from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S
+from workers.worker_cli import BrokerURLError, check_broker_url
+
+
+def test_embedded_redis_is_private_and_persistent(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        assert len(server.password) >= 24
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis(port=server.port, socket_timeout=5).ping()
+        client = redis.Redis.from_url(server.url())
+        client.set("k", "v")
+        client.close()
+        conf = (tmp_path / "redis" / "redis.conf").read_text()
+        assert "bind 127.0.0.1" in conf and "appendonly yes" in conf
+        assert (tmp_path / "redis" / "redis.conf").stat().st_mode & 0o077 == 0
+        server.stop()
+        # same data directory, port and password: the data survives a restart
+        server = EmbeddedRedis(tmp_path / "redis", password=server.password, port=server.port).start()
+        client = redis.Redis.from_url(server.url())
+        assert client.get("k") == b"v"
+        client.close()
+    finally:
+        server.stop()
+    assert not (tmp_path / "redis" / "redis.pid").exists()
+
+
+def test_worker_refuses_a_broker_without_password() -> None:
+    done = subprocess.run(
+        [*TOURNEY, "worker", "--broker", "redis://127.0.0.1:6399/0"],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "no password" in done.stderr and "--allow-no-password" in done.stderr
+
+
+def test_broker_url_checks() -> None:
+    check_broker_url("redis://:pw@10.0.0.1:6379/0", allow_no_password=False)
+    check_broker_url("redis://10.0.0.1:6379/0", allow_no_password=True)
+    with pytest.raises(BrokerURLError, match="no password"):
+        check_broker_url("redis://10.0.0.1:6379/0", allow_no_password=False)
+    with pytest.raises(BrokerURLError, match="scheme"):
+        check_broker_url("amqp://u:p@host//", allow_no_password=False)
+
+
+def test_worker_with_allow_no_password_serves_a_passwordless_broker(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    client = server.client()
+    client.config_set("requirepass", "")  # a broker someone else runs without a password
+    client.close()
+    proc = subprocess.Popen(
+        [
+            *TOURNEY,
+            "worker",
+            "--broker",
+            f"redis://127.0.0.1:{server.port}/0",
+            "--allow-no-password",
+            "--concurrency",
+            "1",
+            "--name",
+            "nopw",
+            "--work-dir",
+            str(tmp_path / "w"),
+        ],
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        r = redis.Redis(port=server.port, socket_timeout=5)
+        deadline = time.monotonic() + 60
+        while not r.exists("tourney:worker:nopw"):  # its presence key: it is up and connected
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "worker did not come up"
+            time.sleep(0.2)
+        r.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        server.stop()
+
+
+def test_celery_settings_follow_the_design() -> None:
+    assert SETTINGS["task_acks_late"] is True
+    assert SETTINGS["task_reject_on_worker_lost"] is True
+    assert SETTINGS["worker_prefetch_multiplier"] == 1
+    assert SETTINGS["accept_content"] == ["json"]
+    assert SETTINGS["task_serializer"] == SETTINGS["result_serializer"] == "json"
+    assert SETTINGS["broker_transport_options"]["visibility_timeout"] == VISIBILITY_TIMEOUT_S >= 3600
+    assert SETTINGS["broker_connection_retry_on_startup"] is True
+    assert SETTINGS["broker_connection_max_retries"] is None

@@ -1,0 +1,270 @@
+"""Fault tests (DESIGN §6): a killed worker, a Redis restart, a killed coordinator,
+duplicated and late results. In each: the run completes, no result is lost and
+none is counted twice, and the standings equal an uninterrupted run's.
+
+The entries sleep a little per move so that matches are in flight long
+enough to be interrupted; the move itself depends only on the seed and the
+position, so the reference run leaves the sleep out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import redis
+
+from runner.redis_server import EmbeddedRedis
+from runner.store import RunStore
+from tests.integration.helpers import (
+    SCAN,
+    assert_nothing_left,
+    assert_one_official_result_per_match,
+    kill_all,
+    standings,
+    start_tourney,
+    store_rows,
+    tourney,
+    unique,
+    wait_for,
+    write_config,
+)
+from workers.celery_app import KEYS
+
+SLEEP = 0.12  # seconds per move: a match takes a couple of seconds
+
+
+def reference(tmp_path: Path, name: str, entrants: int) -> dict[str, Any]:
+    """Standings of the same tournament, uninterrupted, inline, without the per-move sleep."""
+    config = write_config(tmp_path / "ref", name, entrants=entrants)
+    done = tourney(
+        "run", config, "--inline", "--no-progress", "--run-dir", tmp_path / "ref-run", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    return standings(tmp_path / "ref-run")
+
+
+def count(run_dir: Path, state: str) -> int:
+    return sum(1 for r in store_rows(run_dir) if r.state == state)
+
+
+def finish(proc: subprocess.Popen[bytes], log: Path, timeout: float = 150) -> None:
+    try:
+        rc = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the run did not finish:\n" + log.read_text(errors="replace")[-4000:]) from None
+    assert rc == 0, log.read_text(errors="replace")[-4000:]
+
+
+def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
+    tag = unique("killw")
+    config = write_config(tmp_path, "killw", entrants=4, sleep=SLEEP, tag=tag)
+    run_dir = tmp_path / "runs" / "killw"
+    log = tmp_path / "run.log"
+    proc = start_tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path, log=log)
+    try:
+        victim: list[str] = []
+
+        def worker1_busy() -> bool:
+            for r in store_rows(run_dir):
+                if r.state == "running" and r.worker.startswith("local-1-"):
+                    victim.append(r.match_id)
+                    return True
+            return False
+
+        wait_for(worker1_busy, 60, "worker 1 to start a match")
+        time.sleep(0.5)  # well inside the match
+        pid = int((run_dir / "workers" / "1" / "worker.pid").read_text())
+        os.killpg(pid, signal.SIGKILL)  # the whole worker: main process and pool
+        finish(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kill_all([tag, str(run_dir)])
+
+    with RunStore.open(run_dir) as store:
+        row = store.match_row(victim[0])
+        retries = [e.detail for e in store.events("retry") if e.match_id == victim[0]]
+    assert row is not None and row.state == "done" and row.attempt >= 2
+    assert row.worker.startswith("local-2-")
+    assert any("lease expired" in d for d in retries), retries
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == reference(tmp_path, "killw", 4)
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_redis_restart_mid_run(tmp_path: Path) -> None:
+    tag = unique("redis")
+    config = write_config(tmp_path, "redis", entrants=4, sleep=SLEEP, tag=tag)
+    run_dir = tmp_path / "runs" / "redis"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis-data").start()
+    proc = start_tourney(
+        "run", config, "--broker", server.url(), "--workers", "2", "--no-progress", cwd=tmp_path, log=log
+    )
+    try:
+        wait_for(
+            lambda: count(run_dir, "done") >= 1 and count(run_dir, "running") >= 1,
+            60,
+            "a finished and a running match",
+        )
+        server.stop()  # SHUTDOWN-like: SIGTERM, the append-only file is flushed
+        time.sleep(2.0)
+        server = EmbeddedRedis(server.data_dir, password=server.password, port=server.port).start()
+        finish(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == reference(tmp_path, "redis", 4)
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_coordinator_killed_mid_stage_resumes(tmp_path: Path) -> None:
+    tag = unique("killc")
+    config = write_config(tmp_path, "killc", entrants=5, sleep=SLEEP, tag=tag)
+    run_dir = tmp_path / "runs" / "killc"
+    log = tmp_path / "run.log"
+    proc = start_tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path, log=log)
+    try:
+        wait_for(
+            lambda: count(run_dir, "done") >= 2 and count(run_dir, "running") >= 1,
+            90,
+            "two finished matches and a running one",
+        )
+        helpers = [int((run_dir / "redis" / "redis.pid").read_text())]
+        helpers += [int(p.read_text()) for p in (run_dir / "workers").glob("*/worker.pid")]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        # what it started dies with it (PDEATHSIG): no redis-server, no worker left running
+        wait_for(
+            lambda: (
+                not any(
+                    psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+                    for p in helpers
+                )
+            ),
+            20,
+            "the killed coordinator's Redis and workers to exit",
+        )
+        before = count(run_dir, "done")
+        assert before < len(store_rows(run_dir))
+
+        again = tourney("run", config, "--workers", "2", cwd=tmp_path, timeout=150)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "resuming" in again.stdout
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kill_all([tag, str(run_dir)])
+    with RunStore.open(run_dir) as store:
+        assert store.events("requeued")  # what was in flight was dispatched again
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == reference(tmp_path, "killc", 5)
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
+    tag = unique("dup")
+    config = write_config(tmp_path, "dup", entrants=4, sleep=SLEEP, tag=tag)
+    run_dir = tmp_path / "runs" / "dup"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis-data").start()
+    proc = start_tourney(
+        "run", config, "--broker", server.url(), "--workers", "1", "--no-progress", cwd=tmp_path, log=log
+    )
+    try:
+        wait_for(
+            lambda: count(run_dir, "done") >= 1 and count(run_dir, "running") >= 1,
+            60,
+            "a finished and a running match",
+        )
+        with RunStore.open(run_dir) as store:
+            run_id = store.meta()["run_id"]
+            rows = store.match_rows()
+        done = next(r for r in rows if r.state == "done")
+        running = next(r for r in rows if r.state == "running")
+        assert done.result is not None
+        original = done.result.to_dict()
+        forged = json.loads(json.dumps(original))
+        for g in forged["games"]:  # a conflicting copy: every game given to the other side
+            g["winner"] = next(p for p in g["order"] if p != g["winner"])
+        r = redis.Redis.from_url(server.url())
+        inbox = KEYS.inbox(run_id)
+        note = {"kind": "result", "match_id": done.match_id, "worker": "dup"}
+        r.rpush(inbox, json.dumps({**note, "attempt": done.attempt, "result": original}))  # duplicate
+        r.rpush(
+            inbox, json.dumps({**note, "attempt": done.attempt, "result": forged})
+        )  # conflicting duplicate
+        late = {
+            "kind": "result",
+            "match_id": running.match_id,
+            "worker": "late",
+            "attempt": running.attempt - 1,
+            "result": {**forged, "match_id": running.match_id},
+        }
+        r.rpush(inbox, json.dumps(late))  # a late result of an older attempt of a match in flight
+        r.close()
+        finish(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    with RunStore.open(run_dir) as store:
+        ignored = [e.detail for e in store.events("ignored_result")]
+        after = store.match_row(done.match_id)
+        running_after = store.match_row(running.match_id)
+    assert sum("duplicate" in d for d in ignored) == 2, ignored
+    assert sum("late" in d for d in ignored) == 1, ignored
+    assert after is not None and after.result is not None and after.result.to_dict() == original
+    assert running_after is not None and running_after.result is not None
+    assert running_after.result.worker != "late"
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == reference(tmp_path, "dup", 4)
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_match_that_keeps_killing_workers_fails_visibly(tmp_path: Path) -> None:
+    killer = Path(__file__).resolve().parent / "entries" / "killer"
+    tag = unique("cap")
+    config = tmp_path / "cap.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "name": "cap",
+                "game": "mnk",
+                "sandbox": "none",
+                "boards": {"b": {"text": "3 3 3"}},
+                "entries": [
+                    {"path": str(killer)},
+                    {"path": str(SCAN), "variants": {"count": 1, "prefix": "p", "args": ["--tag", tag]}},
+                ],
+                "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"]}],
+            }
+        )
+    )
+    run_dir = tmp_path / "runs" / "cap"
+    try:
+        done = tourney("run", config, "--workers", "2", cwd=tmp_path, timeout=150)
+    finally:
+        kill_all([tag, str(run_dir)])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED" in done.stdout  # as it happens
+    assert "FAILED after 3 attempts" in done.stderr and "gave up after 3 failed attempts" in done.stderr
+    with RunStore.open(run_dir) as store:
+        (row,) = store.match_rows()
+        assert store.events("failed")
+    assert row.state == "failed" and row.failures == 3
+    assert row.result is not None and row.result.system_error is not None  # shown in the report
+    assert_nothing_left([tag, str(run_dir)])

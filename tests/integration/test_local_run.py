@@ -1,0 +1,81 @@
+"""One command on one machine: embedded Redis, local Celery workers, the real sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.store import RunStore
+from tests.integration.conftest import bwrap_problem
+from tests.integration.helpers import (
+    assert_nothing_left,
+    assert_one_official_result_per_match,
+    standings,
+    tourney,
+    unique,
+    write_config,
+)
+
+
+def test_embedded_run_matches_inline_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    problem = bwrap_problem()
+    if problem is not None:
+        pytest.skip(f"bwrap sandbox unavailable: {problem}")
+    tag = unique("local")
+    config = write_config(tmp_path, "local", entrants=4, sandbox="bwrap", sleep=0.02, tag=tag, final_top=2)
+
+    inline = tourney(
+        "run", config, "--inline", "--no-progress", "--run-dir", tmp_path / "inline", cwd=tmp_path
+    )
+    assert inline.returncode == 0, inline.stderr
+
+    run_dir = tmp_path / "runs" / "local"
+    done = tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path)  # default run dir
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_nothing_left([str(run_dir), tag, "redis-server"])
+
+    assert standings(run_dir) == standings(tmp_path / "inline")
+    assert_one_official_result_per_match(run_dir)
+    assert "p-" in done.stdout  # the final standings are printed
+    with RunStore.open(run_dir) as store:
+        meta = store.meta()
+        workers = {r.worker for r in store.match_rows()}
+    assert meta["sandbox"] == "bwrap" and meta["finished"]
+    assert len(workers) == 2, workers  # both local workers played
+    assert (run_dir / "config.yaml").read_bytes() == config.read_bytes()
+    assert (run_dir / "redis" / "appendonly.aof").exists() or (run_dir / "redis" / "appendonlydir").exists()
+    assert list((run_dir / "artifacts").glob("*.tar.gz"))
+
+
+def test_sandbox_none_is_announced_and_recorded(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "plain", entrants=3, games_per_pairing=2)
+    done = tourney("run", config, "--inline", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "sandbox: none — entries run unisolated; only for trusted entries" in done.stdout
+    with RunStore.open(tmp_path / "runs" / "plain") as store:
+        assert store.meta()["sandbox"] == "none"
+
+
+def test_same_config_resumes_other_config_is_refused(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "guard", entrants=3)
+    first = tourney("run", config, "--inline", "--no-progress", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = tourney("run", config, "--inline", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "resuming" in again.stdout and "played 0 match(es)" in again.stdout
+
+    other = write_config(tmp_path / "other", "guard", entrants=4)
+    refused = tourney("run", other, "--inline", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "different config" in refused.stderr and "--run-dir" in refused.stderr
+    with RunStore.open(tmp_path / "runs" / "guard") as store:
+        digest = store.meta()["config_digest"]
+    assert digest[:12] in refused.stderr
+
+
+def test_run_refuses_broker_without_password(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "nopw", entrants=2)
+    done = tourney("run", config, "--broker", "redis://127.0.0.1:1/0", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "password" in done.stderr
