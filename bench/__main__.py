@@ -9,6 +9,7 @@ import sys
 #: benchmark modules, in the order they run; each has ``main(quick: bool) -> None``
 BENCHMARKS = {
     "sandbox": "bench.sandbox_bench",
+    "throughput": "bench.throughput_bench",
 }
 
 

@@ -59,3 +59,4 @@ class EntryProtocol(ABC):
 
     def end(self) -> None:
         """Called once when the game is over (persistent protocols say END)."""
+        return None
