@@ -55,5 +55,5 @@ def test_bad_entry_yaml_names_the_file_and_problem(tmp_path: Path, text: str, ne
 
 
 def test_missing_entry_yaml_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(EntryError, match="no entry.yaml"):
+    with pytest.raises(EntryError, match=r"no entry\.yaml"):
         load_entry(tmp_path)
