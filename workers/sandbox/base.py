@@ -48,6 +48,18 @@ class RunOutcome:
     detail: str = ""
 
 
+def take_line(buf: bytearray) -> str | None:
+    """Remove and return the first complete line of ``buf`` (decoded, no EOL), if any.
+
+    Shared by the hosts' interactive processes, which buffer a brain's stdout."""
+    i = buf.find(b"\n")
+    if i < 0:
+        return None
+    raw = bytes(buf[:i])
+    del buf[: i + 1]
+    return raw.decode("utf-8", errors="replace").rstrip("\r")
+
+
 class InteractiveProcess(ABC):
     """A long-lived entry process spoken to line by line (gomocup)."""
 

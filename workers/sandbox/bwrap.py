@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.contracts import Limits, VerdictKind
-from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
 from workers.sandbox.classify import classify
 from workers.sandbox.launcher import (
@@ -598,12 +598,7 @@ class BwrapProcess(InteractiveProcess):
                     break
 
     def _take_line(self) -> str | None:
-        i = self._buf.find(b"\n")
-        if i < 0:
-            return None
-        raw = bytes(self._buf[:i])
-        del self._buf[: i + 1]
-        return raw.decode("utf-8", errors="replace").rstrip("\r")
+        return take_line(self._buf)
 
     def _finish_exited(self) -> RunOutcome:
         result = self._result

@@ -45,7 +45,7 @@ from pathlib import Path
 import psutil
 
 from runner.contracts import Limits, VerdictKind
-from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 
 #: how much of stderr a move keeps (its tail explains crashes)
 STDERR_TAIL = 4096
@@ -534,12 +534,7 @@ class PlainProcess(InteractiveProcess):
             sel.close()
 
     def _take_line(self) -> str | None:
-        i = self._buf.find(b"\n")
-        if i < 0:
-            return None
-        raw = bytes(self._buf[:i])
-        del self._buf[: i + 1]
-        return raw.decode("utf-8", errors="replace").rstrip("\r")
+        return take_line(self._buf)
 
     def _die_exited(self) -> RunOutcome:
         reaper = self._reaper
