@@ -206,6 +206,26 @@ class MatchResult:
         )
 
 
+def system_error_result(
+    spec: MatchSpec, detail: str, *, worker: str, reason: str = "", digests: dict[str, str] | None = None
+) -> MatchResult:
+    """A match that could not be played: one ``system_error`` game per planned
+    game, charged to nobody and scoring nothing (a worker's own failure, or the
+    coordinator giving a match up at the attempt cap)."""
+    games = [
+        GameRecord(
+            order=list(order),
+            winner=None,
+            scores={p: 0 for p in order},
+            verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, detail),
+            moves=[],
+            reason=reason,
+        )
+        for order in spec.orders
+    ]
+    return MatchResult(spec.match_id, games, worker=worker, digests=dict(digests or {}))
+
+
 def stable_id(*parts: object, length: int = 16) -> str:
     """A short deterministic id from JSON-serialisable parts (match ids, board ids)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)

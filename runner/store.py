@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from runner.contracts import GameRecord, MatchResult, MatchSpec, Verdict, VerdictKind
+from runner.contracts import GameRecord, MatchResult, MatchSpec, system_error_result
 
 STORE_FILE = "tournament.sqlite"
 SCHEMA_VERSION = 1
@@ -194,20 +194,8 @@ class PlanSync:
 
 
 def failed_result(spec: MatchSpec, detail: str) -> MatchResult:
-    """The result a match gets when the attempt cap gives it up: one
-    ``system_error`` game per planned game, charged to nobody, scoring nothing."""
-    games = [
-        GameRecord(
-            order=list(order),
-            winner=None,
-            scores={p: 0 for p in order},
-            verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, detail),
-            moves=[],
-            reason="match failed",
-        )
-        for order in spec.orders
-    ]
-    return MatchResult(match_id=spec.match_id, games=games, worker="coordinator")
+    """The result a match gets when the attempt cap gives it up."""
+    return system_error_result(spec, detail, worker="coordinator", reason="match failed")
 
 
 class RunStore:

@@ -39,7 +39,7 @@ from typing import Any
 
 import redis
 
-from runner.contracts import GameRecord, MatchResult, MatchSpec, Verdict, VerdictKind
+from runner.contracts import MatchResult, MatchSpec, system_error_result
 from workers.celery_app import ENVELOPE_VERSION, KEYS, TASK_NAME, app
 
 log = logging.getLogger("tourney.worker")
@@ -78,20 +78,10 @@ def work_dir() -> Path:
     return Path(os.environ.get("TOURNEY_WORK_DIR") or Path.home() / ".cache" / "tourney")
 
 
-def system_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResult:
-    """A match this machine could not play: every game a ``system_error`` (charged to nobody)."""
-    games = [
-        GameRecord(
-            order=list(order),
-            winner=None,
-            scores={p: 0 for p in order},
-            verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, detail[:500]),
-            moves=[],
-        )
-        for order in spec.orders
-    ]
-    return MatchResult(
-        spec.match_id, games, worker=worker, digests={n: r.digest for n, r in spec.entries.items()}
+def machine_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResult:
+    """A match this machine could not play (the detail cut to one sane line length)."""
+    return system_error_result(
+        spec, detail[:500], worker=worker, digests={n: r.digest for n, r in spec.entries.items()}
     )
 
 
@@ -175,7 +165,7 @@ def play(spec: MatchSpec, fetch: Callable[[str], bytes], worker: str, cache_root
         return play_match(spec, entry_dirs, hosts, worker=worker)
     except Exception as e:
         log.exception("match %s failed on this worker", spec.match_id)
-        return system_error_result(spec, f"{worker}: {type(e).__name__}: {e}", worker)
+        return machine_error_result(spec, f"{worker}: {type(e).__name__}: {e}", worker)
 
 
 def execute(envelope: dict[str, Any]) -> dict[str, Any]:
