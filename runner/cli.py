@@ -12,9 +12,11 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from runner.registry import SANDBOX_KINDS
+
 # subcommand -> "module:function"
 HANDLERS = {
-    "validate": "runner.config:cmd_validate",
+    "validate": "runner.commands.validate:cmd_validate",
     "run": "runner.coordinator:cmd_run",
     "worker": "workers.worker_cli:cmd_worker",
     "play": "workers.play:cmd_play",
@@ -57,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--games", type=int, default=1)
     s.add_argument("--json", action="store_true")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap")
+    s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
     s.add_argument("entries", nargs="+", metavar="ENTRY_DIR")
@@ -82,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("match_id")
     s.add_argument("--accept", action="store_true", help="make the new result official and replan")
     s.add_argument("--allow-changed-code", action="store_true", help="rerun even if an entry changed")
-    s.add_argument("--sandbox", choices=["bwrap", "none"])
+    s.add_argument("--sandbox", choices=SANDBOX_KINDS)
 
     s = sub.add_parser("replay", help="print a game move by move")
     s.add_argument("run_dir")

@@ -33,9 +33,6 @@ from workers.match import MatchObserver, play_match
 from workers.protocols import protocol_class
 from workers.sandbox import HostError, host_factory
 
-#: per-move wall limit when --move-time is not given (seed 002: one second)
-DEFAULT_MOVE_TIME = {"boxing": 1.0, "mnk": 1.0, "gomoku": 1.0, "pousse": 2.0}
-
 
 class UsageError(Exception):
     """Bad arguments or entries: print the message, exit 2."""
@@ -180,7 +177,7 @@ def _play(args: argparse.Namespace) -> int:
         hosts = host_factory(args.sandbox)
     except HostError as e:
         raise UsageError(str(e)) from e
-    move_time = args.move_time if args.move_time is not None else DEFAULT_MOVE_TIME.get(game.name, 1.0)
+    move_time = args.move_time if args.move_time is not None else game.default_move_wall_s
     if move_time <= 0:
         raise UsageError("--move-time must be positive")
     limits = Limits(move_wall_s=move_time)

@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
 from runner.contracts import GameRecord, VerdictKind
 from runner.games.base import Game
 from runner.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
@@ -25,8 +26,6 @@ from runner.stages.base import PlannedMatch, StageState, TournamentState
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
-
-ELIMINATION_PLANNERS = frozenset({"potm_elimination", "knockout"})
 
 
 @dataclass(frozen=True)

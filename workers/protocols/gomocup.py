@@ -50,7 +50,6 @@ _MOVE_RE = re.compile(r"\s*(-?\d+)\s*,\s*(-?\d+)\s*")
 
 class GomocupProtocol(TextBoardProtocol):
     name: ClassVar[str] = "gomocup"
-    games: ClassVar[frozenset[str]] = frozenset({"mnk", "gomoku"})
 
     def __init__(
         self,
