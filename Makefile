@@ -9,7 +9,7 @@ RUN ?=
 MATCH ?=
 ARGS ?=
 
-.PHONY: venv tournament worker rerun report test bench lint clean
+.PHONY: venv tournament worker rerun report test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ report: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# everything but tests/integration (marked `integration` by its conftest): real Redis, workers, netns
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration" $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
