@@ -3,7 +3,7 @@
 Entry directories exist and hold entries of the tournament's game with a
 protocol that carries it; boards parse for the game; stages name defined
 boards and seed opponents; names are unique; and every stage can happen with
-the entrants that can reach it (asked of ``runner.stages.admission``).
+the entrants that can reach it (asked of the planners' ``runner.stages.requirements``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import glob
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -21,7 +21,6 @@ from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry
 from runner.config.models import (
     STAGE_ADAPTER,
     AnyStage,
-    EliminationStage,
     EntrySource,
     GauntletStage,
     PermutationsStage,
@@ -33,6 +32,9 @@ from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import GAME_NAMES, get_game
 from runner.games.base import BoardError, Game
 from runner.registry import PROTOCOL_GAMES
+
+if TYPE_CHECKING:
+    from runner.stages.requirements import Objection
 
 
 class Checker:
@@ -215,6 +217,10 @@ class Checker:
         boards: dict[str, BoardSpec],
         stages: list[tuple[int | str, AnyStage]],
     ) -> None:
+        # imported here: the planners import the stage models, so runner.stages cannot be
+        # imported while this package is still initialising
+        from runner.stages import requirements
+
         defined = [*boards, DEFAULT_BOARD]
         raw_boards = self.data.get("boards")
         board_names = set(raw_boards) if isinstance(raw_boards, dict) else set()
@@ -255,37 +261,16 @@ class Checker:
                     (*loc, "reference"),
                     f"no seed opponent {st.reference!r}{did_you_mean(st.reference, opponents)}",
                 )
-            if isinstance(st, EliminationStage):
-                self._check_elimination_boards(loc, st, boards)
+            self._object(loc, requirements.board_objections(st, boards))
             if isinstance(st, PermutationsStage) and game is not None and st.max_entrants > game.max_players:
                 self.add(
                     (*loc, "max_entrants"), f"{game.name} takes at most {game.max_players} players in a game"
                 )
             if count is not None:
-                count = self._check_count(loc, st, count)
+                admitted = requirements.admission(st, count)
+                self._object(loc, admitted.objections)
+                count = admitted.out
 
-    def _check_elimination_boards(self, loc: Loc, st: EliminationStage, boards: dict[str, BoardSpec]) -> None:
-        specs = [boards.get(b) for b in st.boards]
-        if len(specs) == 1 and specs[0] is not None and specs[0].per_round:
-            return
-        if any(s is not None and s.per_round for s in specs):
-            self.add((*loc, "boards"), "a per_round board must be the stage's only board")
-        elif st.max_rounds is None or len(st.boards) < st.max_rounds:
-            self.add(
-                (*loc, "boards"),
-                "every elimination round needs a different board: name one generated board with "
-                "per_round: true, or list at least max_rounds fixed boards",
-            )
-        elif len(set(st.boards)) != len(st.boards):
-            self.add((*loc, "boards"), "the boards must all differ (one per round)")
-
-    def _check_count(self, loc: Loc, st: AnyStage, n: int) -> int:
-        """Check the stage can happen with at most ``n`` entrants; the bound after it."""
-        # imported here: the planners import the stage models, so runner.stages cannot be
-        # imported while this package is still initialising
-        from runner.stages.admission import admission
-
-        admitted = admission(st, n)
-        for objection in admitted.objections:
+    def _object(self, loc: Loc, objections: Sequence[Objection]) -> None:
+        for objection in objections:
             self.add((*loc, *objection.at), objection.message)
-        return admitted.out

@@ -1,17 +1,22 @@
-"""How many entrants can come out of a stage, and why a stage cannot happen: per planner.
+"""What each planner requires of its stage, asked by the config checks before anything runs.
 
-``tourney validate`` walks the stages with an upper bound of the entrants
-that can reach each one ("a final of 8 from 5 entries") and asks this module,
-so the rules that restate what a planner does live beside the planners
+- ``admission``: how many entrants can come out of a stage given an upper
+  bound of those that reach it, and why it cannot happen ("a final of 8 from
+  5 entries"); ``tourney validate`` walks the stages with it.
+- ``board_objections``: what is wrong with the boards a stage names for its
+  planner (an elimination needs a different board every round).
+
+These rules restate what the planners do, so they live beside the planners
 rather than in the config loader.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runner.boards import BoardSpec
 from runner.config.models import (
     AdvanceTop,
     AnyStage,
@@ -110,3 +115,34 @@ def admission(st: AnyStage, n: int) -> Admission:
             )
         out = min(out, st.advance.top)
     return Admission(out, tuple(found))
+
+
+def _elimination_boards(st: EliminationStage, boards: Mapping[str, BoardSpec]) -> list[Objection]:
+    specs = [boards.get(b) for b in st.boards]
+    if len(specs) == 1 and specs[0] is not None and specs[0].per_round:
+        return []
+    if any(s is not None and s.per_round for s in specs):
+        return [Objection(("boards",), "a per_round board must be the stage's only board")]
+    if st.max_rounds is None or len(st.boards) < st.max_rounds:
+        return [
+            Objection(
+                ("boards",),
+                "every elimination round needs a different board: name one generated board with "
+                "per_round: true, or list at least max_rounds fixed boards",
+            )
+        ]
+    if len(set(st.boards)) != len(st.boards):
+        return [Objection(("boards",), "the boards must all differ (one per round)")]
+    return []
+
+
+# planners not named here take any boards the config defines
+_BOARD_RULES: dict[type[StageBase], Callable[[Any, Mapping[str, BoardSpec]], list[Objection]]] = {
+    EliminationStage: _elimination_boards,
+}
+
+
+def board_objections(st: AnyStage, boards: Mapping[str, BoardSpec]) -> tuple[Objection, ...]:
+    """What is wrong with ``st``'s boards for its planner (``boards``: the config's named boards)."""
+    rule = _BOARD_RULES.get(type(st))
+    return tuple(rule(st, boards)) if rule is not None else ()

@@ -1,4 +1,4 @@
-"""What each planner lets through, as the config checks ask it (runner.stages.admission)."""
+"""What each planner lets through and which boards it takes (runner.stages.requirements)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from runner.boards import BoardSpec
 from runner.config.models import STAGE_ADAPTER
-from runner.stages.admission import Admission, Objection, admission
+from runner.stages.requirements import Admission, Objection, admission, board_objections
 
 
 def stage(**fields: Any) -> Any:
@@ -79,3 +80,37 @@ def stage(**fields: Any) -> Any:
 )
 def test_admission(fields: dict[str, Any], n: int, expected: Admission) -> None:
     assert admission(stage(**fields), n) == expected
+
+
+FIXED = BoardSpec.model_validate({"text": "-"})
+PER_ROUND = BoardSpec.model_validate({"generate": {"width": 8, "height": 4}, "per_round": True})
+NEEDS_A_BOARD_A_ROUND = (
+    "every elimination round needs a different board: name one generated board with "
+    "per_round: true, or list at least max_rounds fixed boards"
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"planner": "round_robin", "boards": ["a", "a"]}, ()),
+        ({"planner": "potm_elimination", "boards": ["r"]}, ()),
+        ({"planner": "potm_elimination", "boards": ["a", "b"], "max_rounds": 2}, ()),
+        ({"planner": "potm_elimination", "boards": ["a"]}, (Objection(("boards",), NEEDS_A_BOARD_A_ROUND),)),
+        (
+            {"planner": "potm_elimination", "boards": ["a", "b"], "max_rounds": 3},
+            (Objection(("boards",), NEEDS_A_BOARD_A_ROUND),),
+        ),
+        (
+            {"planner": "potm_elimination", "boards": ["r", "a"]},
+            (Objection(("boards",), "a per_round board must be the stage's only board"),),
+        ),
+        (
+            {"planner": "potm_elimination", "boards": ["a", "a"], "max_rounds": 2},
+            (Objection(("boards",), "the boards must all differ (one per round)"),),
+        ),
+    ],
+)
+def test_board_objections(fields: dict[str, Any], expected: tuple[Objection, ...]) -> None:
+    boards = {"a": FIXED, "b": FIXED, "r": PER_ROUND}
+    assert board_objections(stage(**fields), boards) == expected
