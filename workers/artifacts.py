@@ -33,9 +33,8 @@ from pathlib import Path
 from runner.contracts import EntryRef, Limits, VerdictKind
 from runner.entries import directory_digest, pack_entry, unpack_entry
 from workers.sandbox.base import HostFactory, RunOutcome
+from workers.sandbox.limits import build_limits
 
-#: the wall-clock limit of one build
-BUILD_WALL_S = 120.0
 #: a digest is hex sha256; anything else must not become a path
 _HEX = frozenset("0123456789abcdef")
 
@@ -55,20 +54,6 @@ class BuildFailed:
 
 #: what a match gets for each entry: the built directory, or why there is none
 EntryDir = Path | BuildFailed
-
-
-def build_limits(limits: Limits | None = None) -> Limits:
-    """Limits for a build: move limits do not fit a compiler."""
-    base = limits or Limits()
-    return Limits(
-        move_wall_s=max(BUILD_WALL_S, base.move_wall_s),
-        move_cpu_s=max(BUILD_WALL_S, base.cpu_s),
-        memory_mb=max(2048, base.memory_mb),
-        output_kb=max(1024, base.output_kb),
-        processes=max(256, base.processes),
-        open_files=max(1024, base.open_files),
-        file_size_mb=max(256, base.file_size_mb),
-    )
 
 
 def _check_digest(digest: str) -> None:

@@ -54,7 +54,7 @@ def test_play_json_reports_an_entry_failure_as_a_verdict(tmp_path: Path) -> None
     assert g["verdict"] == {
         "kind": "timeout",
         "player": "sleeper",
-        "detail": "no answer within 0.5 s (wall clock)",
+        "detail": "wall-clock limit 0.5 s exceeded",  # the same words as in the sandbox
     }
 
 
