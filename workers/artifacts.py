@@ -62,9 +62,7 @@ def _check_digest(digest: str) -> None:
 
 
 def _build_log(command: str, outcome: RunOutcome) -> str:
-    status = (
-        f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
-    )
+    status = f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
     parts = [
         f"$ {command}",
         outcome.stdout.decode("utf-8", errors="replace"),
