@@ -42,8 +42,9 @@ def test_handshake_and_a_few_turns(roster: Roster, name: str) -> None:
         assert b.begin(b.game.new_game(b.board_text, 2)) is None  # START answered OK
         assert re.match(r'name="[^"]+", version="[^"]+"', b.about)
         played = [answer(b, [])]  # BEGIN
-        for opp in [(0, 0), (14, 14), (1, 1)]:
-            played.append(opp)
+        corners = [(0, 0), (14, 14), (0, 14), (14, 0), (1, 1)]
+        for _ in range(3):
+            played.append(next(c for c in corners if c not in played))
             played.append(answer(b, played))  # TURN: a legal move on an empty cell
         assert b.proc is not None
         b.proc.send("END\n")
