@@ -59,10 +59,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import Limits, VerdictKind
+from runner.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
-from workers.sandbox.classify import Measurement, judged, outcome
+from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.launcher import (
     ABORT_CPU,
     ABORT_MEMORY,
@@ -447,12 +447,6 @@ def measure(result: LauncherResult, usage: TreeUsage, stopped_for: StopReason | 
     )
 
 
-def outcome_of(
-    result: LauncherResult, usage: TreeUsage, failure: VerdictKind | None, detail: str
-) -> RunOutcome:
-    return outcome(measure(result, usage), result.stdout, failure, detail)
-
-
 class BwrapProcess(InteractiveProcess):
     """A persistent entry process (gomocup): its stdin and stdout are ours directly;
     the launcher keeps its stderr tail and reports its end."""
@@ -498,26 +492,18 @@ class BwrapProcess(InteractiveProcess):
             if line is not None:
                 return line
             if len(self._buf) > cap:
-                return self._stop(
-                    VerdictKind.BAD_OUTPUT, f"output over {self.limits.output_kb} KiB without a newline"
-                )
+                return self._stop(output_over=True)  # a line longer than the output cap
             if self._result is not None:
                 return self._finish_exited()
             now = time.monotonic()
             if now >= deadline:
-                return self._stop(VerdictKind.TIMEOUT, f"no answer within {timeout_s:g} s (wall clock)")
+                return self._stop(timed_out=True, wall_limit_s=timeout_s)
             if now >= next_sample:
                 began = now
                 over = watch.sample()
                 self._usage = watch.usage
-                if over == "cpu" and self._cpu_limit_s is not None:
-                    return self._stop(
-                        VerdictKind.CPU_LIMIT, f"CPU limit {self._cpu_limit_s:g} s for the game exceeded"
-                    )
-                if over == "memory":
-                    return self._stop(
-                        VerdictKind.MEMORY_LIMIT, f"memory limit {self.limits.memory_mb} MiB exceeded"
-                    )
+                if (over == "cpu" and self._cpu_limit_s is not None) or over == "memory":
+                    return self._stop(stopped_for=over)
                 now = time.monotonic()
                 next_sample = now + watch.next_interval(now - began)
             if chan.has_message():
@@ -619,17 +605,33 @@ class BwrapProcess(InteractiveProcess):
         self.release()
         return self._ended
 
-    def _stop(self, kind: VerdictKind, detail: str) -> RunOutcome:
+    def _stop(
+        self,
+        *,
+        timed_out: bool = False,
+        output_over: bool = False,
+        stopped_for: StopReason | None = None,
+        wall_limit_s: float | None = None,
+    ) -> RunOutcome:
+        """Kill the process for what the host saw it do mid-turn; ``classify`` names the verdict."""
         self._kill()
         result = self._result
-        if result is None:
-            self._ended = RunOutcome(
-                stdout=bytes(self._buf), stderr_tail=b"", exit_code=None, signal=None,
-                wall_ms=(time.monotonic() - self._started) * 1000.0, cpu_ms=self._usage.cpu_ms,
-                peak_rss_kb=self._usage.peak_rss_kb, failure=kind, detail=detail,
+        if result is None:  # the launcher's report of the end did not come
+            usage = self._usage
+            wall_ms = (time.monotonic() - self._started) * 1000.0
+            measured = Measurement(
+                exit_code=None, wall_ms=wall_ms, cpu_ms=usage.cpu_ms, tree_rss_kb=usage.peak_rss_kb,
+                peak_processes=usage.peak_processes,
             )  # fmt: skip
+            stdout = bytes(self._buf)
         else:
-            self._ended = outcome_of(result, self._usage, kind, detail)
+            measured, stdout = measure(result, self._usage), result.stdout
+        measured = dataclasses.replace(
+            measured, timed_out=timed_out, output_over=output_over, stopped_for=stopped_for
+        )
+        self._ended = judged(
+            measured, stdout, self.limits, cpu_limit_s=self._cpu_limit_s, wall_limit_s=wall_limit_s
+        )
         self.release()
         return self._ended
 

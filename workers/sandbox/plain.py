@@ -29,6 +29,7 @@ the descendants it waited for), which costs nothing extra per move.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import resource
@@ -42,9 +43,9 @@ from pathlib import Path
 
 import psutil
 
-from runner.contracts import Limits, VerdictKind
+from runner.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
-from workers.sandbox.classify import Measurement, classify, judged, outcome
+from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
 
 #: temporary directories: per game (working copy + TMPDIR) and per build, named with our pid
@@ -425,7 +426,8 @@ class PlainProcess(InteractiveProcess):
             self._pidfd = _pidfd(self._proc.pid)
         else:
             why = self._start_error or "could not start"
-            self._dead = outcome(Measurement(exit_code=None, start_error=why), b"", VerdictKind.CRASH, why)
+            not_started = Measurement(exit_code=None, start_error=why)
+            self._dead = judged(not_started, b"", limits, cpu_limit_s=self._cpu_limit_s)
 
     @property
     def pid(self) -> int | None:
@@ -452,8 +454,7 @@ class PlainProcess(InteractiveProcess):
                     return  # it died or closed stdin; read_line will see the exit
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    stuck = f"did not read its input within {self.limits.move_wall_s:g} s"
-                    self._die(VerdictKind.TIMEOUT, stuck)
+                    self._die(timed_out=True)  # it did not read its input for a whole move time
                     return
                 sel.select(remaining)
 
@@ -478,13 +479,12 @@ class PlainProcess(InteractiveProcess):
                 if line is not None:
                     return line
                 if len(self._buf) > cap:
-                    too_long = f"wrote a line longer than {self.limits.output_kb} KiB"
-                    return self._die(VerdictKind.BAD_OUTPUT, too_long)
+                    return self._die(output_over=True)  # a line longer than the output cap
                 if exited:
                     return self._die_exited()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return self._die(VerdictKind.TIMEOUT, f"no answer within {timeout_s:g} s (wall clock)")
+                    return self._die(timed_out=True, wall_limit_s=timeout_s)
                 tick = remaining if self._pidfd is not None else min(remaining, 0.005)
                 for key, _ in sel.select(tick):
                     if key.fd == out_fd:
@@ -507,37 +507,34 @@ class PlainProcess(InteractiveProcess):
         return take_line(self._buf)
 
     def _die_exited(self) -> RunOutcome:
+        return self._judge()
+
+    def _die(
+        self, *, timed_out: bool = False, output_over: bool = False, wall_limit_s: float | None = None
+    ) -> RunOutcome:
+        """Stop the process for what the host saw it do (``classify`` names the verdict)."""
+        self._kill()
+        return self._judge(timed_out=timed_out, output_over=output_over, wall_limit_s=wall_limit_s)
+
+    def _judge(
+        self, *, timed_out: bool = False, output_over: bool = False, wall_limit_s: float | None = None
+    ) -> RunOutcome:
         reaper = self._reaper
         assert reaper is not None
-        reaper.wait()
+        self._kill()
         measured = reaper.measurement(
-            wall_ms=(time.monotonic() - self._started) * 1000.0, stderr_tail=bytes(self._err[-STDERR_TAIL:])
-        )
-        failure, detail = classify(measured, self.limits, cpu_limit_s=self._cpu_limit_s)
-        if failure is None:
-            # exited cleanly in the middle of a game: the protocol decides (no_output)
-            detail = "exited with code 0 before answering"
-        return self._finish(failure, detail)
-
-    def _die(self, kind: VerdictKind, detail: str) -> RunOutcome:
-        self._kill()
-        return self._finish(kind, detail)
-
-    def _finish(self, kind: VerdictKind | None, detail: str) -> RunOutcome:
-        reaper = self._reaper
-        assert reaper is not None
-        self._kill()
-        self._dead = RunOutcome(
-            stdout=bytes(self._buf),
-            stderr_tail=bytes(self._err[-STDERR_TAIL:]),
-            exit_code=reaper.exit_code,
-            signal=reaper.signal,
             wall_ms=(time.monotonic() - self._started) * 1000.0,
-            cpu_ms=reaper.cpu_ms,
-            peak_rss_kb=reaper.peak_rss_kb,
-            failure=kind,
-            detail=detail,
+            timed_out=timed_out,
+            output_over=output_over,
+            stderr_tail=bytes(self._err[-STDERR_TAIL:]),
         )
+        ended = judged(
+            measured, bytes(self._buf), self.limits, cpu_limit_s=self._cpu_limit_s, wall_limit_s=wall_limit_s
+        )
+        if ended.failure is None:
+            # exited cleanly in the middle of a game: the protocol decides (no_output)
+            ended = dataclasses.replace(ended, detail="exited with code 0 before answering")
+        self._dead = ended
         return self._dead
 
     @property
