@@ -507,18 +507,13 @@ class PlainProcess(InteractiveProcess):
         return take_line(self._buf)
 
     def _die_exited(self) -> RunOutcome:
-        return self._judge()
+        return self._die()
 
     def _die(
         self, *, timed_out: bool = False, output_over: bool = False, wall_limit_s: float | None = None
     ) -> RunOutcome:
-        """Stop the process for what the host saw it do (``classify`` names the verdict)."""
-        self._kill()
-        return self._judge(timed_out=timed_out, output_over=output_over, wall_limit_s=wall_limit_s)
-
-    def _judge(
-        self, *, timed_out: bool = False, output_over: bool = False, wall_limit_s: float | None = None
-    ) -> RunOutcome:
+        """Kill what is left of the process and judge what was measured (``classify`` names the
+        verdict): it exited, or the host stopped it for the flag it is given."""
         reaper = self._reaper
         assert reaper is not None
         self._kill()
