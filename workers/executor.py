@@ -28,11 +28,13 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.contracts import MatchResult, MatchSpec, system_error_result
-from workers.artifacts import ArtifactCache
-from workers.match import MatchObserver, play_match
-from workers.sandbox import HostFactory, host_factory
+
+if TYPE_CHECKING:
+    from workers.match import MatchObserver
+    from workers.sandbox import HostFactory
 
 log = logging.getLogger("tourney.executor")
 
@@ -77,6 +79,12 @@ def execute_match(
     ``hosts`` defaults to ``host_factory(spec.sandbox)``; ``observer`` sees every game
     and move as it is played (``tourney play`` prints them).
     """
+    # imported here: Celery loads this module (through workers.tasks) in every process,
+    # the referee and the sandbox only where matches are played
+    from workers.artifacts import ArtifactCache
+    from workers.match import play_match
+    from workers.sandbox import host_factory
+
     try:
         hosts = hosts if hosts is not None else host_factory(spec.sandbox)
         cache = ArtifactCache(cache_root, hosts, spec.limits)

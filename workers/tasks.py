@@ -38,8 +38,8 @@ import redis
 
 from runner.contracts import Finished, MatchResult, MatchSpec, Note, Skipped, Started, TaskEnvelope
 from workers.celery_app import KEYS, TASK_NAME, app
+from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
-from workers.executor import work_dir as work_dir
 
 log = logging.getLogger("tourney.worker")
 
@@ -141,9 +141,6 @@ def artifact_fetcher(r: redis.Redis) -> Callable[[str], bytes]:
 
 def play(spec: MatchSpec, fetch: Callable[[str], bytes], worker: str, cache_root: Path) -> MatchResult:
     """Build what the match needs and play it; a failure of this machine becomes ``system_error``."""
-    # imported here: Celery loads this module in every process, the referee only where matches run
-    from workers.executor import execute_match
-
     return execute_match(spec, fetch, cache_root, worker=worker)
 
 
