@@ -34,37 +34,33 @@ from typing import Any, Protocol
 import psutil
 import redis
 
-from runner.contracts import MatchResult, MatchSpec
+from runner.contracts import (
+    Finished,
+    MatchSpec,
+    Note,
+    Skipped,
+    Started,
+    TaskEnvelope,
+    WireError,
+    note_from_dict,
+)
 from runner.redis_server import parent_death_signal
 
 log = logging.getLogger("tourney.dispatch")
 
-
-@dataclass(frozen=True)
-class Started:
-    match_id: str
-    attempt: int
-    worker: str
-    execution: str = ""  # unique per task execution (a redelivered task starts a new one)
-
-
-@dataclass(frozen=True)
-class Finished:
-    match_id: str
-    attempt: int
-    result: MatchResult
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A worker dropped a task because the run no longer wanted that attempt."""
-
-    match_id: str
-    attempt: int
-    worker: str
-
-
-Note = Started | Finished | Skipped
+#: the notes are wire messages, defined beside the specs in ``runner.contracts``; re-exported here
+__all__ = [
+    "BrokerDown",
+    "CeleryDispatcher",
+    "Dispatcher",
+    "Finished",
+    "InlineDispatcher",
+    "LocalWorkers",
+    "Note",
+    "Skipped",
+    "Started",
+    "Timing",
+]
 
 
 @dataclass(frozen=True)
@@ -148,10 +144,13 @@ class InlineDispatcher:
             time.sleep(min(timeout, 0.01))
             return []
         spec, attempt = self._queue.popleft()
-        from workers.tasks import play
+        from workers.executor import execute_match
 
-        result = play(spec, self._fetch, self.worker, self.cache_dir)
-        return [Started(spec.match_id, attempt, self.worker), Finished(spec.match_id, attempt, result)]
+        result = execute_match(spec, self._fetch, self.cache_dir, worker=self.worker)
+        return [
+            Started(spec.match_id, attempt, self.worker),
+            Finished(spec.match_id, attempt, result, self.worker),
+        ]
 
     def forget(self, match_id: str) -> None:
         pass  # nothing of it is queued: submit plays in order, poll returns its result
@@ -248,17 +247,14 @@ class CeleryDispatcher:
                     time.sleep(1.0)
 
     # dispatching ------------------------------------------------------------------
-    def envelope(self, spec: MatchSpec, attempt: int) -> dict[str, Any]:
-        from workers.celery_app import ENVELOPE_VERSION
-
-        return {
-            "v": ENVELOPE_VERSION,
-            "run": self.run_id,
-            "attempt": attempt,
-            "spec": spec.to_dict(),
-            "heartbeat_s": self.timing.heartbeat_s,
-            "heartbeat_ttl_s": self.timing.heartbeat_ttl_s,
-        }
+    def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:
+        return TaskEnvelope(
+            run=self.run_id,
+            attempt=attempt,
+            spec=spec,
+            heartbeat_s=self.timing.heartbeat_s,
+            heartbeat_ttl_s=self.timing.heartbeat_ttl_s,
+        )
 
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         from workers.celery_app import QUEUE, TASK_NAME
@@ -268,7 +264,7 @@ class CeleryDispatcher:
                 self.redis.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
                 self.app.send_task(
                     TASK_NAME,
-                    args=[self.envelope(spec, attempt)],
+                    args=[self.envelope(spec, attempt).to_dict()],
                     queue=QUEUE,
                     task_id=f"{self.run_id}.{spec.match_id}.{attempt}",
                     retry=True,
@@ -307,24 +303,8 @@ class CeleryDispatcher:
         notes: list[Note] = []
         for blob in raw:
             try:
-                d = json.loads(blob)
-                kind = d["kind"]
-                if kind == "started":
-                    notes.append(
-                        Started(
-                            d["match_id"],
-                            int(d["attempt"]),
-                            str(d.get("worker", "")),
-                            str(d.get("execution", "")),
-                        )
-                    )
-                elif kind == "result":
-                    notes.append(
-                        Finished(d["match_id"], int(d["attempt"]), MatchResult.from_dict(d["result"]))
-                    )
-                elif kind == "skipped":
-                    notes.append(Skipped(d["match_id"], int(d["attempt"]), str(d.get("worker", ""))))
-            except (ValueError, KeyError, TypeError) as e:
+                notes.append(note_from_dict(json.loads(blob)))
+            except (ValueError, WireError) as e:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
 

@@ -41,11 +41,11 @@ from typing import Any
 
 from celery import Celery
 
+from runner.contracts import ENVELOPE_VERSION as ENVELOPE_VERSION  # the envelope lives in the contracts
+
 QUEUE = "tourney"
 TASK_NAME = "tourney.play_match"
 VISIBILITY_TIMEOUT_S = 12 * 3600
-#: envelope format version (task args)
-ENVELOPE_VERSION = 1
 
 SETTINGS: dict[str, Any] = {
     "task_acks_late": True,

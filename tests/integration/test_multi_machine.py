@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.netns import NetnsUnavailable, machines, netns_problem
 from runner.redis_server import EmbeddedRedis
 from runner.store import RunStore
 from tests.integration.helpers import (
@@ -32,7 +33,6 @@ from tests.integration.helpers import (
     wait_for,
     write_config,
 )
-from tests.integration.netns import NetnsUnavailable, machines, netns_problem
 
 
 def worker_argv(url: str, name: str, work: Path) -> list[str]:

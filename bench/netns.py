@@ -8,7 +8,9 @@ started with ``Machine.popen`` runs inside the namespace and, optionally,
 in its own mount namespace with directories hidden under empty tmpfs
 mounts, so a worker provably shares no files with the coordinator.
 
-Used by the multi-machine test and by ``bench/throughput_bench.py``.
+Used by ``bench/throughput_bench.py`` and by the multi-machine test
+(``tests/integration/test_multi_machine.py``): it lives in ``bench/`` because
+benchmarks must not import from ``tests/``.
 """
 
 from __future__ import annotations
