@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -241,8 +242,13 @@ def test_gomocup_brain_hears_turn_for_the_one_new_move(
         assert isinstance(proto, GomocupProtocol) and proto.proc is not None
         sent: list[str] = []
         send = proto.proc.send
-        monkeypatch.setattr(proto.proc, "send", lambda text: (sent.append(text), send(text))[1])
-        history = []
+
+        def recording_send(text: str) -> None:
+            sent.append(text)
+            send(text)
+
+        monkeypatch.setattr(proto.proc, "send", recording_send)
+        history: list[Any] = []
         for reply_text in ("3 3", "3 1"):
             mine = proto.request_move(state, history)
             assert mine.verdict is None
