@@ -158,7 +158,9 @@ class EmbeddedRedis:
                 time.sleep(0.05)
         finally:
             client.close()
-        (self.data_dir / "redis.pid").write_text(str(self.proc.pid))
+        from runner.procs import record
+
+        record(self.data_dir / "redis.pid", self.proc.pid, f"redis-server of {self.data_dir}")
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -176,8 +178,9 @@ class EmbeddedRedis:
                 proc.wait(5)
         if proc.stderr:
             proc.stderr.close()
-        with contextlib.suppress(FileNotFoundError):
-            (self.data_dir / "redis.pid").unlink()
+        from runner.procs import forget
+
+        forget(self.data_dir / "redis.pid")
 
     def __enter__(self) -> EmbeddedRedis:
         return self.start()

@@ -25,6 +25,8 @@ or the coordinator.
 Besides Celery's own keys the run uses (``KEYS``):
 
 * ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
+* ``tourney:artifact:<digest>:sig:<key id>``: its signature with a run key
+  (``runner.signing.artifact_signature``); tasks and notes are signed too;
 * ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
   (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
   a week after the last note; the coordinator deletes it when the run ends);
@@ -32,7 +34,8 @@ Besides Celery's own keys the run uses (``KEYS``):
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
   worker plays the match (the coordinator's lease follows it);
-* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency.
+* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency;
+* ``tourney:quarantine:<name>``: a signed notice that the worker must stop taking work.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from celery import Celery
 QUEUE = "tourney"
 TASK_NAME = "tourney.play_match"
 VISIBILITY_TIMEOUT_S = 12 * 3600
+#: how long a quarantine notice stands (a fixed machine is restarted under a new name, or after this)
+QUARANTINE_TTL_S = 24 * 3600
 #: envelope format version (task args)
 ENVELOPE_VERSION = 1
 
@@ -97,6 +102,11 @@ class KEYS:
         return f"tourney:artifact:{digest}"
 
     @staticmethod
+    def artifact_sig(digest: str, key_id: str) -> str:
+        """The run key's signature of an artifact (per key: runs with other keys share the broker)."""
+        return f"tourney:artifact:{digest}:sig:{key_id}"
+
+    @staticmethod
     def inbox(run: str) -> str:
         return f"tourney:run:{run}:inbox"
 
@@ -111,5 +121,10 @@ class KEYS:
     @staticmethod
     def worker(name: str) -> str:
         return f"tourney:worker:{name}"
+
+    @staticmethod
+    def quarantine(name: str) -> str:
+        """Set (signed) by a coordinator: the worker stops consuming (``runner.workers_health``)."""
+        return f"tourney:quarantine:{name}"
 
     WORKER_PATTERN = "tourney:worker:*"
