@@ -93,7 +93,8 @@ class WorkerPolicy:
 
         move_wall = cap(requested.move_wall_s, c.move_wall_s)
         assert move_wall is not None
-        move_cpu = cap(requested.move_cpu_s, c.move_wall_s)
+        # None means "the wall limit": it follows the capped wall limit
+        move_cpu = None if requested.move_cpu_s is None else cap(requested.move_cpu_s, c.move_wall_s)
         return dataclasses.replace(
             requested,
             move_wall_s=move_wall,

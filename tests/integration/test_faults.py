@@ -10,7 +10,6 @@ position, so the reference run leaves the sleep out.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -27,6 +26,7 @@ from tests.integration.helpers import (
     assert_nothing_left,
     assert_one_official_result_per_match,
     kill_all,
+    kill_recorded_group,
     standings,
     start_tourney,
     store_rows,
@@ -82,8 +82,8 @@ def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
 
         wait_for(worker1_busy, 60, "worker 1 to start a match")
         time.sleep(0.5)  # well inside the match
-        pid = int((run_dir / "workers" / "1" / "worker.pid").read_text())
-        os.killpg(pid, signal.SIGKILL)  # the whole worker: main process and pool
+        # the whole worker: main process and pool
+        kill_recorded_group(run_dir / "workers" / "1" / "worker.pid")
         finish(proc, log)
     finally:
         if proc.poll() is None:

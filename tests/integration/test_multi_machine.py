@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from runner.redis_server import EmbeddedRedis
+from runner.signing import RunKey, write_key_file
 from runner.store import RunStore
 from tests.integration.helpers import (
     SCAN,
@@ -35,7 +36,9 @@ from tests.integration.helpers import (
 from tests.integration.netns import NetnsUnavailable, machines, netns_problem
 
 
-def worker_argv(url: str, name: str, work: Path) -> list[str]:
+def worker_argv(url: str, name: str, work: Path, key_file: Path) -> list[str]:
+    """A remote worker: its own copy of the run key (0600), and the organiser's consent to the
+    config's ``sandbox: none`` (these tests' entries are our own)."""
     return [
         sys.executable,
         "-m",
@@ -49,6 +52,9 @@ def worker_argv(url: str, name: str, work: Path) -> list[str]:
         name,
         "--work-dir",
         str(work),
+        "--key-file",
+        str(key_file),
+        "--allow-unsandboxed",
     ]
 
 
@@ -76,8 +82,17 @@ def test_two_namespaced_workers_match_inline(
     try:
         server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()
         log = coord / "run.log"
+        key = RunKey.generate()
         proc = start_tourney(
-            "run", config, "--broker", server.url(), "--no-local-workers", "--no-progress", cwd=coord, log=log
+            "run",
+            config,
+            "--broker",
+            server.url(),
+            "--no-local-workers",
+            "--no-progress",
+            cwd=coord,
+            log=log,
+            extra_env={"TOURNEY_RUN_KEY": key.hex()},
         )
         hide = [coord, SCAN]  # nothing of the coordinator's files is visible to the workers
         for i, m in enumerate(hosts):
@@ -85,8 +100,9 @@ def test_two_namespaced_workers_match_inline(
                 wait_for(lambda: any(r.state == "done" for r in store_rows(run_dir)), 60, "a first result")
             work = worker_root / f"m{i}"
             work.mkdir()
+            write_key_file(work / "run.key", key)
             m.popen(
-                worker_argv(server.url(m.host_ip), f"ns-{i}", work),
+                worker_argv(server.url(m.host_ip), f"ns-{i}", work, work / "run.key"),
                 cwd=work,
                 log=work / "worker.log",
                 hide=hide,
