@@ -322,10 +322,10 @@ class Coordinator:
             self._quarantine(worker)
         if decision.charge_match:
             return result
-        if self.store.requeue(
-            note.match_id, note.attempt, f"failure on {worker} not charged: {err.detail}"[:500]
-        ):
-            self.progress.log(f"match {note.match_id}: re-dispatching (failed on {worker}; not charged)")
+        reason = f"failure on {worker} not charged: {err.detail}"[:500]
+        if not self.store.requeue(note.match_id, note.attempt, reason):
+            return result  # not in flight (late or duplicate): the store records why it is ignored
+        self.progress.log(f"match {note.match_id}: re-dispatching (failed on {worker}; not charged)")
         return None
 
     def _quarantine(self, worker: str) -> None:

@@ -20,6 +20,7 @@ import psutil
 import redis
 
 from runner.redis_server import EmbeddedRedis
+from runner.signing import read_key_file, sign
 from runner.store import RunStore
 from tests.integration.helpers import (
     SCAN,
@@ -201,10 +202,11 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
             g["winner"] = next(p for p in g["order"] if p != g["winner"])
         r = redis.Redis.from_url(server.url())
         inbox = KEYS.inbox(run_id)
+        key = read_key_file(run_dir / "run.key")  # signed as a worker of the run would
         note = {"kind": "result", "match_id": done.match_id, "worker": "dup"}
-        r.rpush(inbox, json.dumps({**note, "attempt": done.attempt, "result": original}))  # duplicate
+        r.rpush(inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": original}, key)))
         r.rpush(
-            inbox, json.dumps({**note, "attempt": done.attempt, "result": forged})
+            inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": forged}, key))
         )  # conflicting duplicate
         late = {
             "kind": "result",
@@ -213,7 +215,7 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
             "attempt": running.attempt - 1,
             "result": {**forged, "match_id": running.match_id},
         }
-        r.rpush(inbox, json.dumps(late))  # a late result of an older attempt of a match in flight
+        r.rpush(inbox, json.dumps(sign(late, key)))  # a late result of an older attempt of a match in flight
         r.close()
         finish(proc, log)
     finally:

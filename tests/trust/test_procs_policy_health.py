@@ -60,7 +60,7 @@ def _spec(sandbox: str, limits: Limits) -> MatchSpec:
 
 def test_a_task_cannot_turn_the_sandbox_off() -> None:
     strict = WorkerPolicy()
-    with pytest.raises(PolicyRefused, match="w1 refuses sandbox 'none'.*--allow-unsandboxed"):
+    with pytest.raises(PolicyRefused, match=r"w1 refuses sandbox 'none'.*--allow-unsandboxed"):
         strict.apply(_spec("none", Limits()), "w1")
     assert strict.apply(_spec("bwrap", Limits()), "w1").sandbox == "bwrap"
     assert strict.apply(_spec("anything-else", Limits()), "w1").sandbox == "bwrap"

@@ -90,7 +90,9 @@ def test_key_from_environment_and_none_at_all() -> None:
     assert key.hex() not in repr(key)
 
 
-def test_embedded_default_generates_one_key_per_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_embedded_default_generates_one_key_per_run_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TOURNEY_RUN_KEY", raising=False)
     monkeypatch.delenv("TOURNEY_RUN_KEY_FILE", raising=False)
     first = run_key_for(tmp_path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,7 +104,14 @@ def test_a_verdict_only_where_the_transcript_ends(mnk: tuple[MatchSpec, MatchRes
 def test_fabricated_results_without_moves_are_rejected(mnk: tuple[MatchSpec, MatchResult]) -> None:
     spec, result = mnk
     fake = [
-        GameRecord(list(o), o[0], {o[0]: 1, o[1]: 0}, Verdict(VerdictKind.NORMAL, None, "3 in a row"), [], "3 in a row")
+        GameRecord(
+            list(o),
+            o[0],
+            {o[0]: 1, o[1]: 0},
+            Verdict(VerdictKind.NORMAL, None, "3 in a row"),
+            [],
+            "3 in a row",
+        )
         for o in spec.orders
     ]
     with pytest.raises(ResultMismatch):
@@ -128,11 +134,11 @@ def test_a_trailing_system_error_is_left_to_the_store(mnk: tuple[MatchSpec, Matc
         [MoveRecord(spec.orders[1][0], "1 1", 1.0)],
         "runner error",
     )
-    verify_result(spec, with_game(result, 1, **{f.name: getattr(err, f.name) for f in dataclasses.fields(err)}))
+    verify_result(
+        spec, with_game(result, 1, **{f.name: getattr(err, f.name) for f in dataclasses.fields(err)})
+    )
     with pytest.raises(ResultMismatch, match="last"):
         verify_result(
             spec,
             dataclasses.replace(result, games=[err, result.games[1]]),
         )
-
-
