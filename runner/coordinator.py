@@ -411,6 +411,8 @@ class Coordinator:
                 verdicts=dict(verdicts),
                 workers=self.dispatcher.workers(),
                 running=c.get("running", 0) + c.get("queued", 0),
+                failed=c.get("failed", 0),
+                quarantined=tuple(r.name for r in self.health.quarantined()),
             )
         )
 
