@@ -41,8 +41,8 @@ class ResultMismatch(ValueError):
 
 def verify_result(spec: MatchSpec, result: MatchResult) -> None:
     """Raise ``ResultMismatch`` (one line, naming the game and move) unless ``result`` is what
-    the rules give for its transcripts. A trailing ``system_error`` game is left to the store
-    (it is retried, never counted)."""
+    the rules give for its transcripts. Trailing ``system_error`` games are left to the store
+    (the match is retried, they are never counted)."""
     if result.match_id != spec.match_id:
         raise ResultMismatch(f"result is for match {result.match_id}, not {spec.match_id}")
     games = result.games
@@ -53,8 +53,10 @@ def verify_result(spec: MatchSpec, result: MatchResult) -> None:
     failed_at = next((i for i, g in enumerate(games) if g.verdict.kind is VerdictKind.SYSTEM_ERROR), None)
     if failed_at is None and len(games) != len(spec.orders):
         raise ResultMismatch(f"result has {len(games)} games; the match has {len(spec.orders)}")
-    if failed_at is not None and failed_at != len(games) - 1:
-        raise ResultMismatch(f"game {failed_at + 1}: a system_error game must be the last one")
+    if failed_at is not None and any(
+        g.verdict.kind is not VerdictKind.SYSTEM_ERROR for g in games[failed_at:]
+    ):
+        raise ResultMismatch(f"game {failed_at + 1}: only system_error games may follow a system_error game")
     try:
         rules = get_game(spec.game, **spec.game_params)
     except (ValueError, TypeError) as e:

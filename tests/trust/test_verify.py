@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from runner.contracts import GameRecord, Limits, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
+from runner.contracts import (
+    GameRecord,
+    Limits,
+    MatchResult,
+    MatchSpec,
+    MoveRecord,
+    Verdict,
+    VerdictKind,
+    system_error_result,
+)
 from runner.verify import ResultMismatch, verify_result
 from tests.workers.conftest import play
 from workers.artifacts import ArtifactCache
@@ -137,8 +146,13 @@ def test_a_trailing_system_error_is_left_to_the_store(mnk: tuple[MatchSpec, Matc
     verify_result(
         spec, with_game(result, 1, **{f.name: getattr(err, f.name) for f in dataclasses.fields(err)})
     )
-    with pytest.raises(ResultMismatch, match="last"):
+    with pytest.raises(ResultMismatch, match="only system_error"):
         verify_result(
             spec,
             dataclasses.replace(result, games=[err, result.games[1]]),
         )
+
+
+def test_a_whole_match_of_system_errors_passes_to_the_store(mnk: tuple[MatchSpec, MatchResult]) -> None:
+    spec, _ = mnk
+    verify_result(spec, system_error_result(spec, "sandbox broke", worker="w"))
