@@ -90,6 +90,8 @@ REPLAN_EVERY_S = 0.5
 PROGRESS_EVERY_S = 0.5
 #: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
 REPUBLISH_EVERY_S = 30.0
+#: how often the broker is checked for having lost its data (a cheap EXISTS)
+BROKER_CHECK_EVERY_S = 1.0
 
 
 @dataclass
@@ -131,6 +133,7 @@ class Coordinator:
         self._queue_empty_since: float | None = None
         self._last_sweep = 0.0
         self._last_republish = time.monotonic()
+        self._last_data_check = 0.0
         self._last_progress = 0.0
         self._state: TournamentState | None = None
         self._totals = (0, 0, Counter[str]())
@@ -215,6 +218,7 @@ class Coordinator:
             if not dirty and not self.store.pending() and not self.store.in_flight():
                 break  # nothing can be played: only failed matches block the plan
             dirty |= self._handle(self.dispatcher.poll(0.5))
+            self._check_broker_data()
             self._sweep()
             self._show(t0)
         self._show(t0, force=True)
@@ -336,6 +340,39 @@ class Coordinator:
         self.progress.log(f"worker {worker} QUARANTINED ({rec.reason}); its matches go to other workers")
         if isinstance(self.dispatcher, CeleryDispatcher):
             self.dispatcher.quarantine(worker, rec.reason)
+
+    def _check_broker_data(self) -> None:
+        """A broker that came back empty lost every queued message, the artifacts and the
+        ``current`` hash: notice it within a second or two, republish the artifacts and
+        re-dispatch the queued matches at once, without charging their attempts. Matches a
+        worker is playing go on: the worker reports to the inbox as before."""
+        mono = time.monotonic()
+        if (
+            not isinstance(self.dispatcher, CeleryDispatcher)
+            or mono - self._last_data_check < BROKER_CHECK_EVERY_S
+        ):
+            return
+        self._last_data_check = mono
+        if not self.dispatcher.lost_its_data():
+            return
+        if self.republish is not None:
+            self.republish()
+            self._last_republish = mono
+        requeued = [
+            f.match_id
+            for f in self.store.in_flight()
+            if f.state == "queued"
+            and self.store.requeue(f.match_id, f.attempt, "the broker restarted empty: message lost")
+        ]
+        for f in self.store.in_flight():  # running: their workers report as before
+            self.dispatcher.want(f.match_id, f.attempt)
+        self.dispatcher.mark_alive()
+        self._queue_empty_since = None
+        self.store.log("broker_emptied", None, f"{len(requeued)} queued match(es) re-dispatched")
+        self.progress.log(
+            f"the broker lost its data (restarted empty): artifacts republished, "
+            f"{len(requeued)} queued match(es) re-dispatched, no attempt charged"
+        )
 
     def _sweep(self) -> None:
         """Requeue attempts nobody is working on any more (DESIGN §6)."""
@@ -661,6 +698,7 @@ def _play(
             print(f"tourney run: {e}", file=sys.stderr)
             return 2, None
         celery.publish_artifacts(blobs)
+        celery.mark_alive()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
         dispatcher = celery
         count = 0

@@ -297,6 +297,29 @@ class CeleryDispatcher:
                 self._failed(e)
                 time.sleep(1.0)
 
+    def want(self, match_id: str, attempt: int) -> None:
+        """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.hset(self.keys.current(self.run_id), match_id, str(attempt))
+
+    def mark_alive(self) -> None:
+        """Set the sentinel whose disappearance tells that the broker lost its data."""
+        try:
+            self.redis.set(self.keys.alive(self.run_id), "1")
+            self._ok()
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+
+    def lost_its_data(self) -> bool:
+        """True when the broker answers but the sentinel is gone (restarted empty, flushed)."""
+        try:
+            gone = not self.redis.exists(self.keys.alive(self.run_id))
+            self._ok()
+            return gone
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return False
+
     def forget(self, match_id: str) -> None:
         """Workers skip any attempt of this match from now on (``current`` hash)."""
         with contextlib.suppress(redis.exceptions.RedisError):
@@ -313,7 +336,9 @@ class CeleryDispatcher:
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
         with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.delete(self.keys.current(self.run_id), self.keys.inbox(self.run_id))
+            self.redis.delete(
+                self.keys.current(self.run_id), self.keys.inbox(self.run_id), self.keys.alive(self.run_id)
+            )
 
     def poll(self, timeout: float) -> list[Note]:
         inbox = self.keys.inbox(self.run_id)

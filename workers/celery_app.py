@@ -30,6 +30,8 @@ Besides Celery's own keys the run uses (``KEYS``):
 * ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
   (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
   a week after the last note; the coordinator deletes it when the run ends);
+* ``tourney:run:<run>:alive``: a sentinel the coordinator sets; gone means the
+  broker came back empty (artifacts, queue and ``current`` lost with it);
 * ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
@@ -109,6 +111,11 @@ class KEYS:
     @staticmethod
     def inbox(run: str) -> str:
         return f"tourney:run:{run}:inbox"
+
+    @staticmethod
+    def alive(run: str) -> str:
+        """Set by the coordinator, never expires: its absence means the broker lost its data."""
+        return f"tourney:run:{run}:alive"
 
     @staticmethod
     def current(run: str) -> str:

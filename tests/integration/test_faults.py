@@ -10,6 +10,7 @@ position, so the reference run leaves the sleep out.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -269,4 +270,42 @@ def test_match_that_keeps_killing_workers_fails_visibly(tmp_path: Path) -> None:
         assert store.events("failed")
     assert row.state == "failed" and row.failures == 3
     assert row.result is not None and row.result.system_error is not None  # shown in the report
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_redis_restarted_empty_costs_no_attempts(tmp_path: Path) -> None:
+    """The broker comes back with nothing (its data lost): the coordinator notices within
+    seconds, republishes the artifacts, re-dispatches what was queued, charges no attempt."""
+    tag = unique("empty")
+    config = write_config(tmp_path, "empty", entrants=4, sleep=SLEEP, tag=tag)
+    run_dir = tmp_path / "runs" / "empty"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis-data").start()
+    proc = start_tourney(
+        "run", config, "--broker", server.url(), "--workers", "2", "--no-progress", cwd=tmp_path, log=log
+    )
+    try:
+        wait_for(
+            lambda: count(run_dir, "done") >= 1 and count(run_dir, "queued") >= 1,
+            60,
+            "a finished and a queued match",
+        )
+        server.stop()
+        shutil.rmtree(server.data_dir)  # everything the broker held is gone
+        server = EmbeddedRedis(server.data_dir, password=server.password, port=server.port).start()
+        restarted = time.time()
+        finish(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    with RunStore.open(run_dir) as store:
+        noticed = store.events("broker_emptied")
+        rows = store.match_rows()
+    assert noticed, log.read_text(errors="replace")[-3000:]
+    assert noticed[0].ts - restarted < 15, noticed[0].ts - restarted  # seconds, not a lease timeout
+    assert all(r.failures == 0 for r in rows), [(r.match_id, r.failures) for r in rows]
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == reference(tmp_path, "empty", 4)
     assert_nothing_left([tag, str(run_dir)])
