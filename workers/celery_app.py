@@ -42,7 +42,9 @@ Besides Celery's own keys the run uses (``KEYS``):
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from celery import Celery
 
@@ -91,9 +93,30 @@ app.conf.update(SETTINGS)
 
 
 def configure(broker_url: str) -> Celery:
-    """Point the app at a broker (the URL is only known at run time)."""
+    """Point the app at a broker (the URL is only known at run time).
+
+    ``rediss://`` URLs carry their TLS options in the query (``ssl_ca_certs=PATH``,
+    ``ssl_cert_reqs=required``, optionally ``ssl_certfile``/``ssl_keyfile``); redis-py reads
+    them from the URL, Celery's transport from ``broker_use_ssl``."""
     app.conf.broker_url = broker_url
+    app.conf.broker_use_ssl = tls_options(broker_url)
     return app
+
+
+def tls_options(broker_url: str) -> dict[str, Any] | None:
+    """Celery's ``broker_use_ssl`` for a ``rediss://`` URL (None for plain ``redis://``)."""
+    parts = urlsplit(broker_url)
+    if parts.scheme != "rediss":
+        return None
+    query = dict(parse_qsl(parts.query))
+    reqs = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+    options: dict[str, Any] = {
+        "ssl_cert_reqs": reqs.get(query.get("ssl_cert_reqs", "required"), ssl.CERT_REQUIRED)
+    }
+    for name in ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile"):
+        if query.get(name):
+            options[name] = query[name]
+    return options
 
 
 class KEYS:

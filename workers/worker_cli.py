@@ -26,7 +26,7 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
@@ -50,6 +50,12 @@ def check_broker_url(url: str, *, allow_no_password: bool) -> None:
         )
     if not parts.hostname:
         raise BrokerURLError("broker URL names no host")
+    verify = dict(parse_qsl(parts.query)).get("ssl_cert_reqs", "required").lower()
+    if parts.scheme == "rediss" and verify != "required" and verify != "cert_required":
+        raise BrokerURLError(
+            f"rediss:// with ssl_cert_reqs={verify} does not verify the broker; "
+            "give ssl_ca_certs=CA.pem (ssl_cert_reqs=required, the default)"
+        )
     if not parts.password and not allow_no_password:
         raise BrokerURLError(
             "broker URL has no password; Redis must always have one (redis://:PASSWORD@HOST:PORT/0). "
