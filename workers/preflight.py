@@ -66,6 +66,17 @@ def check_run_key(key_file: Path | None) -> RunKey:
 
 def check_sandbox(kind: str) -> None:
     """Run one move and one small C build in the worker's own sandbox."""
+    try:
+        _check_sandbox(kind)
+    except PreflightFailed:
+        raise
+    except Exception as e:  # anything else this machine cannot do is the same answer: do not serve
+        raise PreflightFailed(
+            f"sandbox {kind} check failed: {type(e).__name__}: {e}".splitlines()[0]
+        ) from None
+
+
+def _check_sandbox(kind: str) -> None:
     from workers.sandbox import HostError, host_factory
 
     try:
@@ -85,17 +96,18 @@ def check_sandbox(kind: str) -> None:
             raise PreflightFailed(f"sandbox {kind} cannot build a C entry: {e}") from None
         if built.failure is not None or built.exit_code != 0:
             tail = (built.stderr_tail or built.stdout).decode(errors="replace").strip().splitlines()
-            raise PreflightFailed(
-                f"sandbox {kind} cannot build a C entry: exit {built.exit_code} "
-                f"{built.failure.value if built.failure else ''} {tail[-1] if tail else built.detail}".strip()
-            )
+            why = [
+                f"exit {built.exit_code}",
+                built.failure.value if built.failure else "",
+                tail[-1] if tail else built.detail,
+            ]
+            raise PreflightFailed(f"sandbox {kind} cannot build a C entry: {' '.join(w for w in why if w)}")
         try:
             with hosts.open(entry, limits, "X") as host:
                 ran = host.run(["./a.out"], b"", limits)
         except HostError as e:
             raise PreflightFailed(f"sandbox {kind} cannot run a move: {e}") from None
         if ran.failure is not None or ran.exit_code != 0 or ran.stdout.strip() != b"ok":
-            raise PreflightFailed(
-                f"sandbox {kind} cannot run a move: exit {ran.exit_code} signal {ran.signal} "
-                f"{ran.failure.value if ran.failure else ''} {ran.detail}".strip()
-            )
+            why = [f"exit {ran.exit_code}", f"signal {ran.signal}" if ran.signal else "", ran.detail]
+            why.append(ran.failure.value if ran.failure else "")
+            raise PreflightFailed(f"sandbox {kind} cannot run a move: {' '.join(w for w in why if w)}")
