@@ -208,7 +208,10 @@ def test_a_broken_worker_is_quarantined_and_healthy_ones_finish(
     assert all(r.failures == 0 for r in rows), [(r.match_id, r.failures) for r in rows]  # no attempt spent
     assert {r.worker for r in rows} <= {f"{tag}-1", f"{tag}-2"}
     assert "quarantined by the coordinator" in (worker_root / "m0" / "worker.log").read_text(errors="replace")
-    assert "QUARANTINED" in log.read_text(errors="replace")
+    assert "QUARANTINED" in log.read_text(errors="replace")  # the live progress said so
+    shown = tourney("standings", run_dir, cwd=coord)
+    assert shown.returncode == 0 and f"Worker {tag}-0 QUARANTINED" in shown.stdout, shown.stdout
+    assert f"worker {tag}-0 QUARANTINED" in (run_dir / "report.html").read_text()
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(coord / "inline")
     assert_nothing_left([tag, str(worker_root)])
