@@ -75,7 +75,7 @@ from runner.run_dir import (
     default_run_dir,
     open_for_resume,
 )
-from runner.signing import KEY_FILE_NAME, run_key_for
+from runner.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.stages.base import PlannedMatch, TournamentState
 from runner.stages.tournament import advance, match_spec
 from runner.store import DEFAULT_ATTEMPT_CAP, RunStore
@@ -757,6 +757,8 @@ def _play(
 
 def _key_file(rd: RunDir) -> Path | None:
     """The key file local workers get (None: the key came from the environment, which they inherit)."""
+    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
+        return None  # the coordinator uses the environment's key, and so do they
     path = rd.path / KEY_FILE_NAME
     return path if path.exists() else None
 

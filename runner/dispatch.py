@@ -521,6 +521,12 @@ class LocalWorkers:
         self._pid_files = []
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group we created; only while its leader, our child, is unreaped
+    (``runner.procs.wait_unreaped``), so that the group id cannot name anyone else's."""
+    procs_mod.kill_own_group(pgid)
+
+
 def kill_stale(pid_file: Path, expect: str = "") -> bool:
     """Kill a process a previous, killed coordinator left behind (normally PDEATHSIG did).
 
