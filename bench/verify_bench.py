@@ -42,7 +42,8 @@ def main(quick: bool) -> None:
         moves = sum(len(g.moves) for r in rows if r.result for g in r.result.games)
         print(
             f"potm94: referee replay {v['cpu_s']:.3f}s of the coordinator's "
-            f"{v['coordinator_cpu_s']:.3f}s CPU = {100 * v['share']:.1f}% ({len(rows)} matches, {moves} moves)"
+            f"{v['coordinator_cpu_s']:.3f}s CPU = {100 * v['share']:.1f}% "
+            f"({len(rows)} matches, {moves} moves)"
         )
         repeats = 3 if quick else 20
         t0 = time.process_time()
