@@ -138,6 +138,7 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
 
             def two_results() -> bool:
                 while (raw := r.lpop(KEYS.inbox(run))) is not None:
+                    assert isinstance(raw, bytes)
                     note = verify(json.loads(raw), key)  # the worker signs what it sends
                     if note["kind"] == "result":
                         results[note["match_id"]] = note["result"]
@@ -185,7 +186,8 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
         with RunStore.open(run_dir) as store:
             run_id = str(store.meta()["run_id"])
         wait_for(lambda: r.hlen(KEYS.current(run_id)) > 0, 60, "matches to be dispatched")
-        wanted = {k.decode(): int(v) for k, v in r.hgetall(KEYS.current(run_id)).items()}
+        current: dict[bytes, bytes] = r.hgetall(KEYS.current(run_id))  # type: ignore[assignment]
+        wanted = {k.decode(): int(v) for k, v in current.items()}
         stranger = RunKey.generate()
         pushed = 0
         for match_id, attempt in wanted.items():
@@ -202,7 +204,7 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
                 }
                 for order in spec.orders
             ]
-            note = {
+            note: dict[str, Any] = {
                 "kind": "result",
                 "match_id": match_id,
                 "attempt": attempt,
@@ -213,7 +215,7 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
             r.rpush(KEYS.inbox(run_id), json.dumps(sign(note, stranger)))  # signed with another key
             pushed += 2
         # a worker that holds the key but lies about the game: the referee replay catches it
-        liar = {**note, "worker": "liar"}
+        liar: dict[str, Any] = {**note, "worker": "liar"}
         liar["result"] = {**note["result"], "worker": "liar"}
         r.rpush(KEYS.inbox(run_id), json.dumps(sign(liar, read_key_file(run_dir / "run.key"))))
 
