@@ -90,6 +90,8 @@ REPLAN_EVERY_S = 0.5
 PROGRESS_EVERY_S = 0.5
 #: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
 REPUBLISH_EVERY_S = 30.0
+#: rejected (unsigned/altered) notes written to the run's events per claimed worker name
+REJECTED_LOGGED_PER_WORKER = 100
 #: how often the broker is checked for having lost its data (a cheap EXISTS)
 BROKER_CHECK_EVERY_S = 1.0
 
@@ -139,6 +141,7 @@ class Coordinator:
         self._totals = (0, 0, Counter[str]())
         self._session = Counter[str]()
         self.health = WorkersHealth()
+        self.rejected_notes = Counter[str]()  # claimed worker -> notes not signed with the run key
         #: CPU seconds this process spent re-judging results (runner.verify), and in total
         self.verify_cpu_s = 0.0
         self.cpu_s = 0.0
@@ -258,10 +261,7 @@ class Coordinator:
                 elif acc.status == "redelivered":
                     self.progress.log(f"match {note.match_id}: {acc.detail}")
             elif isinstance(note, Rejected):
-                detail = f"attempt {note.attempt} claimed by worker {note.claimed_worker!r}: {note.reason}"
-                log.warning("REJECTED a note not signed with the run key for %s: %s", note.match_id, detail)
-                self.store.log("rejected_note", note.match_id, detail)
-                self.progress.log(f"rejected an unsigned/altered note for {note.match_id} ({detail})")
+                self._rejected(note)
             elif isinstance(note, Finished):
                 trusted = self._judge(note)
                 if trusted is None:
@@ -285,6 +285,20 @@ class Coordinator:
             ):
                 log.info("requeued %s: skipped by %s", note.match_id, note.worker)
         return changed
+
+    def _rejected(self, note: Rejected) -> None:
+        """Log a note that is not ours with the worker it claims; a flood of them (anyone with
+        the URL can push) is counted, and only the first ones per claimed name are written out."""
+        self.rejected_notes[note.claimed_worker] += 1
+        n = self.rejected_notes[note.claimed_worker]
+        if n > REJECTED_LOGGED_PER_WORKER:
+            return
+        detail = f"attempt {note.attempt} claimed by worker {note.claimed_worker!r}: {note.reason}"
+        if n == REJECTED_LOGGED_PER_WORKER:
+            detail += " (further ones from this name are only counted)"
+        log.warning("REJECTED a note not signed with the run key for %s: %s", note.match_id, detail)
+        self.store.log("rejected_note", note.match_id, detail)
+        self.progress.log(f"rejected an unsigned/altered note for {note.match_id} ({detail})")
 
     def _judge(self, note: Finished) -> MatchResult | None:
         """The result to record for ``note``: as sent if the referee replay agrees, else a
@@ -768,6 +782,7 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     share = coordinator.verify_cpu_s / coordinator.cpu_s if coordinator.cpu_s > 0 else 0.0
     store.set_meta(
         workers=coordinator.health.summary(),
+        rejected_notes=dict(coordinator.rejected_notes),
         verification={
             "cpu_s": round(coordinator.verify_cpu_s, 4),
             "coordinator_cpu_s": round(coordinator.cpu_s, 4),

@@ -245,9 +245,11 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
     with RunStore.open(run_dir) as store:
         rejected = [e.detail for e in store.events("rejected_note")]
         workers = store.meta()["workers"]
+        counted = store.meta()["rejected_notes"]
         official = {row.worker for row in store.match_rows()}
     assert any("'forger'" in d and "unsigned" in d for d in rejected), rejected[:3]
     assert any("another key" in d for d in rejected), rejected[:3]
+    assert counted == {"forger": pushed}
     assert workers["liar"]["mismatches"] == 1 and workers["liar"]["accepted"] == 0
     assert official == {f"honest-{tag}"}
     assert_one_official_result_per_match(run_dir)
