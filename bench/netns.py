@@ -28,6 +28,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner import procs
+
 
 class NetnsUnavailable(RuntimeError):
     """Network namespaces cannot be made here (not root, no ``ip``, no kernel support)."""
@@ -104,10 +106,10 @@ class Machine:
                     os.killpg(p.pid, signal.SIGQUIT)
         deadline = time.monotonic() + grace_s
         for p in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(max(0.1, deadline - time.monotonic()))
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGKILL)
+            if p.returncode is None:
+                # unreaped, its pid is still its group's id: the group kill reaches only our processes
+                procs.wait_unreaped(p.pid, max(0.1, deadline - time.monotonic()))
+                procs.kill_own_group(p.pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(5)
         self.procs.clear()

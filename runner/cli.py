@@ -51,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
     s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")
+    s.add_argument("--key-file", help="run key file, mode 0600 (else $TOURNEY_RUN_KEY or _FILE)")
+    s.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="run tasks whose config says 'sandbox: none' (trusted entries only); refused otherwise",
+    )
+    s.add_argument("--max-move-wall-s", type=float, help="ceiling on any task's per-move time limit")
+    s.add_argument("--max-memory-mb", type=int, help="ceiling on any task's memory limit")
+    s.add_argument(
+        "--skip-health-check", action="store_true", help="do not try a sandboxed move and C build at start"
+    )
 
     s = sub.add_parser("play", help="play one match between entry directories")
     s.add_argument("--game", required=True)

@@ -36,10 +36,12 @@ from typing import Any
 
 import redis
 
-from runner.contracts import Finished, MatchResult, MatchSpec, Note, Skipped, Started, TaskEnvelope
+from runner.contracts import Finished, MatchResult, MatchSpec, Note, Skipped, Started, TaskEnvelope, WireError
+from runner.signing import RunKey, SignatureError, check_artifact, load_run_key, sign, verify
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
+from workers.policy import PolicyRefused, WorkerPolicy
 
 log = logging.getLogger("tourney.worker")
 
@@ -69,6 +71,17 @@ def _redis() -> redis.Redis:
     return _client[2]
 
 
+_key: RunKey | None = None
+
+
+def run_key() -> RunKey:
+    """This worker's run key (``tourney worker`` checked at start that there is one)."""
+    global _key
+    if _key is None:
+        _key = load_run_key()
+    return _key
+
+
 def worker_name() -> str:
     return os.environ.get("TOURNEY_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
@@ -76,7 +89,7 @@ def worker_name() -> str:
 def _push(r: redis.Redis, run: str, note: Note, patience_s: float) -> bool:
     """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``)."""
     deadline = time.monotonic() + patience_s
-    blob = json.dumps(note.to_dict())
+    blob = json.dumps(sign(note.to_dict(), run_key()))
     pause = 0.2
     while True:
         try:
@@ -121,13 +134,34 @@ class Heartbeat:
             self._r.delete(self._key)
 
 
-def artifact_fetcher(r: redis.Redis) -> Callable[[str], bytes]:
+def quarantine_notice(r: redis.Redis, worker: str, key: RunKey) -> str | None:
+    """The reason this worker was quarantined by a coordinator holding the run key, if it was."""
+    try:
+        raw = r.get(KEYS.quarantine(worker))
+    except redis.exceptions.RedisError:
+        return None
+    if raw is None:
+        return None
+    try:
+        notice = verify(json.loads(raw), key)
+    except (SignatureError, ValueError, TypeError, AttributeError):
+        log.warning("ignoring a quarantine notice for %s not signed with the run key", worker)
+        return None
+    return str(notice.get("reason", "?")) if notice.get("worker") == worker else None
+
+
+def artifact_fetcher(r: redis.Redis, key: RunKey | None = None) -> Callable[[str], bytes]:
+    """Fetch a packed entry by digest; with ``key``, only one signed with the run key."""
+
     def fetch(digest: str) -> bytes:
         last: Exception | None = None
         for i in range(FETCH_ATTEMPTS):
             try:
                 blob = r.get(KEYS.artifact(digest))
                 if isinstance(blob, bytes):
+                    if key is not None:
+                        signature = r.get(KEYS.artifact_sig(digest, key.key_id))
+                        check_artifact(key, digest, blob, signature if isinstance(signature, bytes) else None)
                     return blob
                 last = LookupError(f"artifact {digest[:12]} is not in Redis")
             except redis.exceptions.RedisError as e:
@@ -144,13 +178,32 @@ def play(spec: MatchSpec, fetch: Callable[[str], bytes], worker: str, cache_root
     return execute_match(spec, fetch, cache_root, worker=worker)
 
 
-def execute(envelope: dict[str, Any]) -> dict[str, Any]:
-    """The task body (callable without Celery, for tests)."""
-    task = TaskEnvelope.from_dict(envelope)
+def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
+    """The task body (callable without Celery, for tests).
+
+    An envelope not signed with this worker's run key is dropped unplayed: it
+    may come from anyone who can reach Redis (DESIGN §6.1)."""
+    try:
+        task = TaskEnvelope.from_dict(verify(signed_envelope, run_key()))
+    except (SignatureError, WireError) as e:
+        claimed = signed_envelope.get("spec")
+        log.error(
+            "REFUSED a task that is not ours (%s): run %r match %r",
+            e,
+            signed_envelope.get("run"),
+            claimed.get("match_id") if isinstance(claimed, dict) else None,
+        )
+        return {"status": "refused", "reason": str(e)}
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
     status: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
+    quarantined = quarantine_notice(r, worker, run_key())
+    if quarantined is not None:
+        # hand it back uncharged (the coordinator requeues a skipped attempt) and play nothing
+        _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
+        log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
+        return {"status": "quarantined", **status}
     try:
         wanted = r.hget(KEYS.current(run), spec.match_id)
     except redis.exceptions.RedisError:
@@ -169,7 +222,13 @@ def execute(envelope: dict[str, Any]) -> dict[str, Any]:
     )
     t0 = time.monotonic()
     with hb:
-        result = play(spec, artifact_fetcher(r), worker, work_dir() / "artifacts")
+        try:
+            mine = WorkerPolicy.from_env().apply(spec, worker)
+        except PolicyRefused as e:
+            log.error("%s (match %s)", e, spec.match_id)
+            result = machine_error_result(spec, str(e), worker)
+        else:
+            result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts")
     pushed = _push(r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S)
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}

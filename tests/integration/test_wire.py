@@ -11,7 +11,9 @@ from runner.contracts import Finished, Limits, MatchSpec, Skipped, Started, Task
 from runner.dispatch import CeleryDispatcher, Timing
 from runner.entries import load_entry, pack_entry
 from runner.redis_server import EmbeddedRedis
+from runner.signing import KEY_ENV, RunKey, sign
 from workers import tasks
+from workers.policy import POLICY_ENV, WorkerPolicy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -19,6 +21,11 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOURNEY_WORK_DIR", str(tmp_path / "work"))
     monkeypatch.setenv("TOURNEY_WORKER_NAME", "wire-worker")
+    key = RunKey.generate()
+    monkeypatch.setenv(KEY_ENV, key.hex())
+    monkeypatch.setattr(tasks, "_key", None)  # this process's worker reads the key afresh
+    # this in-process worker plays unsandboxed, as if started with --allow-unsandboxed
+    monkeypatch.setenv(POLICY_ENV, WorkerPolicy(allow_unsandboxed=True).to_json())
     specs = [load_entry(FIXTURES / "boxing" / name)[0] for name in ("native", "first_fit")]
     refs = {s.name: s.ref() for s in specs}
     order = list(refs)
@@ -31,7 +38,7 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         blobs[s.digest] = tmp_path / f"{s.digest}.tar.gz"
         blobs[s.digest].write_bytes(pack_entry(s.path))
     server = EmbeddedRedis(tmp_path / "redis").start()
-    dispatcher = CeleryDispatcher(server.url(), "wire-run", Timing(heartbeat_s=0.5))
+    dispatcher = CeleryDispatcher(server.url(), "wire-run", Timing(heartbeat_s=0.5), key)
     try:
         dispatcher.publish_artifacts(blobs)
         dispatcher.redis.hset(dispatcher.keys.current("wire-run"), "wire", "1")  # the run wants attempt 1
@@ -39,8 +46,9 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         assert envelope == TaskEnvelope("wire-run", 1, spec, heartbeat_s=0.5, heartbeat_ttl_s=1.5)
 
         # what Celery hands the task is the envelope as JSON-ready dict
-        assert tasks.execute(envelope.to_dict())["status"] == "done"
-        assert tasks.execute(dispatcher.envelope(spec, 2).to_dict())["status"] == "skipped"
+        assert tasks.execute(sign(envelope.to_dict(), key))["status"] == "done"
+        assert tasks.execute(sign(dispatcher.envelope(spec, 2).to_dict(), key))["status"] == "skipped"
+        assert tasks.execute(envelope.to_dict())["status"] == "refused"  # unsigned
 
         notes = dispatcher.poll(5.0)
         assert [type(n) for n in notes] == [Started, Finished, Skipped]
