@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runner.contracts import EntryRef
-from runner.games import GAME_NAMES
+from runner.games import GAME_NAMES, game_names, is_game_reference
 from runner.registry import PROTOCOL_NAMES
 
 # the registries' names, under the names this module has always exported
@@ -63,8 +63,11 @@ class EntryModel(BaseModel):
     @field_validator("game")
     @classmethod
     def _known_game(cls, v: str) -> str:
-        if v not in GAMES:
-            raise ValueError(f"unknown game {v!r}, expected one of {', '.join(GAMES)}")
+        if not is_game_reference(v):
+            known = ", ".join(game_names())
+            raise ValueError(
+                f"unknown game {v!r}, expected one of {known} or an import path package.module:Class"
+            )
         return v
 
     @field_validator("run")

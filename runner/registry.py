@@ -23,9 +23,20 @@ PROTOCOL_GAMES: Mapping[str, frozenset[str]] = MappingProxyType(
         "icfp98": frozenset({"pousse"}),
         "mnk": frozenset({"mnk", "gomoku"}),
         "gomocup": frozenset({"mnk", "gomoku"}),
+        # the generic protocols carry every game, plugins included: see GENERIC_PROTOCOLS
+        "text": frozenset(),
+        "json": frozenset(),
     }
 )
 PROTOCOL_NAMES: tuple[str, ...] = tuple(PROTOCOL_GAMES)
+#: protocols that speak through the game's own texts (``position_text``, ``parse_move``), so any game fits
+GENERIC_PROTOCOLS: frozenset[str] = frozenset({"text", "json"})
+
+
+def protocol_carries(protocol: str, game: str) -> bool:
+    """Whether entries of ``protocol`` can play ``game`` (a game's ``name``, or a config's reference)."""
+    return protocol in GENERIC_PROTOCOLS or game in PROTOCOL_GAMES.get(protocol, frozenset())
+
 
 #: where entries run: the bubblewrap sandbox, or plain processes (trusted entries only)
 SandboxKind = Literal["bwrap", "none"]

@@ -139,7 +139,7 @@ class _Game:
             self.game,
             host,
             argv_for(ref, mark),
-            Seat(name, seat, mark),
+            Seat(name, seat, mark, players=len(self.order)),
             self.spec.limits,
             self.spec.board_text,
         )

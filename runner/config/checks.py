@@ -29,9 +29,17 @@ from runner.config.models import (
 )
 from runner.config.source_map import SourceMap
 from runner.entries import EntryError, EntrySpec, load_entry
-from runner.games import GAME_NAMES, get_game
+from runner.games import (
+    GameLoadError,
+    GameParamsError,
+    game_names,
+    get_game,
+    is_game_reference,
+    load_game_class,
+    same_game,
+)
 from runner.games.base import BoardError, Game
-from runner.registry import PROTOCOL_GAMES
+from runner.registry import protocol_carries
 
 if TYPE_CHECKING:
     from runner.stages.requirements import Objection
@@ -96,20 +104,30 @@ class Checker:
         name = self.data.get("game")
         if not isinstance(name, str):
             return None
-        if name not in GAME_NAMES:
+        if not is_game_reference(name):
+            known = game_names()
             self.add(
                 ("game",),
-                f"unknown game {name!r}{did_you_mean(name, GAME_NAMES)}; known: {', '.join(GAME_NAMES)}",
+                f"unknown game {name!r}{did_you_mean(name, known)}; known: {', '.join(known)}",
             )
+            return None
+        try:
+            load_game_class(name)
+        except GameLoadError as e:  # names the import path and the import error
+            self.add(("game",), str(e))
             return None
         params = self.data.get("game_params") or {}
         if not isinstance(params, dict):
             return None
         try:
             return get_game(name, **params)
-        except (ValueError, TypeError) as e:
-            self.add(("game_params",), str(e))
+        except GameParamsError as e:
+            for fault in e.faults:
+                self.add(("game_params", *fault.loc), fault.message)
+        try:
             return get_game(name)
+        except ValueError:  # the game needs parameters that were wrong: nothing more to check
+            return None
 
     def _check_boards(self, game: Game[Any, Any] | None, boards: dict[str, BoardSpec]) -> None:
         seed = self.data.get("seed", 0)
@@ -183,7 +201,8 @@ class Checker:
                     )
             specs = made
         game = self.data.get("game")
-        wrong_game = [s.name for s in specs if game in GAME_NAMES and s.game != game]
+        known_game = isinstance(game, str) and is_game_reference(game)
+        wrong_game = [s.name for s in specs if known_game and not same_game(s.game, str(game))]
         if wrong_game:
             self.add(
                 (*loc, "path"),
@@ -192,7 +211,7 @@ class Checker:
         wrong_protocol = [
             s.name
             for s in specs
-            if game in GAME_NAMES and s.game == game and game not in PROTOCOL_GAMES[s.protocol]
+            if known_game and s.name not in wrong_game and not protocol_carries(s.protocol, str(game))
         ]
         if wrong_protocol:
             self.add(
@@ -233,9 +252,7 @@ class Checker:
         for pos, (i, st) in enumerate(stages):
             loc: Loc = ("stages", i)
             if st.name in seen:
-                self.add(
-                    (*loc, "name"), f"stage name {st.name!r} is already used by {dotted(seen[st.name])}"
-                )
+                self.add((*loc, "name"), f"stage name {st.name!r} is already used by {dotted(seen[st.name])}")
             seen.setdefault(st.name, loc)
             for j, b in enumerate(st.boards):
                 if b not in defined and b not in board_names:

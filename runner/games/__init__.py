@@ -1,4 +1,4 @@
-"""The referees of the seed games, looked up by name.
+"""The game registry: referees looked up by name or import path (``runner.games.plugins``).
 
 ``get_game("boxing", max_box=12)`` gives a ``Game``; the keyword arguments are
 the game's parameters as a config writes them (``game_params``). Every
@@ -8,15 +8,29 @@ number of concurrent games.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from runner.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome, RulesError
 from runner.games.boxing import Boxing, BoxingState, BoxMove
 from runner.games.mnk import Gomoku, Mnk, MnkMove, MnkState
+from runner.games.plugins import (
+    BUILTIN_GAMES,
+    ENTRY_POINT_GROUP,
+    GameLoadError,
+    GameParamsError,
+    ParamFault,
+    game_names,
+    game_param_names,
+    is_game_reference,
+    load_game_class,
+    make_game,
+    same_game,
+)
 from runner.games.pousse import Pousse, PousseMove, PousseState
 
 __all__ = [
+    "BUILTIN_GAMES",
+    "ENTRY_POINT_GROUP",
     "GAME_NAMES",
     "BadMoveText",
     "BoardError",
@@ -24,48 +38,37 @@ __all__ = [
     "Boxing",
     "BoxingState",
     "Game",
+    "GameLoadError",
+    "GameParamsError",
     "Gomoku",
     "IllegalMove",
     "Mnk",
     "MnkMove",
     "MnkState",
     "Outcome",
+    "ParamFault",
     "Pousse",
     "PousseMove",
     "PousseState",
     "RulesError",
+    "game_names",
     "game_params",
     "get_game",
+    "is_game_reference",
+    "load_game_class",
+    "same_game",
 ]
 
-# name -> (factory, the parameters it accepts)
-_GAMES: dict[str, tuple[Callable[..., Game[Any, Any]], frozenset[str]]] = {
-    "boxing": (Boxing, frozenset({"max_box"})),
-    "pousse": (Pousse, frozenset()),
-    "mnk": (Mnk, frozenset()),
-    "gomoku": (Gomoku, frozenset()),
-}
-
-GAME_NAMES: tuple[str, ...] = tuple(sorted(_GAMES))
+#: the built-in games; ``game_names()`` adds the installed plugins'
+GAME_NAMES: tuple[str, ...] = tuple(sorted(BUILTIN_GAMES))
 
 
 def game_params(name: str) -> frozenset[str]:
     """The parameter names ``get_game(name, ...)`` accepts; raises ``ValueError`` for an unknown game."""
-    return _lookup(name)[1]
+    return game_param_names(load_game_class(name))
 
 
 def get_game(name: str, **params: Any) -> Game[Any, Any]:
-    """The referee for ``name`` with ``params``; ``ValueError`` names what is wrong."""
-    factory, allowed = _lookup(name)
-    unknown = sorted(set(params) - allowed)
-    if unknown:
-        known = ", ".join(sorted(allowed)) or "none"
-        raise ValueError(f"unknown parameter(s) for {name}: {', '.join(unknown)} (known: {known})")
-    return factory(**params)
-
-
-def _lookup(name: str) -> tuple[Callable[..., Game[Any, Any]], frozenset[str]]:
-    try:
-        return _GAMES[name]
-    except KeyError:
-        raise ValueError(f"unknown game {name!r}; known games: {', '.join(GAME_NAMES)}") from None
+    """The referee for ``name`` (a registered name or ``package.module:Class``) with ``params``;
+    ``ValueError`` names what is wrong (``GameLoadError``, ``GameParamsError``)."""
+    return make_game(name, **params)

@@ -119,6 +119,14 @@ class Game(ABC, Generic[S, M]):
     def format_move(self, move: M) -> str:
         """The canonical one-line text of a move, used in transcripts."""
 
+    def position_text(self, state: S, seat: int) -> str:
+        """What an entry of the generic ``text`` and ``json`` protocols reads on its turn.
+
+        ``render`` unless a game wants entries to see something else (a view
+        from ``seat``'s side, hidden information left out, a denser format).
+        """
+        return self.render(state)
+
     def seat_mark(self, state: S, seat: int) -> str:
         """The mark (one character) that ``seat`` plays with."""
         return "XO"[seat] if seat < 2 else chr(ord("A") + seat)

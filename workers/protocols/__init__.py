@@ -11,16 +11,27 @@ from typing import Any
 
 from runner.contracts import Limits
 from runner.games.base import Game
+from runner.registry import protocol_carries
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol
 from workers.protocols.gomocup import GomocupProtocol
 from workers.protocols.icfp98 import Icfp98Protocol
+from workers.protocols.json_lines import JsonProtocol
 from workers.protocols.mnk import MnkProtocol
 from workers.protocols.potm_arena import PotmArenaProtocol
+from workers.protocols.text import TextProtocol
 from workers.sandbox.base import EntryHost
 
 PROTOCOLS: dict[str, type[TextBoardProtocol]] = {
-    cls.name: cls for cls in (PotmArenaProtocol, Icfp98Protocol, MnkProtocol, GomocupProtocol)
+    cls.name: cls
+    for cls in (
+        PotmArenaProtocol,
+        Icfp98Protocol,
+        MnkProtocol,
+        GomocupProtocol,
+        TextProtocol,
+        JsonProtocol,
+    )
 }
 
 
@@ -47,7 +58,7 @@ def make_protocol(
 ) -> EntryProtocol:
     """A protocol instance for one seat of one game, after checking it can carry the game."""
     cls = protocol_class(name)
-    if game.name not in cls.games:
+    if not protocol_carries(name, game.name):
         plays = ", ".join(sorted(cls.games))
         raise ValueError(f"protocol {name!r} cannot play {game.name!r} (it plays {plays})")
     return cls(game, host, argv, seat, limits, board_text=board_text)
@@ -58,10 +69,12 @@ __all__ = [
     "EntryProtocol",
     "GomocupProtocol",
     "Icfp98Protocol",
+    "JsonProtocol",
     "MnkProtocol",
     "MoveReply",
     "PotmArenaProtocol",
     "Seat",
+    "TextProtocol",
     "make_protocol",
     "protocol_class",
     "protocol_for",

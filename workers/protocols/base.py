@@ -35,6 +35,7 @@ class Seat:
     player: str  # entry name (charged in verdicts)
     index: int  # seat index, 0 moves first
     mark: str  # the character it plays with
+    players: int = 2  # seats in this game (the json protocol's start message says it)
 
 
 class EntryProtocol(ABC):
