@@ -29,10 +29,10 @@ from runner.contracts import EntryRef, GameRecord, Limits, MatchSpec, MoveRecord
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import get_game
 from runner.games.base import BoardError, Game
+from runner.registry import protocol_carries
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver
-from workers.protocols import protocol_class
 from workers.sandbox import HostError, host_factory
 
 
@@ -99,7 +99,7 @@ def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
             spec = load_entry(Path(d))[0]  # the base entry comes first
         except EntryError as e:
             raise UsageError(str(e)) from e
-        if game.name not in protocol_class(spec.protocol).games:
+        if not protocol_carries(spec.protocol, game.name):
             raise UsageError(
                 f"{d}: protocol {spec.protocol} cannot play {game.name} (the entry is for {spec.game})"
             )
@@ -193,7 +193,7 @@ def _play(args: argparse.Namespace) -> int:
     refs = {s.name: s.ref() for s in specs}
     spec = MatchSpec(
         match_id=stable_id("play", args.game, board, names, [s.digest for s in specs], args.games),
-        game=game.name,
+        game=args.game,  # the reference as given: a worker resolves it the same way
         board_id=stable_id(board),
         board_text=board,
         orders=seat_orders(names, args.games),
