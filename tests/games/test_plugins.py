@@ -20,9 +20,9 @@ from runner.games import (
     get_game,
     is_game_reference,
     load_game_class,
+    plugins,
     same_game,
 )
-from runner.games import plugins
 
 PLUGINS = Path(__file__).resolve().parents[1] / "fixtures" / "plugins"
 GENERIC = Path(__file__).resolve().parents[1] / "fixtures" / "generic"
