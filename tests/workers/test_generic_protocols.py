@@ -35,7 +35,7 @@ def generic(name: str) -> Path:
 
 def test_the_generic_protocols_are_registered_and_carry_any_game() -> None:
     assert protocol_class("text") is TextProtocol and protocol_class("json") is JsonProtocol
-    assert GENERIC_PROTOCOLS == {"text", "json"}
+    assert {"text", "json"} == GENERIC_PROTOCOLS
     assert protocol_carries("text", "nim") and protocol_carries("json", "boxing")
     assert not protocol_carries("mnk", "nim")
     with pytest.raises(ValueError, match="cannot play 'nim'"):
