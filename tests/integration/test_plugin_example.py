@@ -115,6 +115,26 @@ def test_the_connect4_plugin_runs_end_to_end_from_a_fresh_virtualenv(tmp_path: P
     assert replay.returncode == 0, replay.stderr
     assert "winner greedy (4 in a row)" in replay.stdout
 
+    # the protocol examples of docs/games.md, one against the other (Python text vs C json)
+    played = run_tourney(
+        python,
+        "play",
+        "--game",
+        "connect4",
+        "--games",
+        "2",
+        "--json",
+        contest / "entries" / "rightmost",
+        contest / "entries" / "centre",
+        cwd=contest,
+    )
+    assert played.returncode == 0, played.stdout + played.stderr
+    games = json.loads(played.stdout)["games"]
+    assert len(games) == 2
+    for game in games:
+        assert game["verdict"]["kind"] == "normal", game["verdict"]
+        assert game["winner"] in ("rightmost", "centre") or game["winner"] is None
+
     transcript = contest / "game.txt"
     transcript.write_text("7 6\n4\n1\n4\n1\n4\n1\n4\n")
     judged = run_tourney(python, "judge", "--game", "connect4", transcript, cwd=contest)

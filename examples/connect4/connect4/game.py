@@ -1,14 +1,9 @@
-"""Connect four as a tourney game: the whole plugin is this class.
-
-Board text ``"W H"`` (columns, rows; default ``"7 6"``). Players drop a
-stone into a column (move text: the 1-based column number); it falls to the
-lowest empty cell. Whoever first has ``connect`` stones in a row, column or
-diagonal wins; a full board is a draw. ``connect`` is a game parameter.
-"""
+"""Connect four for tourney. Board text "W H" (default "7 6"); a move is the 1-based column a
+stone drops into; ``connect`` in a row (a game parameter, default 4) wins; a full board draws."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runner.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome
 
@@ -62,7 +57,7 @@ class Connect4(Game[State, int]):
         if self._line_through(after, x, y, mark):
             return _finish(after, state.to_move, f"{self.connect} in a row")
         if "." not in rows[0]:
-            return State(after.width, after.height, after.rows, after.to_move, Outcome((), (0, 0), "board full"))
+            return replace(after, result=Outcome((), (0, 0), "board full"))
         return after
 
     def _line_through(self, state: State, x: int, y: int, mark: str) -> bool:
@@ -100,4 +95,4 @@ class Connect4(Game[State, int]):
 
 def _finish(state: State, winner: int, reason: str) -> State:
     scores = (1, 0) if winner == 0 else (0, 1)
-    return State(state.width, state.height, state.rows, state.to_move, Outcome((winner,), scores, reason))
+    return replace(state, result=Outcome((winner,), scores, reason))
