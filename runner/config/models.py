@@ -322,9 +322,16 @@ class TournamentConfig(BaseModel):
         description="Seeds everything random (generated boards, per-match seeds): the same config "
         "and seed give the same matches, ids and boards.",
     )
-    game: str = Field(description="The game: " + ", ".join(GAME_NAMES) + ".")
+    game: str = Field(
+        description="The game: "
+        + ", ".join(GAME_NAMES)
+        + ", a name an installed plugin registers (entry-point group tourney.games), "
+        "or an import path package.module:ClassName (docs/games.md)."
+    )
     game_params: dict[str, Any] = Field(
-        default_factory=dict, description="Game parameters (boxing: max_box, the largest box side)."
+        default_factory=dict,
+        description="Game parameters, passed to the game class's constructor "
+        "(boxing: max_box, the largest box side).",
     )
     sandbox: SandboxKind = Field(
         default="bwrap", description="'none' runs entries without namespaces: only for trusted entries."

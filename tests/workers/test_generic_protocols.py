@@ -87,3 +87,14 @@ def test_what_an_entry_does_wrong_is_its_verdict(
     assert g.verdict.player == entry
     assert detail in g.verdict.detail
     assert g.winner == "take-one"
+
+
+def test_a_worker_without_the_plugin_answers_a_system_error_naming_the_import_error(
+    cache: ArtifactCache,
+) -> None:
+    """Never charged to an entry: the coordinator retries the match on another worker."""
+    result = play(cache, "broken_game:Nim", "10", [generic("take-one"), generic("optimal")])
+    (g,) = result.games
+    assert g.verdict.kind is VerdictKind.SYSTEM_ERROR and g.verdict.player is None
+    assert "cannot import broken_game: ModuleNotFoundError" in g.verdict.detail
+    assert "tourney_no_such_dependency" in g.verdict.detail
