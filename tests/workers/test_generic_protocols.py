@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,3 +102,27 @@ def test_a_worker_without_the_plugin_answers_a_system_error_naming_the_import_er
     assert g.verdict.kind is VerdictKind.SYSTEM_ERROR and g.verdict.player is None
     assert "cannot import broken_game: ModuleNotFoundError" in g.verdict.detail
     assert "tourney_no_such_dependency" in g.verdict.detail
+
+
+def test_tourney_play_takes_an_import_path(tmp_path: Path) -> None:
+    """`tourney play --game package.module:Class`, as a user runs it (a real subprocess)."""
+    environment = {
+        **os.environ,
+        "TOURNEY_WORK_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(FIXTURES / "plugins"), os.environ.get("PYTHONPATH", "")]),
+    }
+    entries = [str(generic("take-one")), str(generic("optimal"))]
+
+    def tourney_play(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "runner.cli", "play", "--sandbox", "none", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+
+    played = tourney_play("--game", NIM, "--games", "2", "--json", *entries)
+    assert played.returncode == 0, played.stderr
+    games = json.loads(played.stdout)["games"]
+    assert [g["verdict"]["kind"] for g in games] == ["normal", "normal"]
+    assert [g["winner"] for g in games] == ["optimal", "optimal"]
+
+    broken = tourney_play("--game", "broken_game:Nim", *entries)
+    assert broken.returncode == 2
+    assert "cannot import broken_game: ModuleNotFoundError" in broken.stderr
