@@ -48,6 +48,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import logging
 import os
 import select
 import socket
@@ -61,6 +62,7 @@ from pathlib import Path
 
 from runner.contracts import Limits, VerdictKind
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
+from workers.sandbox.cgroups import LAUNCHER_SLACK_BYTES, PIDS_SLACK, Cgroups, SandboxCgroup, shared_cgroups
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
 from workers.sandbox.classify import classify
 from workers.sandbox.launcher import (
@@ -121,6 +123,8 @@ BUILD_FLOOR = Limits(
 )
 BUILD_SCRATCH_BYTES = 1 << 30
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -140,27 +144,81 @@ class Layout:
         return cls(tmp=BUILD_SCRATCH_BYTES, entry=entry_bytes + BUILD_SCRATCH_BYTES, shm=64 << 20)
 
 
-@functools.cache
-def system_view() -> tuple[str, ...]:
-    """bwrap arguments that show the host's file system read-only.
+#: the system's runtime directories: all an entry (or its build) may see of the host
+RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+#: secrets under /etc, hidden even where the sandbox's user could read them
+#: (besides every top-level /etc entry that is not world-readable)
+ETC_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd", "/etc/krb5.keytab", "/etc/pip.conf",
+    "/etc/npmrc", "/etc/gitconfig", "/etc/machine-id", "/etc/.pwd.lock",
+)  # fmt: skip
 
-    Each top-level directory is bound on its own (not ``/`` as a whole) so the
-    sandbox's root stays bwrap's own tmpfs, where ``/entry`` can be made even
-    though the host has no such directory.
+
+def _etc_secrets() -> list[str]:
+    found = {p for p in ETC_SECRETS if os.path.lexists(p)}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/etc"):
+            with contextlib.suppress(OSError):
+                if not entry.stat(follow_symlinks=False).st_mode & stat.S_IROTH:
+                    found.add(entry.path)
+    return sorted(found)
+
+
+@functools.cache
+def system_view(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """bwrap arguments that show the system's runtime directories read-only, and nothing else.
+
+    An allow-list (DESIGN §7): ``RUNTIME_DIRS`` where they exist (top-level
+    symlinks such as ``/bin -> usr/bin`` stay links), ``/etc`` with its
+    secrets masked, and the read-only ``extra`` paths a worker adds for a
+    language runtime (``TOURNEY_SANDBOX_BINDS``). The organiser's checkout,
+    run directories, caches, other entries, ``/home``, ``/root``, ``/var``,
+    ``/opt``, ``/srv``, ``/mnt`` are simply not there. The sandbox's root
+    stays bwrap's own tmpfs, where ``/entry`` can be made.
     """
     args: list[str] = []
-    for name in sorted(os.listdir("/")):
-        if name in REPLACED:
-            continue
-        path = "/" + name
-        if os.path.islink(path):
+    for path in (*RUNTIME_DIRS, *extra):
+        if os.path.islink(path) and os.path.dirname(path) == "/":
             args += ["--symlink", os.readlink(path), path]
-        else:
+        elif os.path.exists(path):
             args += ["--ro-bind", path, path]
+    for secret in _etc_secrets():
+        if os.path.isdir(secret) and not os.path.islink(secret):
+            args += ["--perms", "0555", "--tmpfs", secret, "--remount-ro", secret]
+        else:
+            args += ["--ro-bind", "/dev/null", secret]
     return tuple(args)
 
 
-def bwrap_argv(bwrap: str, layout: Layout, *, launcher_fd: int, ctl_fd: int, info_fd: int) -> list[str]:
+def extra_binds() -> tuple[str, ...]:
+    """Read-only paths the worker adds to every sandbox (``TOURNEY_SANDBOX_BINDS``,
+    colon-separated absolute paths; e.g. a language runtime under ``/opt``).
+
+    The worker's own policy: never taken from a match message.
+    """
+    raw = os.environ.get("TOURNEY_SANDBOX_BINDS", "")
+    paths = []
+    for part in raw.split(":"):
+        if not part:
+            continue
+        if not os.path.isabs(part) or ".." in Path(part).parts:
+            raise HostError(f"TOURNEY_SANDBOX_BINDS: {part!r} is not an absolute path without '..'")
+        if not os.path.exists(part):
+            raise HostError(f"TOURNEY_SANDBOX_BINDS: {part} does not exist")
+        paths.append(os.path.normpath(part))
+    return tuple(paths)
+
+
+def bwrap_argv(
+    bwrap: str,
+    layout: Layout,
+    *,
+    launcher_fd: int,
+    ctl_fd: int,
+    info_fd: int,
+    binds: tuple[str, ...] = (),
+) -> list[str]:
     """The bwrap command line for one sandbox (order matters: later mounts go on top)."""
     return [
         bwrap,
@@ -172,7 +230,7 @@ def bwrap_argv(bwrap: str, layout: Layout, *, launcher_fd: int, ctl_fd: int, inf
         "--new-session",
         "--hostname",
         "sandbox",
-        *system_view(),
+        *system_view(binds),
         "--proc",
         "/proc",
         "--dev",
@@ -231,16 +289,38 @@ def _read_until_eof(fd: int, timeout_s: float) -> bytes:
 class Sandbox:
     """One running bwrap sandbox and the launcher inside it."""
 
-    def __init__(self, bwrap: str, launcher: Path, layout: Layout, tree: Path):
+    def __init__(
+        self,
+        bwrap: str,
+        launcher: Path,
+        layout: Layout,
+        tree: Path,
+        *,
+        binds: tuple[str, ...] = (),
+        cgroup: SandboxCgroup | None = None,
+    ):
         self._closed = False
         self._lock = threading.Lock()
         self.active: BwrapProcess | None = None  # a persistent process holds the launcher
+        #: the sandbox's own cgroup (owned: destroyed on close), None: rlimits only
+        self.cgroup = cgroup
+        self._oom_kills_seen = 0
+        try:
+            cgroup_fd = cgroup.entry_procs_fd() if cgroup is not None else -1
+        except OSError as e:
+            if cgroup is not None:
+                cgroup.destroy()
+            raise HostError(f"cannot open the sandbox's cgroup: {e}") from e
         host_sock, sandbox_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         info_r, info_w = os.pipe()
         launcher_fd = os.open(launcher, os.O_RDONLY | os.O_CLOEXEC)
         bwrap_fd = os.open(bwrap, os.O_RDONLY | os.O_CLOEXEC)
-        fds = (sandbox_sock.fileno(), info_w, launcher_fd, bwrap_fd)
-        argv = bwrap_argv(bwrap, layout, launcher_fd=launcher_fd, ctl_fd=fds[0], info_fd=info_w)
+        fds = (sandbox_sock.fileno(), info_w, launcher_fd, bwrap_fd, *([cgroup_fd] if cgroup_fd >= 0 else []))
+        argv = bwrap_argv(
+            bwrap, layout, launcher_fd=launcher_fd, ctl_fd=fds[0], info_fd=info_w, binds=binds
+        )
+        if cgroup_fd >= 0:
+            argv.append(str(cgroup_fd))
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -256,11 +336,14 @@ class Sandbox:
             )
         except (OSError, subprocess.SubprocessError) as e:
             host_sock.close()
+            if cgroup is not None:
+                cgroup.destroy()
             raise HostError(f"cannot start bubblewrap: {e}") from e
         finally:
             sandbox_sock.close()
-            for fd in (info_w, launcher_fd, bwrap_fd):
-                os.close(fd)
+            for fd in (info_w, launcher_fd, bwrap_fd, cgroup_fd):
+                if fd >= 0:
+                    os.close(fd)
         self.channel = Channel(host_sock)
         try:
             try:
@@ -271,6 +354,10 @@ class Sandbox:
                 raise ChannelClosed("bwrap exited before starting the launcher")
             #: the launcher's pid on the host (psutil watches its descendants)
             self.pid = int(json.loads(info)["child-pid"])
+            if cgroup is not None:
+                # before the entry's files are written (they are charged to it) and
+                # before anything of the entry runs; its children inherit the cgroup
+                cgroup.attach(self.pid)
             self._put_tree(tree)
         except (TimeoutError, ValueError, KeyError, OSError, HostError) as e:
             if isinstance(e, ChannelClosed):
@@ -339,13 +426,43 @@ class Sandbox:
             if msg is None:  # a long move: watch its tree until it ends
                 msg, usage, stopped_for = self._watch(limits, sent + limits.move_wall_s)
         except ChannelClosed as e:
+            killed = self.oom_outcome(limits, time.monotonic() - sent)
+            if killed is not None:
+                self.close()  # the kernel's OOM killer took the launcher too
+                return killed
             raise HostError(f"{e}: {self._stderr_text()}") from e
         op, body = msg
         if op != REPLY_RESULT:
             raise HostError(f"sandbox launcher answered a move with message {op}")
         result = LauncherResult.unpack(body)
+        if not result.has(F_EXITED) or result.exit_code != 0:
+            self.charge_cgroup(usage)  # only an abnormal end can be the kernel's doing
         failure, detail = classify(result, limits, usage, stopped_for=stopped_for, cpu_limit_s=limits.cpu_s)
         return outcome_of(result, usage, failure, detail)
+
+    def charge_cgroup(self, usage: TreeUsage) -> None:
+        """Add what the cgroup counted since the last look to ``usage``: OOM kills
+        (the entry's ``memory_limit``) and the peak of every byte it pinned."""
+        if self.cgroup is None:
+            return
+        counted = self.cgroup.usage()
+        usage.oom_kills += counted.oom_kills - self._oom_kills_seen
+        self._oom_kills_seen = counted.oom_kills
+        usage.peak_rss_kb = max(usage.peak_rss_kb, counted.peak_memory_bytes // 1024)
+
+    def oom_outcome(self, limits: Limits, wall_s: float) -> RunOutcome | None:
+        """The ``memory_limit`` outcome of a move whose sandbox died of the cgroup's
+        OOM killer (None: it died of something else, the runner's problem)."""
+        usage = TreeUsage()
+        self.charge_cgroup(usage)
+        if not usage.oom_kills:
+            return None
+        return RunOutcome(
+            stdout=b"", stderr_tail=b"", exit_code=None, signal=9, wall_ms=wall_s * 1000.0,
+            cpu_ms=0.0, peak_rss_kb=usage.peak_rss_kb, failure=VerdictKind.MEMORY_LIMIT,
+            detail=f"memory limit {limits.memory_mb} MiB exceeded: the kernel's OOM killer "
+            "stopped the sandbox at its cgroup limit",
+        )  # fmt: skip
 
     def _watch(self, limits: Limits, deadline: float) -> tuple[tuple[int, bytes], TreeUsage, str | None]:
         """Sample the tree until the launcher answers.
@@ -415,6 +532,9 @@ class Sandbox:
             if self._closed:
                 return
             self._closed = True
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError):
+                self.cgroup.thaw()  # a frozen process cannot die
         if self.active is not None:
             self.active.release()
         with contextlib.suppress(HostError):
@@ -429,6 +549,8 @@ class Sandbox:
         self.channel.close()
         if self._proc.stderr is not None:
             self._proc.stderr.close()
+        if self.cgroup is not None:
+            self.cgroup.destroy()
 
 
 def outcome_of(
@@ -468,12 +590,14 @@ class BwrapProcess(InteractiveProcess):
         self._usage = TreeUsage()
         self._started = time.monotonic()
         self._released = False
+        self._frozen = False  # by the sandbox cgroup's freezer, between its turns
 
     # -- InteractiveProcess --------------------------------------------------------
 
     def send(self, text: str) -> None:
         if self._ended is not None or self._in is None:
             return  # the next read_line reports why
+        self._thaw()
         self._pending += text.encode()
         self._flush()
 
@@ -482,6 +606,7 @@ class BwrapProcess(InteractiveProcess):
             return self._ended
         if self._released:
             raise HostError("read from a persistent process after it was closed")
+        self._thaw()
         deadline = time.monotonic() + max(0.0, timeout_s)
         next_sample = time.monotonic() + FIRST_SAMPLE_S
         watch = self._watch()
@@ -490,6 +615,7 @@ class BwrapProcess(InteractiveProcess):
         while True:
             line = self._take_line()
             if line is not None:
+                self._freeze()  # it answered: nothing of it runs on the opponent's time
                 return line
             if len(self._buf) > cap:
                 return self._stop(
@@ -549,6 +675,27 @@ class BwrapProcess(InteractiveProcess):
 
     # -- inside ----------------------------------------------------------------------
 
+    def _freeze(self) -> None:
+        """Stop the entry's processes (cgroup freezer) until it is spoken to again."""
+        cgroup = self._sandbox.cgroup
+        if cgroup is None or self._frozen:
+            return
+        try:
+            cgroup.freeze()
+        except OSError as e:
+            raise HostError(f"cannot freeze a persistent entry between its turns: {e}") from e
+        self._frozen = True
+
+    def _thaw(self) -> None:
+        cgroup = self._sandbox.cgroup
+        if cgroup is None or not self._frozen:
+            return
+        try:
+            cgroup.thaw()
+        except OSError as e:
+            raise HostError(f"cannot thaw a persistent entry for its turn: {e}") from e
+        self._frozen = False
+
     def _watch(self) -> TreeWatch:
         watch = TreeWatch(
             self._sandbox.pid,
@@ -603,6 +750,7 @@ class BwrapProcess(InteractiveProcess):
     def _finish_exited(self) -> RunOutcome:
         result = self._result
         assert result is not None
+        self._sandbox.charge_cgroup(self._usage)
         failure, detail = classify(result, self.limits, self._usage, cpu_limit_s=self._cpu_limit_s)
         if failure is None and not detail:
             # exited cleanly in the middle of a game: the protocol decides (no_output)
@@ -631,6 +779,8 @@ class BwrapProcess(InteractiveProcess):
             return
         chan = self._sandbox.channel
         try:
+            with contextlib.suppress(HostError):
+                self._thaw()  # a frozen process cannot die
             chan.send(OP_KILL)
             while True:
                 msg = chan.recv(START_TIMEOUT_S)
@@ -755,18 +905,42 @@ class BwrapHostFactory(HostFactory):
         self.bwrap = bwrap
         self.launcher = launcher_binary()
         self.sandbox_uid = sandbox_user()
+        self.binds = extra_binds()
+        self.cgroups: Cgroups = shared_cgroups()
+        if self.cgroups.problem is not None:
+            log.warning("%s", self.cgroups.problem)
+
+    @property
+    def memory_mode(self) -> str:
+        """"memory: cgroup v1", "memory: cgroup v2" or "memory: rlimit only"."""
+        return self.cgroups.memory_mode
+
+    def _cgroup(self, memory_mb: int, entry_bytes: int, processes: int) -> SandboxCgroup | None:
+        if self.cgroups.version is None:
+            return None  # rlimits only: said once, at start
+        # the entry's limit, its own files (its working copy is charged to it) and
+        # the launcher: the sandbox can never pin more than this of the machine
+        memory = (memory_mb << 20) + entry_bytes + LAUNCHER_SLACK_BYTES
+        return self.cgroups.create(memory, processes + PIDS_SLACK)
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
-        layout = Layout.for_game(tree_size(entry_dir), limits)
-        return BwrapHost(Sandbox(self.bwrap, self.launcher, layout, entry_dir))
+        entry_bytes = tree_size(entry_dir)
+        layout = Layout.for_game(entry_bytes, limits)
+        cgroup = self._cgroup(limits.memory_mb, entry_bytes, limits.processes)
+        return BwrapHost(
+            Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
+        )
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
-        sandbox = Sandbox(self.bwrap, self.launcher, Layout.for_build(tree_size(entry_dir)), entry_dir)
+        entry_bytes = tree_size(entry_dir)
+        limits = build_limits(limits)
+        cgroup = self._cgroup(limits.memory_mb, entry_bytes + BUILD_SCRATCH_BYTES, limits.processes)
+        sandbox = Sandbox(
+            self.bwrap, self.launcher, Layout.for_build(entry_bytes), entry_dir, binds=self.binds, cgroup=cgroup
+        )
         try:
-            outcome = sandbox.run(
-                ["sh", "-c", command], b"", build_limits(limits), stderr_keep=BUILD_LOG_TAIL
-            )
+            outcome = sandbox.run(["sh", "-c", command], b"", limits, stderr_keep=BUILD_LOG_TAIL)
             try:
                 copy_out(sandbox.workdir, entry_dir)
             except OSError as e:

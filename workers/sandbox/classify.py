@@ -77,6 +77,13 @@ def classify(
             f"memory limit {limits.memory_mb} MiB exceeded: {usage.peak_rss_kb // 1024} MiB resident "
             f"in {procs} process{plural}",
         )
+    if usage.oom_kills:
+        # the sandbox's cgroup counts what no process maps (shm, memfd, tmpfs, kernel memory)
+        return (
+            VerdictKind.MEMORY_LIMIT,
+            f"memory limit {limits.memory_mb} MiB exceeded: the kernel killed {usage.oom_kills} "
+            f"process{'es' if usage.oom_kills != 1 else ''} at the sandbox's limit",
+        )
     if result.flags & F_STDOUT_OVER:
         return VerdictKind.BAD_OUTPUT, f"output over {limits.output_kb} KiB"
     wall = wall_limit_s if wall_limit_s is not None else limits.move_wall_s

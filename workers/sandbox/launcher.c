@@ -100,6 +100,13 @@ struct msg {
 };
 
 static int ctl = -1;
+/*
+ * The sandbox cgroup's "entry" child, opened by the host (cgroup.procs, -1:
+ * none). A persistent process writes itself there before exec, so the host
+ * can freeze it and its descendants between turns while the launcher, left
+ * outside, keeps answering.
+ */
+static int entry_cgroup = -1;
 static const char *entry_root = "/entry";
 static int put_errno = 0;
 static char put_path[256];
@@ -391,9 +398,12 @@ static void child_fail(const char *prog) {
  * page-table copy and no copy-on-write faults afterwards (it is a good share
  * of a native move). The child only makes system calls before execvp.
  */
-static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int out_fd, int err_fd) {
+static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int out_fd, int err_fd,
+                         int cgroup_fd) {
     pid_t pid = vfork();
     if (pid != 0) return pid;
+    /* "0": the writer itself; descendants forked from here on inherit it */
+    if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1) _exit(125);
     /* the child: plain signal state, its stdio, its limits, then the program */
     sigset_t none;
     sigemptyset(&none);
@@ -494,7 +504,7 @@ static void session(struct msg *m, int spawn) {
         die("pipe");
     }
     uint64_t t0 = now_ns();
-    s.top = start_child(&rq, argv, inp[0], outp[1], errp[1]);
+    s.top = start_child(&rq, argv, inp[0], outp[1], errp[1], spawn ? entry_cgroup : -1);
     if (s.top < 0) die("fork");
     close(inp[0]);
     close(outp[1]);
@@ -649,15 +659,28 @@ static void session(struct msg *m, int spawn) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR]\n");
+        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD]]\n");
         return 2;
     }
     ctl = atoi(argv[1]);
     if (argc > 2) entry_root = argv[2];
+    if (argc > 3) entry_cgroup = atoi(argv[3]);
     if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
-    /* nothing but the control socket may reach the entry's processes */
-    syscall(SYS_close_range, 3u, (unsigned)ctl - 1u, 0u);
-    syscall(SYS_close_range, (unsigned)ctl + 1u, ~0u, 0u);
+    if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
+                              fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))
+        die("cgroup fd");
+    /* nothing but the control socket (and the cgroup file, close-on-exec)
+       may reach the entry's processes */
+    int lo = ctl, hi = entry_cgroup;
+    if (hi < lo) { lo = entry_cgroup; hi = ctl; }
+    if (lo < 0) lo = hi, hi = -1;
+    syscall(SYS_close_range, 3u, (unsigned)lo - 1u, 0u);
+    if (hi >= 0) {
+        syscall(SYS_close_range, (unsigned)lo + 1u, (unsigned)hi - 1u, 0u);
+        syscall(SYS_close_range, (unsigned)hi + 1u, ~0u, 0u);
+    } else {
+        syscall(SYS_close_range, (unsigned)lo + 1u, ~0u, 0u);
+    }
     prctl(PR_SET_DUMPABLE, 0);
     /* a write to a pipe its reader closed must not kill the launcher */
     signal(SIGPIPE, SIG_IGN);
