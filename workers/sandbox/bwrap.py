@@ -87,7 +87,7 @@ from workers.sandbox.launcher import (
     cpu_rlimit_s,
     launcher_binary,
     put_messages,
-    tree_size,
+    tree_stats,
 )
 from workers.sandbox.sampler import FIRST_SAMPLE_S, TreeUsage, TreeWatch
 
@@ -126,22 +126,45 @@ BUILD_SCRATCH_BYTES = 1 << 30
 log = logging.getLogger(__name__)
 
 
+#: inode caps of the private tmpfs (files, directories and links each take one):
+#: a game's /tmp and /dev/shm, and the room a game or a build has beyond the
+#: entry's own files in /entry (a build's output is capped by it: count and bytes)
+GAME_SCRATCH_INODES = 4096
+BUILD_SCRATCH_INODES = 20000
+
+
 @dataclass(frozen=True)
 class Layout:
-    """Sizes of the sandbox's writable places, in bytes."""
+    """Sizes of the sandbox's writable places in bytes, and their inode caps."""
 
     tmp: int
     entry: int
     shm: int
+    tmp_inodes: int = GAME_SCRATCH_INODES
+    entry_inodes: int = GAME_SCRATCH_INODES
+    shm_inodes: int = GAME_SCRATCH_INODES
 
     @classmethod
-    def for_game(cls, entry_bytes: int, limits: Limits) -> Layout:
+    def for_game(cls, entry_bytes: int, limits: Limits, entry_inodes: int = 0) -> Layout:
         scratch = SCRATCH_FILES * (limits.file_size_mb << 20)
-        return cls(tmp=scratch, entry=entry_bytes + scratch, shm=scratch)
+        return cls(
+            tmp=scratch, entry=entry_bytes + scratch, shm=scratch,
+            entry_inodes=entry_inodes + GAME_SCRATCH_INODES,
+        )  # fmt: skip
 
     @classmethod
-    def for_build(cls, entry_bytes: int) -> Layout:
-        return cls(tmp=BUILD_SCRATCH_BYTES, entry=entry_bytes + BUILD_SCRATCH_BYTES, shm=64 << 20)
+    def for_build(cls, entry_bytes: int, entry_inodes: int = 0) -> Layout:
+        return cls(
+            tmp=BUILD_SCRATCH_BYTES, entry=entry_bytes + BUILD_SCRATCH_BYTES, shm=64 << 20,
+            tmp_inodes=BUILD_SCRATCH_INODES, entry_inodes=entry_inodes + BUILD_SCRATCH_INODES,
+        )  # fmt: skip
+
+    def mounts(self) -> str:
+        """The launcher's mount spec: each private tmpfs with its size and inode cap
+        (bwrap's own --tmpfs has no inode option; the launcher mounts over it)."""
+        places = (("/tmp", self.tmp, self.tmp_inodes), ("/dev/shm", self.shm, self.shm_inodes),
+                  (ENTRY_DIR, self.entry, self.entry_inodes))  # fmt: skip
+        return ",".join(f"{path}:{size}:{inodes}" for path, size, inodes in places)
 
 
 #: the system's runtime directories: all an entry (or its build) may see of the host
@@ -218,6 +241,7 @@ def bwrap_argv(
     ctl_fd: int,
     info_fd: int,
     binds: tuple[str, ...] = (),
+    cgroup_fd: int = -1,
 ) -> list[str]:
     """The bwrap command line for one sandbox (order matters: later mounts go on top)."""
     return [
@@ -263,10 +287,16 @@ def bwrap_argv(
         ENTRY_DIR,
         "--info-fd",
         str(info_fd),
+        # for the launcher's inode-capped mounts only: it drops every capability
+        # before it reads a request (launcher.c setup_mounts, drop_capabilities)
+        "--cap-add",
+        "CAP_SYS_ADMIN",
         "--",
         LAUNCHER_PATH,
         str(ctl_fd),
         ENTRY_DIR,
+        str(cgroup_fd),
+        layout.mounts(),
     ]
 
 
@@ -317,10 +347,9 @@ class Sandbox:
         bwrap_fd = os.open(bwrap, os.O_RDONLY | os.O_CLOEXEC)
         fds = (sandbox_sock.fileno(), info_w, launcher_fd, bwrap_fd, *([cgroup_fd] if cgroup_fd >= 0 else []))
         argv = bwrap_argv(
-            bwrap, layout, launcher_fd=launcher_fd, ctl_fd=fds[0], info_fd=info_w, binds=binds
-        )
-        if cgroup_fd >= 0:
-            argv.append(str(cgroup_fd))
+            bwrap, layout, launcher_fd=launcher_fd, ctl_fd=fds[0], info_fd=info_w, binds=binds,
+            cgroup_fd=cgroup_fd,
+        )  # fmt: skip
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -912,7 +941,7 @@ class BwrapHostFactory(HostFactory):
 
     @property
     def memory_mode(self) -> str:
-        """"memory: cgroup v1", "memory: cgroup v2" or "memory: rlimit only"."""
+        """What charges an entry's memory: "memory: cgroup v1", "... v2" or "memory: rlimit only"."""
         return self.cgroups.memory_mode
 
     def _cgroup(self, memory_mb: int, entry_bytes: int, processes: int) -> SandboxCgroup | None:
@@ -924,8 +953,8 @@ class BwrapHostFactory(HostFactory):
         return self.cgroups.create(memory, processes + PIDS_SLACK)
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
-        entry_bytes = tree_size(entry_dir)
-        layout = Layout.for_game(entry_bytes, limits)
+        entry_bytes, entry_inodes = tree_stats(entry_dir)
+        layout = Layout.for_game(entry_bytes, limits, entry_inodes)
         cgroup = self._cgroup(limits.memory_mb, entry_bytes, limits.processes)
         return BwrapHost(
             Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
@@ -933,12 +962,11 @@ class BwrapHostFactory(HostFactory):
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
-        entry_bytes = tree_size(entry_dir)
+        entry_bytes, entry_inodes = tree_stats(entry_dir)
         limits = build_limits(limits)
         cgroup = self._cgroup(limits.memory_mb, entry_bytes + BUILD_SCRATCH_BYTES, limits.processes)
-        sandbox = Sandbox(
-            self.bwrap, self.launcher, Layout.for_build(entry_bytes), entry_dir, binds=self.binds, cgroup=cgroup
-        )
+        layout = Layout.for_build(entry_bytes, entry_inodes)
+        sandbox = Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
         try:
             outcome = sandbox.run(["sh", "-c", command], b"", limits, stderr_keep=BUILD_LOG_TAIL)
             try:

@@ -32,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -657,14 +660,49 @@ static void session(struct msg *m, int spawn) {
     free(err.p);
 }
 
+/*
+ * The private tmpfs with inode caps (argv[4]: "PATH:BYTES:INODES,..."):
+ * bubblewrap's --tmpfs takes a size but no inode count, and an uncapped tmpfs
+ * holds millions of empty files (kernel memory that no process maps). bwrap
+ * gives us CAP_SYS_ADMIN in the sandbox's user namespace for this alone; we
+ * mount in a mount namespace of our own (the one bwrap made belongs to a
+ * user namespace we hold no capability in) and drop every capability before
+ * reading a single request.
+ */
+static void setup_mounts(char *spec) {
+    if (unshare(CLONE_NEWNS) < 0) die("unshare mount namespace");
+    for (char *item = strtok(spec, ","); item; item = strtok(NULL, ",")) {
+        char *bytes = strchr(item, ':');
+        char *inodes = bytes ? strchr(bytes + 1, ':') : NULL;
+        if (!inodes) { errno = EINVAL; die("mount spec"); }
+        *bytes++ = 0;
+        *inodes++ = 0;
+        char opts[128];
+        snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
+        if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
+    }
+}
+
+/* No capability survives into anything we exec, and nothing can gain one. */
+static void drop_capabilities(void) {
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2];
+    memset(none, 0, sizeof none);
+    if (syscall(SYS_capset, &hdr, none) < 0) die("capset");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD]]\n");
+        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD|-1 [MOUNTS]]]\n");
         return 2;
     }
     ctl = atoi(argv[1]);
     if (argc > 2) entry_root = argv[2];
     if (argc > 3) entry_cgroup = atoi(argv[3]);
+    if (argc > 4 && argv[4][0]) setup_mounts(argv[4]);
+    drop_capabilities();
     if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
     if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
                               fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))

@@ -221,6 +221,20 @@ def tree_size(root: Path) -> int:
     return total
 
 
+def tree_stats(root: Path) -> tuple[int, int]:
+    """(bytes on a tmpfs, inodes) of the tree at ``root``: what its copy in a
+    sandbox takes (every file, directory and symlink is one inode)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = inodes = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        inodes += len(dirnames) + len(filenames)
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                total += -(-st.st_size // page) * page
+    return total, inodes
+
+
 # ---- replies ------------------------------------------------------------------
 
 
