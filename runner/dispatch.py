@@ -35,7 +35,7 @@ import psutil
 import redis
 
 from runner.contracts import MatchResult, MatchSpec
-from runner.redis_server import parent_death_signal
+from runner.redis_server import BROKER_ENV, parent_death_signal
 
 log = logging.getLogger("tourney.dispatch")
 
@@ -398,8 +398,6 @@ class LocalWorkers:
                         "-m",
                         "runner.cli",
                         "worker",
-                        "--broker",
-                        self.broker_url,
                         "--concurrency",
                         "1",
                         "--name",
@@ -412,6 +410,8 @@ class LocalWorkers:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     preexec_fn=parent_death_signal(signal.SIGKILL),
+                    # never on the command line: any local user reads that with ps
+                    env={**os.environ, BROKER_ENV: self.broker_url},
                 )
             self.procs.append(proc)
             (work / "worker.pid").write_text(str(proc.pid))

@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 import redis
 
+from runner.redis_server import BROKER_ENV
+
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
 PRESENCE_TTL_S = 15.0
@@ -69,9 +71,30 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
+def broker_url_of(args: argparse.Namespace) -> str:
+    """The broker URL from ``--broker``, ``--broker-file`` (which must be private:
+    mode 0600 or stricter) or ``$TOURNEY_BROKER_URL``, in that order."""
+    if getattr(args, "broker", None):
+        return str(args.broker)
+    path = getattr(args, "broker_file", None)
+    if path:
+        try:
+            st = os.stat(path)
+            text = Path(path).read_text().strip()
+        except OSError as e:
+            raise BrokerURLError(f"cannot read --broker-file {path}: {e.strerror}") from e
+        if st.st_mode & 0o077:
+            raise BrokerURLError(f"--broker-file {path} is readable by others: chmod 600 {path}")
+        return text
+    url = os.environ.get(BROKER_ENV)
+    if not url:
+        raise BrokerURLError(f"no broker: give --broker URL, --broker-file FILE or ${BROKER_ENV}")
+    return url
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
-    url: str = args.broker
     try:
+        url = broker_url_of(args)
         check_broker_url(url, allow_no_password=bool(args.allow_no_password))
     except BrokerURLError as e:
         print(f"tourney worker: {e}", file=sys.stderr)
@@ -86,7 +109,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     work.mkdir(parents=True, exist_ok=True)
     # pool processes read these (they inherit the environment)
     os.environ["TOURNEY_WORK_DIR"] = str(work)
-    os.environ["TOURNEY_BROKER_URL"] = url
+    os.environ[BROKER_ENV] = url
     os.environ["TOURNEY_WORKER_NAME"] = name
 
     from celery.signals import worker_process_init

@@ -51,6 +51,7 @@ import json
 import logging
 import os
 import select
+import shutil
 import socket
 import stat
 import struct
@@ -873,47 +874,94 @@ def build_limits(limits: Limits) -> Limits:
     )
 
 
-def copy_out(src: Path, dest: Path) -> None:
-    """Copy the tree at ``src`` (inside a sandbox, through /proc) over ``dest``.
+class BuildOutputError(Exception):
+    """A build's output cannot become the entry: the entry's own fault (``build_failed``)."""
+
+
+@dataclass
+class _CopyBudget:
+    files: int
+    bytes: int
+
+
+def copy_out(src: Path, dest: Path, *, max_files: int | None = None, max_bytes: int | None = None) -> None:
+    """Copy the tree at ``src`` (inside a sandbox, through /proc) into ``dest``,
+    which must not exist yet (a fresh directory: nothing of the build can
+    conflict with what was there).
 
     Symlinks are copied as links and never followed, and every step goes
     through directory fds with ``O_NOFOLLOW``: the tree was written by an
     untrusted build, and a link followed through ``/proc/<pid>/root`` would
-    resolve against the host's root.
+    resolve against the host's root. Anything the build's tree makes
+    impossible (an unreadable file, a fifo or socket, more than ``max_files``
+    entries or ``max_bytes`` bytes) raises ``BuildOutputError``; a failure to
+    write ``dest`` is the host's ``OSError``.
     """
-    top = os.open(src, os.O_RDONLY | os.O_DIRECTORY)
+    budget = _CopyBudget(files=max_files if max_files is not None else 1 << 62,
+                         bytes=max_bytes if max_bytes is not None else 1 << 62)  # fmt: skip
     try:
-        _copy_dir(top, dest)
+        top = os.open(src, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        raise BuildOutputError(f"the build left no readable working directory: {e.strerror}") from e
+    try:
+        dest.mkdir()
+        _copy_dir(top, dest, budget, "")
     finally:
         os.close(top)
 
 
-def _copy_dir(dir_fd: int, dest: Path) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
-    for entry in os.scandir(dir_fd):
-        st = entry.stat(follow_symlinks=False)
+def _copy_dir(dir_fd: int, dest: Path, budget: _CopyBudget, rel: str) -> None:
+    try:
+        entries = sorted(os.scandir(dir_fd), key=lambda e: e.name)
+    except OSError as e:
+        raise BuildOutputError(f"cannot list {rel or '.'}: {e.strerror}") from e
+    for entry in entries:
+        name = f"{rel}{entry.name}"
+        budget.files -= 1
+        if budget.files < 0:
+            raise BuildOutputError("the build's output has too many files")
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError as e:
+            raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
         target = dest / entry.name
         if stat.S_ISLNK(st.st_mode):
-            link = os.readlink(entry.name, dir_fd=dir_fd)
-            with contextlib.suppress(FileNotFoundError):
-                if target.is_symlink() or target.is_file():
-                    target.unlink()
-            os.symlink(link, target)
+            os.symlink(os.readlink(entry.name, dir_fd=dir_fd), target)
         elif stat.S_ISDIR(st.st_mode):
-            sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
             try:
-                _copy_dir(sub, target)
+                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            except OSError as e:
+                raise BuildOutputError(f"cannot read directory {name}: {e.strerror}") from e
+            try:
+                target.mkdir()
+                _copy_dir(sub, target, budget, f"{name}/")
             finally:
                 os.close(sub)
         elif stat.S_ISREG(st.st_mode):
-            fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
-            with os.fdopen(fd, "rb") as f:
-                if target.is_symlink():
-                    target.unlink()
-                with open(target, "wb") as out:
-                    while chunk := f.read(1 << 20):
-                        out.write(chunk)
+            budget.bytes -= st.st_size
+            if budget.bytes < 0:
+                raise BuildOutputError("the build's output is too large")
+            try:
+                fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            except OSError as e:
+                raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
+            with os.fdopen(fd, "rb") as f, open(target, "xb") as out:
+                while True:
+                    try:
+                        chunk = f.read(1 << 20)
+                    except OSError as e:
+                        raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
+                    if not chunk:
+                        break
+                    out.write(chunk)
             os.chmod(target, (st.st_mode & 0o777) | 0o600)
+        else:
+            raise BuildOutputError(f"{name} is not a regular file, directory or symlink")
+
+
+def build_output_failure(outcome: RunOutcome, why: str) -> RunOutcome:
+    """``outcome`` of a build whose output could not be taken: ``build_failed``."""
+    return dataclasses.replace(outcome, failure=VerdictKind.BUILD_FAILED, detail=f"unusable output: {why}")
 
 
 class BwrapHostFactory(HostFactory):
@@ -969,10 +1017,23 @@ class BwrapHostFactory(HostFactory):
         sandbox = Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
         try:
             outcome = sandbox.run(["sh", "-c", command], b"", limits, stderr_keep=BUILD_LOG_TAIL)
+            if outcome.failure is not None or outcome.exit_code != 0:
+                return outcome  # nothing to take: the build failed already
+            # into a fresh directory, then in place of the source: what the build
+            # removed or replaced (a file by a directory) cannot conflict
+            fresh = entry_dir.with_name(f".{entry_dir.name}.built")
+            if fresh.exists():
+                shutil.rmtree(fresh)
             try:
-                copy_out(sandbox.workdir, entry_dir)
+                copy_out(sandbox.workdir, fresh, max_files=layout.entry_inodes, max_bytes=layout.entry)
+            except BuildOutputError as e:
+                shutil.rmtree(fresh, ignore_errors=True)
+                return build_output_failure(outcome, str(e))
             except OSError as e:
+                shutil.rmtree(fresh, ignore_errors=True)
                 raise HostError(f"cannot copy the build of {entry_dir} out of its sandbox: {e}") from e
+            shutil.rmtree(entry_dir)
+            os.rename(fresh, entry_dir)
             return outcome
         finally:
             sandbox.close()
