@@ -681,6 +681,8 @@ static void setup_mounts(char *spec) {
         snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
         if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
     }
+    /* bwrap's --chdir left us in the tmpfs the new /entry now covers */
+    if (chdir(entry_root) < 0) die("chdir");
 }
 
 /* No capability survives into anything we exec, and nothing can gain one. */
