@@ -1004,9 +1004,15 @@ class BwrapHostFactory(HostFactory):
         entry_bytes, entry_inodes = tree_stats(entry_dir)
         layout = Layout.for_game(entry_bytes, limits, entry_inodes)
         cgroup = self._cgroup(limits.memory_mb, entry_bytes, limits.processes)
-        return BwrapHost(
-            Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
-        )
+        return BwrapHost(self._sandbox(layout, entry_dir, cgroup))
+
+    def _sandbox(self, layout: Layout, entry_dir: Path, cgroup: SandboxCgroup | None) -> Sandbox:
+        try:
+            return Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
+        except BaseException:
+            if cgroup is not None:
+                cgroup.destroy()  # whatever failed, no cgroup outlives its sandbox
+            raise
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
@@ -1014,7 +1020,7 @@ class BwrapHostFactory(HostFactory):
         limits = build_limits(limits)
         cgroup = self._cgroup(limits.memory_mb, entry_bytes + BUILD_SCRATCH_BYTES, limits.processes)
         layout = Layout.for_build(entry_bytes, entry_inodes)
-        sandbox = Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
+        sandbox = self._sandbox(layout, entry_dir, cgroup)
         try:
             outcome = sandbox.run(["sh", "-c", command], b"", limits, stderr_keep=BUILD_LOG_TAIL)
             if outcome.failure is not None or outcome.exit_code != 0:
