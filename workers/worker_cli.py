@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import redis
 
 from runner.redis_server import BROKER_ENV
+from workers.sandbox.cgroups import sandbox_memory_note
 
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
@@ -107,6 +108,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     work = Path(args.work_dir).expanduser() if args.work_dir else Path.home() / ".cache" / "tourney"
     work = work.resolve()
     work.mkdir(parents=True, exist_ok=True)
+    work.chmod(0o700)  # the artifact and build cache: no other local user reads it
     # pool processes read these (they inherit the environment)
     os.environ["TOURNEY_WORK_DIR"] = str(work)
     os.environ[BROKER_ENV] = url
@@ -123,6 +125,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     threading.Thread(target=_presence, args=(url, name, concurrency, stop), daemon=True).start()
     atexit.register(stop.set)
     print(f"tourney worker {name}: {concurrency} process(es), cache {work}", flush=True)
+    print(f"tourney worker {name}: {sandbox_memory_note()}", flush=True)
     app.worker_main(
         [
             "worker",

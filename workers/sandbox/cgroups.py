@@ -304,10 +304,8 @@ class Cgroups:
     """Makes sandbox cgroups on this machine; ``problem`` says why it cannot."""
 
     def __init__(self, fs: Path = CGROUP_FS):
-        self._counter = itertools.count()
         self._lock = threading.Lock()
-        start = process_start_time(os.getpid())
-        self._stem = f"{PREFIX}{os.getpid()}-{start}-"
+        self._renew_stem()
         self.version: str | None = None
         self.problem: str | None = None
         self._v2_parent: Path | None = None
@@ -332,6 +330,12 @@ class Cgroups:
         if self.version is not None:
             self.sweep()
 
+    def _renew_stem(self) -> None:
+        """Names for this process (a forked pool process gets its own: pid and start time)."""
+        self._pid = os.getpid()
+        self._stem = f"{PREFIX}{self._pid}-{process_start_time(self._pid)}-"
+        self._counter = itertools.count()
+
     @staticmethod
     def _find_v2(fs: Path, own: dict[str, str]) -> Path | None:
         explicit = os.environ.get("TOURNEY_CGROUP_ROOT")
@@ -355,6 +359,8 @@ class Cgroups:
         if self.version is None:
             raise CgroupError(self.problem or RLIMIT_ONLY)
         with self._lock:
+            if os.getpid() != self._pid:
+                self._renew_stem()
             name = f"{self._stem}{next(self._counter)}"
         if self._v2_parent is not None:
             return CgroupV2(self._v2_parent / name, memory_bytes, tasks)
@@ -389,3 +395,10 @@ def shared_cgroups() -> Cgroups:
         if _shared is None:
             _shared = Cgroups()
         return _shared
+
+
+def sandbox_memory_note() -> str:
+    """What a worker says at start about how its sandboxes' memory is charged
+    ("memory: cgroup v1"), or, where no cgroup can be made, why and how to fix it."""
+    cgroups = shared_cgroups()
+    return cgroups.problem if cgroups.problem is not None else cgroups.memory_mode

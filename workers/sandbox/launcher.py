@@ -83,7 +83,7 @@ def launcher_binary() -> Path:
             "or use 'sandbox: none' for trusted entries only"
         )
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".launcher-", dir=target.parent)
         os.close(fd)
     except OSError as e:
