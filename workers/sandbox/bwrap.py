@@ -10,12 +10,15 @@ paid once per game, not per move.
 
 What an entry sees inside:
 
-* the host's file system read-only (each top-level directory bound, so
-  nothing of the host is writable);
-* ``/entry``: its private working copy (cwd), on a size-capped tmpfs;
-* ``/tmp`` and ``/dev/shm``: private size-capped tmpfs, kept for the whole
-  game (POTM's ``/tmp/arena.<MARK>`` persists across the entry's own moves
-  and is gone with the sandbox); ``/run`` empty;
+* the system's runtime directories read-only, and nothing else of the host
+  (an allow-list, ``system_view``: no checkout, run, cache or other entry);
+* ``/entry``: its private working copy (cwd), on a size- and inode-capped tmpfs;
+* ``/tmp`` and ``/dev/shm``: private size- and inode-capped tmpfs, kept for the
+  whole game (POTM's ``/tmp/arena.<MARK>`` persists across the entry's own
+  moves and is gone with the sandbox); ``/run`` empty;
+* its own cgroup (``cgroups.py``): every byte it pins, its tasks and its CPU
+  are charged by the kernel, and a persistent process is frozen between its
+  turns;
 * its own PID, network (loopback only, with nothing listening: no Redis),
   IPC, UTS and user namespaces, and no way to make more user namespaces;
 * a clean environment.
