@@ -692,7 +692,13 @@ class BwrapProcess(InteractiveProcess):
                     try:
                         self._on_message(chan.recv(0))
                     except ChannelClosed as e:
-                        raise HostError(str(e)) from e
+                        killed = self._sandbox.oom_outcome(self.limits, time.monotonic() - self._started)
+                        if killed is None:
+                            raise HostError(str(e)) from e
+                        self._ended = killed  # the OOM killer took the launcher too
+                        self.release()
+                        self._sandbox.close()
+                        return killed
 
     @property
     def cpu_ms(self) -> float:
