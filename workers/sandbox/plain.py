@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import logging
 import math
 import os
 import re
@@ -52,6 +53,8 @@ import psutil
 
 from runner.contracts import Limits, VerdictKind
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
+
+log = logging.getLogger(__name__)
 
 #: how much of stderr a move keeps (its tail explains crashes)
 STDERR_TAIL = 4096
@@ -642,7 +645,15 @@ def _lock_arena(arena: Path) -> int:
     except OSError as e:
         raise HostError(f"cannot lock {path} for the game's arena file: {e}") from e
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning(
+                "sandbox none: waiting for another game to end before using %s "
+                "(without a sandbox every game shares the machine's /tmp)",
+                arena,
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError as e:
         os.close(fd)
         raise HostError(f"cannot lock {path} for the game's arena file: {e}") from e
