@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -201,6 +202,29 @@ def test_busy_children_are_frozen_between_turns(recorder: Recorder, build_cache:
         assert g.verdict.player != "cpu-steady", g.verdict
         assert g.verdict.kind is VerdictKind.NORMAL, g.verdict
         assert sum(1 for m in g.moves if m.player == "cpu-steady") >= 3
+
+
+def test_a_persistent_entry_uses_no_cpu_between_its_turns(bwrap_factory: HostFactory) -> None:
+    """The kernel's own count: the busy-children brain's sandbox uses next to no CPU
+    while it waits (frozen), and a lot as soon as it is spoken to (thawed)."""
+    needs_cgroups()
+    limits = Limits(move_wall_s=10.0)
+    with bwrap_factory.open(FAULTY / "busy-children", limits, "X") as host:
+        cgroup = host._sandbox.cgroup  # type: ignore[attr-defined]
+        brain = host.spawn(["python3", "-u", "brain.py"], limits)
+        brain.send("START 4\n")
+        assert brain.read_line(10.0) == "OK"  # answered: frozen from here
+        before = cgroup.usage().cpu_us
+        time.sleep(1.0)
+        waiting_ms = (cgroup.usage().cpu_us - before) / 1000
+        brain.send("INFO timeout_turn 1000\n")  # spoken to (no answer expected): thawed
+        before = cgroup.usage().cpu_us
+        time.sleep(0.5)
+        thawed_ms = (cgroup.usage().cpu_us - before) / 1000
+        brain.close()
+    print(f"\n[busy-children: {waiting_ms:.0f} ms CPU in 1 s frozen, {thawed_ms:.0f} ms in 0.5 s thawed]")
+    assert waiting_ms < 50, waiting_ms
+    assert thawed_ms > 100, thawed_ms
 
 
 # -- 5. a build is the entry's own business ------------------------------------------------
