@@ -181,7 +181,8 @@ class CgroupV1(SandboxCgroup):
             if (mem / "memory.memsw.limit_in_bytes").exists():
                 # no escape into swap either (memsw must be set after memory)
                 _write(mem / "memory.memsw.limit_in_bytes", str(memory_bytes))
-            _write(mem / "memory.swappiness", "0")
+            with contextlib.suppress(OSError):
+                _write(mem / "memory.swappiness", "0")  # nice to have: not every kernel takes it
             _write(dirs["pids"] / "pids.max", str(tasks))
             os.mkdir(dirs["freezer"] / "entry", 0o700)
         except OSError as e:
