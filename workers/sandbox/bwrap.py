@@ -182,13 +182,34 @@ ETC_SECRETS = (
 )  # fmt: skip
 
 
+def _readable_by_sandbox(st: os.stat_result, uid: int) -> bool:
+    """Whether the sandbox's user could read it (masking what it cannot read costs
+    a mount per file for nothing: about 0.2 ms of set-up each)."""
+    if st.st_mode & stat.S_IROTH:
+        return True
+    by_owner = st.st_uid == uid and bool(st.st_mode & stat.S_IRUSR)
+    by_group = st.st_gid == uid and bool(st.st_mode & stat.S_IRGRP)
+    return by_owner or by_group
+
+
 def _etc_secrets() -> list[str]:
-    found = {p for p in ETC_SECRETS if os.path.lexists(p)}
+    uid = sandbox_user()
+    uid = os.getuid() if uid is None else uid
+    candidates = set(ETC_SECRETS)
     with contextlib.suppress(OSError):
-        for entry in os.scandir("/etc"):
-            with contextlib.suppress(OSError):
-                if not entry.stat(follow_symlinks=False).st_mode & stat.S_IROTH:
-                    found.add(entry.path)
+        candidates.update(e.path for e in os.scandir("/etc"))
+    found = []
+    for path in candidates:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        named = path in ETC_SECRETS
+        # a named secret the sandbox could read, or anything at the top of /etc that is
+        # private to someone but readable by the sandbox's user (a worker not run as root)
+        private = not st.st_mode & stat.S_IROTH
+        if _readable_by_sandbox(st, uid) and (named or private):
+            found.append(path)
     return sorted(found)
 
 
