@@ -14,8 +14,11 @@ lines are skipped; anything else that is not such an object is
 ``bad_output``.
 
 Time: each answer gets ``move_wall_s``; with ``game_wall_s`` set, the
-entry's total thinking time in the game is also bounded by it. The process
-lives in one sandbox for the whole game, exactly like a gomocup brain.
+entry's total thinking time in the game is also bounded by it. ``start``
+has no answer, so the first turn's time also covers the process starting
+(a gomocup brain gets a separate allowance to answer START; here there is
+nothing to wait for until the first turn). The process lives in one sandbox
+for the whole game, exactly like a gomocup brain.
 """
 
 from __future__ import annotations
