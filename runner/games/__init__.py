@@ -68,7 +68,7 @@ def game_params(name: str) -> frozenset[str]:
     return game_param_names(load_game_class(name))
 
 
-def get_game(name: str, **params: Any) -> Game[Any, Any]:
+def get_game(name: str, /, **params: Any) -> Game[Any, Any]:
     """The referee for ``name`` (a registered name or ``package.module:Class``) with ``params``;
     ``ValueError`` names what is wrong (``GameLoadError``, ``GameParamsError``)."""
     return make_game(name, **params)

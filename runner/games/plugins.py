@@ -201,7 +201,7 @@ def validated_params(reference: str, cls: type[Game[Any, Any]], params: Mapping[
     return {name: getattr(checked, name) for name in checked.model_fields_set}
 
 
-def make_game(reference: str, **params: Any) -> Game[Any, Any]:
+def make_game(reference: str, /, **params: Any) -> Game[Any, Any]:
     """The referee ``reference`` names, built with ``params``; every error is a ``ValueError``.
 
     A constructor's own ``ValueError``/``TypeError`` (a value its annotation allows but the
