@@ -50,7 +50,7 @@ from typing import Any, Literal
 from runner.contracts import Limits
 from runner.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome
 from workers.sandbox import host_factory
-from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, HostError, InteractiveProcess, RunOutcome
 
 #: the referee's "mark" for its host: no seat's, and not a file-name character, so no
 #: host gives it a POTM arena file (or the lock that keeps two games off one arena)
@@ -101,6 +101,10 @@ class RefereeProgram(Game[RefereeState, str]):
         self._host: EntryHost | None = None
         self._proc: InteractiveProcess | None = None
         self._views: dict[str, _View] = {}
+        try:  # start it now: a referee that cannot run is a config error, reported where it is named
+            self._default_board = self.default_board()
+        except (RefereeError, HostError) as e:
+            raise ValueError(f"{e} (program {self.program})") from e
 
     # -- talking to the program --------------------------------------------
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -152,6 +156,8 @@ class RefereeProgram(Game[RefereeState, str]):
 
     # -- the Game interface ------------------------------------------------
     def default_board(self) -> str:
+        if hasattr(self, "_default_board"):
+            return self._default_board
         return str(self._field(self._ask({"op": "default_board"}), "board", "default_board"))
 
     def validate_board(self, board_text: str) -> None:

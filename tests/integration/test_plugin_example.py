@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import bwrap_problem
-from tests.integration.helpers import ROOT, assert_nothing_left, env, private_tmp, unique
+from tests.integration.helpers import ROOT, assert_nothing_left, env, private_tmp, tourney, unique
 
 EXAMPLE = ROOT / "examples" / "connect4"
 
@@ -140,3 +140,22 @@ def test_the_connect4_plugin_runs_end_to_end_from_a_fresh_virtualenv(tmp_path: P
     judged = run_tourney(python, "judge", "--game", "connect4", transcript, cwd=contest)
     assert judged.returncode == 0, judged.stderr
     assert json.loads(judged.stdout) == {"over": True, "winner": "X", "reason": "4 in a row", "moves": 7}
+
+
+def test_a_referee_program_in_awk_runs_a_tournament_through_real_workers(tmp_path: Path) -> None:
+    """examples/nim-referee: the rules are nim.awk, spoken to in JSON lines from every worker."""
+    problem = bwrap_problem()
+    if problem is not None:
+        pytest.skip(f"bwrap sandbox unavailable: {problem}")
+    contest = tmp_path / "nim"
+    shutil.copytree(ROOT / "examples" / "nim-referee", contest)  # game_params.program is "." there
+    run_dir = tmp_path / f"run-{unique('nim')}"
+    done = tourney("run", "nim.yaml", "--run-dir", run_dir, "--workers", "2", "--no-progress", cwd=contest)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_nothing_left([str(run_dir)])
+    shown = tourney("standings", run_dir, "--json", cwd=contest)
+    assert shown.returncode == 0, shown.stderr
+    (league,) = json.loads(shown.stdout)["stages"]
+    rows = [(r["entry"], r["wins"], r["losses"]) for r in league["standings"]]
+    assert rows == [("optimal", 4, 0), ("take-one", 0, 4)]
+    assert "replays embedded for 4 of 4 games" in (run_dir / "report.html").read_text()

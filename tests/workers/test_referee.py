@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from runner.contracts import VerdictKind
-from runner.games import get_game
+from runner.games import GameParamsError, get_game
 from runner.games.base import BoardError, IllegalMove
 from workers.artifacts import ArtifactCache
 from workers.referee import RefereeError, RefereeProgram
@@ -65,17 +65,25 @@ def test_entries_play_a_referee_game(cache: ArtifactCache) -> None:
 
 
 def test_a_failing_referee_is_a_system_error_naming_it(cache: ArtifactCache) -> None:
+    """It answers the first request (default_board, at set-up) and dies on the next."""
     params = {
         "program": str(FIXTURES / "referees" / "crashing"),
         "run": ["./referee.sh"],
         "sandbox": cache.hosts.name,
     }
     game = get_game(REFEREE, **params)
-    assert game.default_board() == "10"
     with pytest.raises(RefereeError, match=r"referee \./referee\.sh: no answer to new_game"):
         game.new_game("10", 2)
     generic = FIXTURES / "generic"
     result = play(cache, REFEREE, "10", [generic / "take-one", generic / "optimal"], game_params=params)
     (g,) = result.games
     assert g.verdict.kind is VerdictKind.SYSTEM_ERROR and g.verdict.player is None
-    assert "referee" in g.verdict.detail
+    assert "referee ./referee.sh: no answer to new_game" in g.verdict.detail
+
+
+def test_a_referee_that_cannot_start_is_a_parameter_error(cache: ArtifactCache) -> None:
+    params = nim_params(cache.hosts.name, run=["./no-such-referee"])
+    with pytest.raises(GameParamsError, match=r"referee \./no-such-referee: no answer to default_board"):
+        get_game(REFEREE, **params)
+    with pytest.raises(GameParamsError, match="does not exist here"):
+        get_game(REFEREE, **nim_params(cache.hosts.name, program="/no/such/dir"))
