@@ -21,6 +21,8 @@ EXAMPLE = ROOT / "examples" / "connect4"
         "entries/centre/entry.yaml",
         "entries/centre/main.c",
         "entries/leftmost/main.py",
+        "../nim-referee/nim.awk",
+        "../nim-referee/nim.yaml",
     ],
 )
 def test_the_doc_quotes_the_example_file_whole(path: str) -> None:
