@@ -142,11 +142,9 @@ class Coordinator:
     def replan(self) -> TournamentState:
         results = self.store.official_results()
         state = advance(self.config, results)
-        planned = [
-            (self._spec(pm), pm.players, pm.pairing, self._spec(pm).board_text) for pm in state.matches
-        ]
+        planned = [self._spec(pm) for pm in state.matches]
         if self.check_resume:
-            self._check_same_plan([p[0] for p in planned])
+            self._check_same_plan(planned)
             self.check_resume = False
         sync = self.store.sync_plan(planned)
         for mid in sync.obsolete:
@@ -204,7 +202,7 @@ class Coordinator:
             self._show(t0)
         self._show(t0, force=True)
         assert state is not None
-        failed = [r.match_id for r in self.store.match_rows() if r.state == "failed"]
+        failed = [r.match_id for r in self.store.match_records(states=("failed",))]
         return RunOutcome(
             finished=state.finished,
             state=state,
@@ -624,7 +622,7 @@ def _play(
     )
     if not outcome.finished:
         for mid in outcome.failed:
-            row = store.match_row(mid)
+            row = store.match_record(mid)
             err = row.result.system_error if row and row.result else None
             outcome.failed_details[mid] = err.detail if err else "?"
         return 1, outcome

@@ -30,27 +30,24 @@ from rich.table import Table
 from runner.config import ConfigError, TournamentConfig
 from runner.contracts import EntryRef, GameRecord, MatchResult, MatchSpec
 from runner.entries import pack_entry
+from runner.match_record import MatchRecord, UnknownMatch
+from runner.match_record import find_match as find_record
 from runner.run_dir import ResumeRefused, RunDir, coordinator_lock, load_run_config
 from runner.stages.base import TournamentState
 from runner.stages.tournament import advance, match_spec
-from runner.store import MatchRow, RunStore, StoreError
+from runner.store import RunStore, StoreError
 
 
 class RerunRefused(RuntimeError):
     pass
 
 
-def find_match(store: RunStore, wanted: str) -> MatchRow:
-    """A match by id or unique id prefix."""
-    rows = [r for r in store.match_rows() if r.match_id.startswith(wanted)]
-    exact = [r for r in rows if r.match_id == wanted]
-    if exact:
-        return exact[0]
-    if not rows:
-        raise RerunRefused(f"no match {wanted!r} in this run (see `tourney matches RUN_DIR`)")
-    if len(rows) > 1:
-        raise RerunRefused(f"{wanted!r} is ambiguous: {', '.join(r.match_id for r in rows[:6])}")
-    return rows[0]
+def find_match(store: RunStore, wanted: str) -> MatchRecord:
+    """A match by id or unique id prefix (``runner.match_record.find_match`` over the store)."""
+    try:
+        return find_record(store.match_records(), wanted)
+    except UnknownMatch as e:
+        raise RerunRefused(str(e)) from e
 
 
 def changed_entries(config: TournamentConfig, spec: MatchSpec) -> dict[str, tuple[str, EntryRef]]:
@@ -227,9 +224,7 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
     before = advance(config, store.official_results())
     store.accept_candidate(row.match_id, attempt)
     after = advance(config, store.official_results())
-    sync = store.sync_plan(
-        [(s, pm.players, pm.pairing, s.board_text) for pm in after.matches for s in [match_spec(config, pm)]]
-    )
+    sync = store.sync_plan([match_spec(config, pm) for pm in after.matches])
     pending = store.pending()
     show_replan(console, before, after, sync.new + sync.revived, sync.obsolete)
     console.print(f"accepted: attempt {attempt} is official, the old result is kept as superseded")

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.contracts import GameRecord, Limits, MatchSpec, MoveRecord, VerdictKind, stable_id
+from runner.contracts import GameRecord, Limits, MatchPlan, MatchSpec, MoveRecord, VerdictKind, stable_id
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import get_game
 from runner.games.base import BoardError, Game
@@ -186,17 +186,15 @@ def _play(args: argparse.Namespace) -> int:
     limits = Limits(move_wall_s=move_time)
     names = [s.name for s in specs]
     refs = {s.name: s.ref() for s in specs}
+    match_id = stable_id("play", args.game, board, names, [s.digest for s in specs], args.games)
     spec = MatchSpec(
-        match_id=stable_id("play", args.game, board, names, [s.digest for s in specs], args.games),
+        plan=MatchPlan.ad_hoc(match_id, stable_id(board), seat_orders(names, args.games), stage="play"),
         game=game.name,
-        board_id=stable_id(board),
         board_text=board,
-        orders=seat_orders(names, args.games),
         entries=refs,
         limits=limits,
         seed=args.seed,
         sandbox=args.sandbox,
-        stage="play",
     )
     cache = ArtifactCache(cache_root() / "artifacts", hosts)
     fetch = local_fetch({s.digest: s.path for s in specs})

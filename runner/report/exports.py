@@ -105,8 +105,8 @@ def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str
                 state=m.state,
                 attempt=m.attempt,
                 worker=m.worker,
-                superseded=m.superseded,
-                candidates=m.candidates,
+                superseded=len(m.superseded),
+                candidates=len(m.candidates),
             )
         out.append(row)
     return out

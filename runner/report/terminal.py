@@ -16,8 +16,9 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from runner.match_record import MatchRecord
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
-from runner.report.model import MatchView, ReportData, load_report_data
+from runner.report.model import ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.stages.base import StageState
 
@@ -111,7 +112,7 @@ def _player(stage: StageState, name: str) -> str:
     return f"{name} ({seed})" if seed else name
 
 
-def _outcome_text(m: MatchView, outcome: dict[str, str]) -> str:
+def _outcome_text(m: MatchRecord, outcome: dict[str, str]) -> str:
     return ", ".join(f"{p} {outcome[p]}" for p in m.players if outcome.get(p))
 
 
@@ -196,7 +197,7 @@ def print_final(run_dir: Path | str, console: Console | None = None) -> None:
     print_summary(load_report_data(run_dir), console or make_console())
 
 
-def print_replay(data: ReportData, match: MatchView, game_no: int, console: Console) -> None:
+def print_replay(data: ReportData, match: MatchRecord, game_no: int, console: Console) -> None:
     """A game position by position: each move with its player, mark and time."""
     record = match.games[game_no - 1]
     board = data.boards.get(match.board_id, "")

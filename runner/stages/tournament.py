@@ -61,19 +61,14 @@ def match_seed(config: TournamentConfig, planned: PlannedMatch) -> int:
 def match_spec(config: TournamentConfig, planned: PlannedMatch) -> MatchSpec:
     """The ``MatchSpec`` a worker plays for ``planned``."""
     return MatchSpec(
-        match_id=planned.match_id,
+        plan=planned,
         game=config.game,
-        board_id=planned.board_id,
         board_text=config.board_text(planned.board_id),
-        orders=[list(o) for o in planned.orders],
         entries=config.player_refs([p for o in planned.orders for p in o]),
         limits=config.limits_obj,
         seed=match_seed(config, planned),
         sandbox=config.sandbox,
         game_params=dict(config.game_params),
-        stage=planned.stage,
-        round=planned.round,
-        bracket=planned.bracket,
     )
 
 

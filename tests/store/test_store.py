@@ -12,6 +12,7 @@ from runner.contracts import (
     EntryRef,
     GameRecord,
     Limits,
+    MatchPlan,
     MatchResult,
     MatchSpec,
     MoveRecord,
@@ -23,18 +24,15 @@ from runner.store import RunStore, StoreError
 REF = EntryRef(name="a", digest="0" * 64, protocol="mnk", run=["./a"])
 
 
-def spec(mid: str, stage: str = "rr", players: tuple[str, str] = ("a", "b")) -> MatchSpec:
+def spec(mid: str, stage: str = "rr", players: tuple[str, str] = ("a", "b"), pairing: int = 0) -> MatchSpec:
     a, b = players
     return MatchSpec(
-        match_id=mid,
+        plan=MatchPlan(stage, 0, "", pairing, (a, b), "b", ((a, b), (b, a)), match_id=mid),
         game="mnk",
-        board_id="b",
         board_text="3 3 3",
-        orders=[[a, b], [b, a]],
         entries={a: REF, b: EntryRef(name=b, digest="1" * 64, protocol="mnk", run=["./b"])},
         limits=Limits(),
         seed=1,
-        stage=stage,
     )
 
 
@@ -59,7 +57,7 @@ def error_result(mid: str) -> MatchResult:
 
 
 def plan(store: RunStore, *mids: str) -> None:
-    store.sync_plan([(spec(m), ("a", "b"), i, "3 3 3") for i, m in enumerate(mids)])
+    store.sync_plan([spec(m, pairing=i) for i, m in enumerate(mids)])
 
 
 @pytest.fixture
@@ -154,10 +152,10 @@ def test_sync_plan_marks_obsolete_and_revives(store: RunStore) -> None:
     plan(store, "m1", "m2")
     store.dispatch("m1")
     store.accept("m1", 1, result("m1"), attempt_cap=3)
-    sync = store.sync_plan([(spec("m2"), ("a", "b"), 0, "3 3 3"), (spec("m3"), ("a", "b"), 1, "3 3 3")])
+    sync = store.sync_plan([spec("m2"), spec("m3", pairing=1)])
     assert sync.new == ["m3"] and sync.obsolete == ["m1"]
     assert "m1" not in store.official_results()  # obsolete results do not count
-    sync = store.sync_plan([(spec(m), ("a", "b"), i, "3 3 3") for i, m in enumerate(["m1", "m2", "m3"])])
+    sync = store.sync_plan([spec(m, pairing=i) for i, m in enumerate(["m1", "m2", "m3"])])
     assert sync.revived == ["m1"]
     assert store.match_row("m1").state == "done"  # type: ignore[union-attr]
     assert "m1" in store.official_results()
@@ -176,7 +174,7 @@ def test_rerun_candidate_then_accept(store: RunStore) -> None:
     row = store.match_row("m1")
     assert row is not None and row.result is not None and row.result.games[0].winner == "b"
     assert [s.games[0].winner for s in row.superseded] == ["a"]
-    assert row.candidates == []
+    assert row.candidates == ()
     assert store.official_results()["m1"][0].winner == "b"
 
 
@@ -187,9 +185,9 @@ def test_read_api_shapes(store: RunStore) -> None:
     r = rows[0]
     assert (r.stage, r.players, r.board_id, r.orders, r.state, r.attempt) == (
         "rr",
-        ["a", "b"],
+        ("a", "b"),
         "b",
-        [["a", "b"], ["b", "a"]],
+        (("a", "b"), ("b", "a")),
         "pending",
         0,
     )
