@@ -65,6 +65,7 @@ from runner.dispatch import (
 )
 from runner.entries import pack_entry
 from runner.redis_server import EmbeddedRedis, RedisServerError
+from runner.report.model import ReportData
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, default_mode
 from runner.run_dir import (
     ResumeRefused,
@@ -411,13 +412,13 @@ def _setup_logging(rd: RunDir) -> logging.Handler:
     return handler
 
 
-def print_standings(run_dir: Path, state: TournamentState) -> None:
-    try:
-        from runner.report.terminal import print_final
-    except ImportError:
-        print_final = None  # type: ignore[assignment]
-    if print_final is not None:
-        print_final(run_dir)
+def print_standings(run_dir: Path, state: TournamentState, data: ReportData | None = None) -> None:
+    """The end-of-run summary from the run's report data; without it (the run could not be
+    read back), a plain table of the coordinator's own final state."""
+    if data is not None:
+        from runner.report.terminal import make_console, print_summary
+
+        print_summary(data, make_console())
         return
     from rich.console import Console
     from rich.table import Table
@@ -640,13 +641,20 @@ def _masked(url: str) -> str:
 
 
 def _finish_outputs(rd: RunDir, outcome: RunOutcome, finished: bool) -> None:
-    """After the progress display is gone: the report, then the standings."""
+    """After the progress display is gone: the report, then the standings, from one
+    reading of the run."""
+    from runner.report.exports import write_text
+    from runner.report.html import render_report
+    from runner.report.model import load_report_data
+
+    data: ReportData | None = None
     try:
-        write_report(rd.path)
+        data = load_report_data(rd.path)
+        write_text(rd.report, render_report(data))
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
-    print_standings(rd.path, outcome.state)
+    print_standings(rd.path, outcome.state, data)
     if not finished:
         print(
             f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after {ATTEMPT_CAP} attempts "
