@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,3 +223,55 @@ def test_redelivered_attempt_counts_as_a_failure(store: RunStore) -> None:
     assert row.result.system_error is not None and "handed out again" in row.result.system_error.detail
     # the last execution's result, should it come, changes nothing
     assert store.accept("m1", 1, result("m1"), attempt_cap=3).status == "ignored"
+
+
+def test_a_match_record_holds_the_plan_and_spec_it_was_stored_with(store: RunStore) -> None:
+    planned = [spec("m1"), spec("m2", stage="final", players=("b", "a"), pairing=1)]
+    store.sync_plan(planned)
+    records = store.match_records()
+    assert [r.spec for r in records] == planned
+    assert [r.plan for r in records] == [s.plan for s in planned]
+    r = records[1]
+    assert (r.match_id, r.stage, r.pairing, r.players, r.orders) == (
+        "m2",
+        "final",
+        1,
+        ("b", "a"),
+        (("b", "a"), ("a", "b")),
+    )
+    assert r.games == () and not r.finished and r.result_text() == "-"
+    assert store.match_record("m2") == r and store.match_record("nope") is None
+
+
+def test_in_flight_lists_the_records_of_queued_and_running_matches(store: RunStore) -> None:
+    plan(store, "m1", "m2", "m3")
+    store.dispatch("m1")
+    store.dispatch("m2")
+    store.mark_started("m2", 1, "w7", 1e12, execution="e1", attempt_cap=3)
+    flying = store.in_flight()
+    assert [(f.match_id, f.state, f.attempt, f.worker) for f in flying] == [
+        ("m1", "queued", 1, ""),
+        ("m2", "running", 1, "w7"),
+    ]
+    assert flying[1].lease_expires == 1e12 and flying[0].dispatched_at is not None
+    assert all(f.spec is not None for f in flying)
+
+
+def test_a_spec_stored_before_the_plan_travelled_in_it_reads_its_pairing_and_players_from_the_row(
+    store: RunStore,
+) -> None:
+    """Runs stored by earlier versions keep ``pairing`` and ``players`` only in their columns."""
+    store.sync_plan([spec("m1", players=("b", "a"), pairing=4)])
+    old = spec("m1", players=("b", "a"), pairing=4).to_dict()
+    del old["pairing"], old["players"]
+    store._conn.execute("UPDATE matches SET spec=? WHERE id='m1'", (json.dumps(old),))
+    r = store.match_record("m1")
+    assert r is not None and (r.pairing, r.players) == (4, ("b", "a"))
+    assert store.spec("m1") == spec("m1", players=("b", "a"), pairing=4)
+    assert store.dispatch("m1")[0].plan.pairing == 4
+
+
+def test_the_plan_is_kept_once_in_the_stored_spec() -> None:
+    """Adding a plan field needs no store change: the spec's JSON carries every plan field."""
+    d = spec("m1", pairing=2).to_dict()
+    assert {f.name for f in dataclasses.fields(MatchPlan)} <= set(d)
