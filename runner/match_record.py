@@ -22,6 +22,8 @@ from runner.scoring import game_result, is_system_error
 
 #: the store's states whose official result counts for the tournament
 RESULT_STATES = ("done", "failed")
+#: the state of a match the planner wants and the store does not hold yet
+PLANNED = "planned"
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ class MatchRecord:
 
     plan: MatchPlan
     spec: MatchSpec | None = None  # None only for a match not stored yet
-    state: str = "planned"  # pending | queued | running | done | failed | obsolete ("planned": not stored)
+    state: str = PLANNED  # pending | queued | running | done | failed | obsolete ("planned": not stored)
     attempt: int = 0
     worker: str = ""
     failures: int = 0
@@ -89,6 +91,11 @@ class MatchRecord:
         if self.result is None or self.state not in RESULT_STATES:
             return ()
         return tuple(self.result.games)
+
+    @property
+    def stored(self) -> bool:
+        """Whether the store holds this match (its life fields mean something)."""
+        return self.state != PLANNED
 
     @property
     def finished(self) -> bool:

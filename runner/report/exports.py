@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from runner.report.model import ReportData
-from runner.stages.tournament import matches_rows
+from runner.stages.common import completed
+from runner.stages.tournament import match_row
 from runner.stages.tournament import standings_json as tournament_standings_json
 
 STANDINGS_COLUMNS = [
@@ -90,17 +91,16 @@ def standings_csv(data: ReportData) -> str:
 
 
 def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str, Any]]:
-    """``runner.stages.tournament.matches_rows`` (plan, board, seat orders,
-    games and the match winner by the stage's rules) plus what the store
-    knows of each match: state, attempt, worker, superseded and candidate
-    results."""
-    rows = matches_rows(data.tournament, data.results(), data.config)
+    """Each match's ``runner.stages.tournament.match_row`` (plan, board, seat orders, games
+    and the match winner by the stage's rules) plus what the store knows of it: state,
+    attempt, worker, superseded and candidate results (nothing for a match not stored yet)."""
+    results = data.results()
     out = []
-    for row in rows:
-        if stage is not None and row["stage"] != stage:
+    for m in data.matches:
+        if stage is not None and m.stage != stage:
             continue
-        m = data.match(row["match_id"])
-        if m is not None:
+        row = match_row(m.plan, completed(results, m.plan), data.config)
+        if m.stored:
             row.update(
                 state=m.state,
                 attempt=m.attempt,

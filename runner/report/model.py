@@ -3,9 +3,10 @@
 Every renderer (terminal tables, the HTML page, the CSV/JSON exports) is a
 pure function of a ``ReportData``, so they agree with each other and tests
 can build one by hand without a run directory. ``load_report_data`` is the
-only place that reads a run: the store's rows and official results, the
-frozen config, and the tournament state that ``advance(config, results)``
-derives from them (the same pure function the coordinator plans with).
+only place that reads a run: the store's ``MatchRecord``s, the frozen config
+bound to the entries it resolved to (``resolved.json``: no entries tree
+needed), and the tournament state that ``advance(config, results)`` derives
+from them (the same pure function the coordinator plans with).
 """
 
 from __future__ import annotations

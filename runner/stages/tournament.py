@@ -162,43 +162,47 @@ def _stage_decider(config: TournamentConfig | None, stage: str) -> tuple[Scoring
     return ScoringModel(), ["wins", "score"]
 
 
+def match_row(
+    plan: PlannedMatch, games: Sequence[GameRecord] | None, config: TournamentConfig | None = None
+) -> dict[str, Any]:
+    """A match as ``tourney matches --json`` prints it: where it sits in the bracket, its board
+    and seat orders, its result.
+
+    ``result`` is None until the match is played (``games`` None); then every game (order,
+    winner, scores, verdict) and, for two-player matches, the match winner by the stage's
+    ``match_win_by`` (None: tied match).
+    """
+    row = plan.to_dict()
+    if games is None:
+        row["status"] = "pending"
+        row["result"] = None
+        return row
+    row["status"] = "done"
+    result: dict[str, Any] = {
+        "games": [
+            {
+                "order": list(g.order),
+                "winner": effective_winner(g),
+                "scores": dict(g.scores),
+                "verdict": g.verdict.to_dict(),
+                "reason": g.reason,
+                "moves": len(g.moves),
+            }
+            for g in games
+        ]
+    }
+    if len(plan.players) == 2:
+        table, decide_by = _stage_decider(config, plan.stage)
+        result["match_winner"] = match_winner(games, plan.players[0], plan.players[1], table, decide_by)
+    row["result"] = result
+    return row
+
+
 def matches_rows(
     state: TournamentState, results: Results, config: TournamentConfig | None = None
 ) -> list[dict[str, Any]]:
-    """One row per planned match: where it sits in the bracket, its board and seat orders, its result.
-
-    ``result`` is None until the match is played; then every game (order,
-    winner, scores, verdict) and, for two-player matches, the match winner by
-    the stage's ``match_win_by`` (None: tied match).
-    """
-    rows = []
-    for m in state.matches:
-        row = m.to_dict()
-        games = completed(results, m)
-        if games is None:
-            row["status"] = "pending"
-            row["result"] = None
-        else:
-            row["status"] = "done"
-            result: dict[str, Any] = {
-                "games": [
-                    {
-                        "order": list(g.order),
-                        "winner": effective_winner(g),
-                        "scores": dict(g.scores),
-                        "verdict": g.verdict.to_dict(),
-                        "reason": g.reason,
-                        "moves": len(g.moves),
-                    }
-                    for g in games
-                ]
-            }
-            if len(m.players) == 2:
-                table, decide_by = _stage_decider(config, m.stage)
-                result["match_winner"] = match_winner(games, m.players[0], m.players[1], table, decide_by)
-            row["result"] = result
-        rows.append(row)
-    return rows
+    """``match_row`` for every planned match, plan order."""
+    return [match_row(m, completed(results, m), config) for m in state.matches]
 
 
 def standings_json(state: TournamentState) -> dict[str, Any]:
