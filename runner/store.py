@@ -8,8 +8,10 @@ commands read concurrently.
 Tables::
 
     meta     key -> JSON value (name, config_path, config_digest, run_id, created, finished, ...)
-    matches  one row per planned match: plan fields, the MatchSpec (JSON), and
-             its life: state, attempt, failures, lease_expires, worker, times
+    matches  one row per planned match: the MatchSpec (JSON; it holds the whole
+             MatchPlan), a few plan fields as columns for queries (written from the
+             plan, read back only for specs stored before the plan travelled in
+             them), and its life: state, attempt, failures, lease_expires, worker, times
     results  every result ever received that mattered: (match_id, attempt,
              status official|superseded|candidate|rejected, result JSON)
     boards   board_id -> board text
