@@ -449,16 +449,6 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
         )
 
 
-def write_report(run_dir: Path) -> Path | None:
-    try:
-        from runner.report.html import write_report as write
-    except ImportError:
-        return None
-    out = run_dir / "report.html"
-    write(run_dir, out)
-    return out
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     try:
