@@ -9,7 +9,7 @@ RUN ?=
 MATCH ?=
 ARGS ?=
 
-.PHONY: venv tournament worker rerun report test bench lint clean
+.PHONY: venv tournament worker rerun report test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +23,8 @@ tournament: $(STAMP)
 	$(BIN)/tourney run $(CONFIG) $(ARGS)
 
 worker: $(STAMP)
-	@test -n "$(BROKER_URL)" || { echo "usage: make worker BROKER_URL=redis://:PASSWORD@HOST:PORT/0"; exit 2; }
-	$(BIN)/tourney worker --broker '$(BROKER_URL)' $(ARGS)
+	@test -n "$(BROKER_URL)" || { echo "usage: make worker BROKER_URL=redis://:PASSWORD@HOST:PORT/0 [KEY_FILE=run.key]"; exit 2; }
+	$(BIN)/tourney worker --broker '$(BROKER_URL)' $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
 
 rerun: $(STAMP)
 	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--accept]"; exit 2; }
@@ -36,6 +36,10 @@ report: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# everything but tests/integration (marked `integration` by its conftest): real Redis, workers, netns
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration" $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)

@@ -94,7 +94,7 @@ def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float
     with ExitStack() as stack:
         hosts: list[Any] = []
         if use_netns:
-            from tests.integration.netns import machines
+            from bench.netns import machines
 
             hosts = stack.enter_context(machines(workers))
         bind = ["127.0.0.1", *(m.host_ip for m in hosts)]
@@ -188,7 +188,7 @@ def _bare_rate(run_dir: Path, samples: int) -> float:
 
 
 def main(quick: bool = False) -> None:
-    from tests.integration.netns import netns_problem
+    from bench.netns import netns_problem
 
     problem = netns_problem()
     use_netns = problem is None

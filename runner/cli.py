@@ -12,9 +12,11 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from runner.registry import SANDBOX_KINDS
+
 # subcommand -> "module:function"
 HANDLERS = {
-    "validate": "runner.config:cmd_validate",
+    "validate": "runner.commands.validate:cmd_validate",
     "run": "runner.coordinator:cmd_run",
     "worker": "workers.worker_cli:cmd_worker",
     "play": "workers.play:cmd_play",
@@ -49,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
     s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")
+    s.add_argument("--key-file", help="run key file, mode 0600 (else $TOURNEY_RUN_KEY or _FILE)")
+    s.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="run tasks whose config says 'sandbox: none' (trusted entries only); refused otherwise",
+    )
+    s.add_argument("--max-move-wall-s", type=float, help="ceiling on any task's per-move time limit")
+    s.add_argument("--max-memory-mb", type=int, help="ceiling on any task's memory limit")
+    s.add_argument(
+        "--skip-health-check", action="store_true", help="do not try a sandboxed move and C build at start"
+    )
 
     s = sub.add_parser("play", help="play one match between entry directories")
     s.add_argument("--game", required=True)
@@ -57,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--games", type=int, default=1)
     s.add_argument("--json", action="store_true")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap")
+    s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
     s.add_argument("entries", nargs="+", metavar="ENTRY_DIR")
@@ -82,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("match_id")
     s.add_argument("--accept", action="store_true", help="make the new result official and replan")
     s.add_argument("--allow-changed-code", action="store_true", help="rerun even if an entry changed")
-    s.add_argument("--sandbox", choices=["bwrap", "none"])
+    s.add_argument("--sandbox", choices=SANDBOX_KINDS)
 
     s = sub.add_parser("replay", help="print a game move by move")
     s.add_argument("run_dir")

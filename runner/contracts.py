@@ -3,15 +3,20 @@
 Everything here is plain data that round-trips through JSON (``to_dict`` /
 ``from_dict``) because Celery carries it as JSON only (DESIGN §6). The
 coordinator builds ``MatchSpec``s; a worker returns a ``MatchResult``.
+
+The wire messages (at the end of this module) wrap them: the coordinator
+sends a ``TaskEnvelope``; a worker answers through the run's inbox with
+``Started``, ``Finished`` and ``Skipped`` notes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 
 class VerdictKind(StrEnum):
@@ -124,11 +129,19 @@ class MatchPlan:
             object.__setattr__(self, "match_id", stable_id(*parts))
 
     @classmethod
-    def ad_hoc(cls, match_id: str, board_id: str, orders: list[list[str]], stage: str = "") -> MatchPlan:
-        """A match outside any tournament plan (``tourney play``, tests): its players are
-        everyone seated, in order of first appearance."""
+    def ad_hoc(
+        cls,
+        match_id: str,
+        board_id: str,
+        orders: Sequence[Sequence[str]],
+        stage: str = "",
+        round: int = 0,
+        bracket: str = "",
+    ) -> MatchPlan:
+        """A match outside any tournament plan (``tourney play``, benchmarks, tests): its
+        players are everyone seated, in order of first appearance."""
         players = tuple(dict.fromkeys(p for o in orders for p in o))
-        return cls(stage, 0, "", 0, players, board_id, tuple(tuple(o) for o in orders), match_id)
+        return cls(stage, round, bracket, 0, players, board_id, tuple(tuple(o) for o in orders), match_id)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"match_id": self.match_id}
@@ -171,6 +184,28 @@ class MatchSpec:
     seed: int
     sandbox: str = "bwrap"  # "bwrap" | "none"
     game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
+
+    @classmethod
+    def of(
+        cls,
+        match_id: str,
+        game: str,
+        board_id: str,
+        board_text: str,
+        orders: Sequence[Sequence[str]],
+        entries: dict[str, EntryRef],
+        limits: Limits,
+        seed: int,
+        sandbox: str = "bwrap",
+        game_params: dict[str, Any] | None = None,
+        stage: str = "",
+        round: int = 0,
+        bracket: str = "",
+    ) -> MatchSpec:
+        """A spec for a match outside any tournament plan (``tourney play``, benchmarks,
+        tests), from the flat fields in the order of ``to_dict``; its plan is ``MatchPlan.ad_hoc``."""
+        plan = MatchPlan.ad_hoc(match_id, board_id, orders, stage=stage, round=round, bracket=bracket)
+        return cls(plan, game, board_text, entries, limits, seed, sandbox, dict(game_params or {}))
 
     # the plan's fields a worker reads, by their old names
     @property
@@ -327,3 +362,178 @@ def stable_id(*parts: object, length: int = 16) -> str:
     """A short deterministic id from JSON-serialisable parts (match ids, board ids)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+
+# -- wire messages ------------------------------------------------------------------------------
+#: the task envelope's version: a worker refuses an envelope of another version
+ENVELOPE_VERSION = 1
+#: the key a signature over the rest of a message will travel under (not signed yet):
+#: ``from_dict`` ignores it, and ``canonical_json`` of ``unsigned(d)`` is what it covers
+SIGNATURE_KEY = "sig"
+
+
+class WireError(ValueError):
+    """A message that is not one of ours: malformed, unknown kind or version."""
+
+
+def canonical_json(payload: dict[str, Any]) -> bytes:
+    """The one byte string a message stands for (sorted keys, no spaces): what a signature covers."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def unsigned(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` without its signature, i.e. what the signature was computed over."""
+    return {k: v for k, v in d.items() if k != SIGNATURE_KEY}
+
+
+def _field(d: dict[str, Any], key: str) -> Any:
+    try:
+        return d[key]
+    except KeyError:
+        raise WireError(f"message has no {key!r}: {sorted(d)}") from None
+
+
+@dataclass(frozen=True)
+class TaskEnvelope:
+    """One attempt of a match, as the coordinator sends it to a worker.
+
+    Paths never travel: a worker shares no file system with the coordinator;
+    entries come by digest (``spec.entries``). The heartbeat timing is the
+    coordinator's (its lease depends on it).
+    """
+
+    run: str
+    attempt: int
+    spec: MatchSpec
+    heartbeat_s: float = 5.0
+    heartbeat_ttl_s: float = 15.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "v": ENVELOPE_VERSION,
+            "run": self.run,
+            "attempt": self.attempt,
+            "spec": self.spec.to_dict(),
+            "heartbeat_s": self.heartbeat_s,
+            "heartbeat_ttl_s": self.heartbeat_ttl_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TaskEnvelope:
+        if d.get("v") != ENVELOPE_VERSION:
+            raise WireError(f"unknown envelope version {d.get('v')!r}; upgrade this worker")
+        try:
+            return cls(
+                run=str(_field(d, "run")),
+                attempt=int(_field(d, "attempt")),
+                spec=MatchSpec.from_dict(_field(d, "spec")),
+                heartbeat_s=float(d.get("heartbeat_s", 5.0)),
+                heartbeat_ttl_s=float(d.get("heartbeat_ttl_s", 15.0)),
+            )
+        except (KeyError, TypeError) as e:
+            raise WireError(f"malformed envelope: {e}") from e
+
+
+@dataclass(frozen=True)
+class Started:
+    """A worker began playing an attempt. ``execution`` is unique per task execution,
+    so a second one for the same attempt means the broker redelivered the task."""
+
+    KIND: ClassVar[str] = "started"
+
+    match_id: str
+    attempt: int
+    worker: str
+    execution: str = ""
+    ts: float = 0.0  # the worker's wall clock (time.time()), for logs only
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.KIND,
+            "match_id": self.match_id,
+            "attempt": self.attempt,
+            "worker": self.worker,
+            "execution": self.execution,
+            "ts": self.ts,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Started:
+        return cls(
+            str(_field(d, "match_id")),
+            int(_field(d, "attempt")),
+            str(d.get("worker", "")),
+            str(d.get("execution", "")),
+            float(d.get("ts", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A worker played an attempt (a failure of its machine is a ``system_error`` result)."""
+
+    KIND: ClassVar[str] = "result"
+
+    match_id: str
+    attempt: int
+    result: MatchResult
+    worker: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.KIND,
+            "match_id": self.match_id,
+            "attempt": self.attempt,
+            "worker": self.worker,
+            "result": self.result.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Finished:
+        return cls(
+            str(_field(d, "match_id")),
+            int(_field(d, "attempt")),
+            MatchResult.from_dict(_field(d, "result")),
+            str(d.get("worker", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A worker dropped a task because the run no longer wanted that attempt."""
+
+    KIND: ClassVar[str] = "skipped"
+
+    match_id: str
+    attempt: int
+    worker: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.KIND, "match_id": self.match_id, "attempt": self.attempt, "worker": self.worker}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Skipped:
+        return cls(str(_field(d, "match_id")), int(_field(d, "attempt")), str(d.get("worker", "")))
+
+
+#: what a worker pushes to a run's inbox
+Note = Started | Finished | Skipped
+_NOTE_KINDS: dict[str, type[Started] | type[Finished] | type[Skipped]] = {
+    k.KIND: k for k in (Started, Finished, Skipped)
+}
+
+
+def note_from_dict(d: dict[str, Any]) -> Note:
+    """The note a worker pushed; ``WireError`` when it is not one."""
+    if not isinstance(d, dict):
+        raise WireError(f"a note is a JSON object, not {type(d).__name__}")
+    kind = d.get("kind")
+    note_class = _NOTE_KINDS.get(str(kind))
+    if note_class is None:
+        raise WireError(f"unknown note kind {kind!r}")
+    try:
+        return note_class.from_dict(d)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, WireError):
+            raise
+        raise WireError(f"malformed {kind} note: {e}") from e

@@ -49,7 +49,7 @@ from types import FrameType
 from urllib.parse import urlsplit
 
 from runner.config import ConfigError, TournamentConfig, load_config
-from runner.contracts import MatchSpec, VerdictKind
+from runner.contracts import MatchResult, MatchSpec, VerdictKind, system_error_result
 from runner.dispatch import (
     BrokerDown,
     CeleryDispatcher,
@@ -58,6 +58,7 @@ from runner.dispatch import (
     InlineDispatcher,
     LocalWorkers,
     Note,
+    Rejected,
     Skipped,
     Started,
     Timing,
@@ -75,9 +76,12 @@ from runner.run_dir import (
     default_run_dir,
     open_for_resume,
 )
+from runner.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.stages.base import PlannedMatch, TournamentState
 from runner.stages.tournament import advance, match_spec
 from runner.store import DEFAULT_ATTEMPT_CAP, RunStore
+from runner.verify import ResultMismatch, verify_result
+from runner.workers_health import WorkersHealth
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -87,6 +91,10 @@ REPLAN_EVERY_S = 0.5
 PROGRESS_EVERY_S = 0.5
 #: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
 REPUBLISH_EVERY_S = 30.0
+#: rejected (unsigned/altered) notes written to the run's events per claimed worker name
+REJECTED_LOGGED_PER_WORKER = 100
+#: how often the broker is checked for having lost its data (a cheap EXISTS)
+BROKER_CHECK_EVERY_S = 1.0
 
 
 @dataclass
@@ -128,10 +136,16 @@ class Coordinator:
         self._queue_empty_since: float | None = None
         self._last_sweep = 0.0
         self._last_republish = time.monotonic()
+        self._last_data_check = 0.0
         self._last_progress = 0.0
         self._state: TournamentState | None = None
         self._totals = (0, 0, Counter[str]())
         self._session = Counter[str]()
+        self.health = WorkersHealth()
+        self.rejected_notes = Counter[str]()  # claimed worker -> notes not signed with the run key
+        #: CPU seconds this process spent re-judging results (runner.verify), and in total
+        self.verify_cpu_s = 0.0
+        self.cpu_s = 0.0
 
     # -- planning -------------------------------------------------------------------
     def _spec(self, pm: PlannedMatch) -> MatchSpec:
@@ -184,6 +198,13 @@ class Coordinator:
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> RunOutcome:
+        cpu0 = time.process_time()
+        try:
+            return self._run()
+        finally:
+            self.cpu_s = time.process_time() - cpu0
+
+    def _run(self) -> RunOutcome:
         t0 = time.monotonic()
         dirty = True
         last_plan = 0.0
@@ -199,6 +220,7 @@ class Coordinator:
             if not dirty and not self.store.pending() and not self.store.in_flight():
                 break  # nothing can be played: only failed matches block the plan
             dirty |= self._handle(self.dispatcher.poll(0.5))
+            self._check_broker_data()
             self._sweep()
             self._show(t0)
         self._show(t0, force=True)
@@ -237,10 +259,13 @@ class Coordinator:
                     self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
                 elif acc.status == "redelivered":
                     self.progress.log(f"match {note.match_id}: {acc.detail}")
+            elif isinstance(note, Rejected):
+                self._rejected(note)
             elif isinstance(note, Finished):
-                acc = self.store.accept(
-                    note.match_id, note.attempt, note.result, attempt_cap=self.attempt_cap
-                )
+                trusted = self._judge(note)
+                if trusted is None:
+                    continue  # an uncharged failure: requeued
+                acc = self.store.accept(note.match_id, note.attempt, trusted, attempt_cap=self.attempt_cap)
                 if acc.status in ("accepted", "failed"):
                     changed = True
                     self._forget(note.match_id)
@@ -259,6 +284,108 @@ class Coordinator:
             ):
                 log.info("requeued %s: skipped by %s", note.match_id, note.worker)
         return changed
+
+    def _rejected(self, note: Rejected) -> None:
+        """Log a note that is not ours with the worker it claims; a flood of them (anyone with
+        the URL can push) is counted, and only the first ones per claimed name are written out."""
+        self.rejected_notes[note.claimed_worker] += 1
+        n = self.rejected_notes[note.claimed_worker]
+        if n > REJECTED_LOGGED_PER_WORKER:
+            return
+        detail = f"attempt {note.attempt} claimed by worker {note.claimed_worker!r}: {note.reason}"
+        if n == REJECTED_LOGGED_PER_WORKER:
+            detail += " (further ones from this name are only counted)"
+        log.warning("REJECTED a note not signed with the run key for %s: %s", note.match_id, detail)
+        self.store.log("rejected_note", note.match_id, detail)
+        self.progress.log(f"rejected an unsigned/altered note for {note.match_id} ({detail})")
+
+    def _judge(self, note: Finished) -> MatchResult | None:
+        """The result to record for ``note``: as sent if the referee replay agrees, else a
+        ``system_error`` counted against the worker that sent it; None if the failure was
+        requeued without charging the match (an unproven or quarantined worker)."""
+        result = note.result
+        worker = result.worker or "?"
+        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+        cpu0 = time.process_time()
+        mismatch: str | None = None
+        try:
+            verify_result(spec, result)
+        except ResultMismatch as e:
+            mismatch = str(e)
+        self.verify_cpu_s += time.process_time() - cpu0
+        if mismatch is not None:
+            log.warning(
+                "REJECTED result for %s attempt %d from worker %s: %s",
+                note.match_id,
+                note.attempt,
+                worker,
+                mismatch,
+            )
+            self.store.log(
+                "result_mismatch", note.match_id, f"attempt {note.attempt} from {worker}: {mismatch}"
+            )
+            result = system_error_result(
+                spec,
+                f"result from {worker} rejected by the referee: {mismatch}"[:500],
+                worker=worker,
+                digests=result.digests,
+            )
+        err = result.system_error
+        if err is None:
+            self.health.accepted(worker)
+            return result
+        decision = self.health.failed(worker, note.match_id, err.detail, mismatch=mismatch is not None)
+        if decision.quarantine_now:
+            self._quarantine(worker)
+        if decision.charge_match:
+            return result
+        reason = f"failure on {worker} not charged: {err.detail}"[:500]
+        if not self.store.requeue(note.match_id, note.attempt, reason):
+            return result  # not in flight (late or duplicate): the store records why it is ignored
+        self.progress.log(f"match {note.match_id}: re-dispatching (failed on {worker}; not charged)")
+        return None
+
+    def _quarantine(self, worker: str) -> None:
+        rec = self.health.record(worker)
+        log.warning("worker %s QUARANTINED: %s", worker, rec.reason)
+        self.store.log("quarantined", None, f"{worker}: {rec.reason}")
+        self.store.set_meta(workers=self.health.summary())
+        self.progress.log(f"worker {worker} QUARANTINED ({rec.reason}); its matches go to other workers")
+        if isinstance(self.dispatcher, CeleryDispatcher):
+            self.dispatcher.quarantine(worker, rec.reason)
+
+    def _check_broker_data(self) -> None:
+        """A broker that came back empty lost every queued message, the artifacts and the
+        ``current`` hash: notice it within a second or two, republish the artifacts and
+        re-dispatch the queued matches at once, without charging their attempts. Matches a
+        worker is playing go on: the worker reports to the inbox as before."""
+        mono = time.monotonic()
+        if (
+            not isinstance(self.dispatcher, CeleryDispatcher)
+            or mono - self._last_data_check < BROKER_CHECK_EVERY_S
+        ):
+            return
+        self._last_data_check = mono
+        if not self.dispatcher.lost_its_data():
+            return
+        if self.republish is not None:
+            self.republish()
+            self._last_republish = mono
+        requeued = [
+            f.match_id
+            for f in self.store.in_flight()
+            if f.state == "queued"
+            and self.store.requeue(f.match_id, f.attempt, "the broker restarted empty: message lost")
+        ]
+        for f in self.store.in_flight():  # running: their workers report as before
+            self.dispatcher.want(f.match_id, f.attempt)
+        self.dispatcher.mark_alive()
+        self._queue_empty_since = None
+        self.store.log("broker_emptied", None, f"{len(requeued)} queued match(es) re-dispatched")
+        self.progress.log(
+            f"the broker lost its data (restarted empty): artifacts republished, "
+            f"{len(requeued)} queued match(es) re-dispatched, no attempt charged"
+        )
 
     def _sweep(self) -> None:
         """Requeue attempts nobody is working on any more (DESIGN §6)."""
@@ -334,6 +461,8 @@ class Coordinator:
                 verdicts=dict(verdicts),
                 workers=self.dispatcher.workers(),
                 running=c.get("running", 0) + c.get("queued", 0),
+                failed=c.get("failed", 0),
+                quarantined=tuple(r.name for r in self.health.quarantined()),
             )
         )
 
@@ -564,7 +693,7 @@ def _play(
                 print(f"tourney run: cannot start the embedded Redis: {e}", file=sys.stderr)
                 return 1, None
             url = cluster.redis.url()
-        celery = CeleryDispatcher(url, run_id, timing)
+        celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
         cluster.dispatcher = celery
         try:
             celery.ping()
@@ -572,6 +701,7 @@ def _play(
             print(f"tourney run: {e}", file=sys.stderr)
             return 2, None
         celery.publish_artifacts(blobs)
+        celery.mark_alive()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
         dispatcher = celery
         count = 0
@@ -579,7 +709,13 @@ def _play(
             for pid_file in rd.workers.glob("*/worker.pid"):
                 kill_stale(pid_file, "runner.cli worker")
             count = args.workers or os.cpu_count() or 1
-            cluster.workers = LocalWorkers(url, rd.path, count).start()
+            cluster.workers = LocalWorkers(
+                url,
+                rd.path,
+                count,
+                key_file=_key_file(rd),
+                allow_unsandboxed=config.sandbox == "none",
+            ).start()
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
@@ -591,6 +727,7 @@ def _play(
         config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
     )
     outcome = coordinator.run()
+    _record_trust(store, coordinator, progress)
     if outcome.finished and isinstance(dispatcher, CeleryDispatcher):
         dispatcher.forget_run()
     if cluster.workers is not None:
@@ -619,6 +756,37 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+def _key_file(rd: RunDir) -> Path | None:
+    """The key file local workers get (None: the key came from the environment, which they inherit)."""
+    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
+        return None  # the coordinator uses the environment's key, and so do they
+    path = rd.path / KEY_FILE_NAME
+    return path if path.exists() else None
+
+
+def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgress) -> None:
+    """Per-worker counts and what re-judging results cost, kept in the run's metadata."""
+    share = coordinator.verify_cpu_s / coordinator.cpu_s if coordinator.cpu_s > 0 else 0.0
+    store.set_meta(
+        workers=coordinator.health.summary(),
+        rejected_notes=dict(coordinator.rejected_notes),
+        verification={
+            "cpu_s": round(coordinator.verify_cpu_s, 4),
+            "coordinator_cpu_s": round(coordinator.cpu_s, 4),
+            "share": round(share, 5),
+        },
+    )
+    quarantined = coordinator.health.quarantined()
+    if quarantined:
+        progress.log("quarantined worker(s): " + ", ".join(f"{r.name} ({r.reason})" for r in quarantined))
+    log.info(
+        "referee replay of results: %.3fs CPU of the coordinator's %.3fs (%.2f%%)",
+        coordinator.verify_cpu_s,
+        coordinator.cpu_s,
+        100 * share,
+    )
 
 
 def _masked(url: str) -> str:

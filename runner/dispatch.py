@@ -31,40 +31,54 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import psutil
 import redis
 
-from runner.contracts import MatchResult, MatchSpec
+from runner import procs as procs_mod
+from runner.contracts import (
+    Finished,
+    MatchSpec,
+    Skipped,
+    Started,
+    TaskEnvelope,
+    WireError,
+    note_from_dict,
+)
+from runner.contracts import Note as WireNote
 from runner.redis_server import parent_death_signal
+from runner.signing import RunKey, SignatureError, artifact_signature, sign, verify
 
 log = logging.getLogger("tourney.dispatch")
 
+#: the notes are wire messages, defined beside the specs in ``runner.contracts``; re-exported here
+__all__ = [
+    "BrokerDown",
+    "CeleryDispatcher",
+    "Dispatcher",
+    "Finished",
+    "InlineDispatcher",
+    "LocalWorkers",
+    "Note",
+    "Rejected",
+    "Skipped",
+    "Started",
+    "Timing",
+]
+
 
 @dataclass(frozen=True)
-class Started:
-    match_id: str
-    attempt: int
-    worker: str
-    execution: str = ""  # unique per task execution (a redelivered task starts a new one)
+class Rejected:
+    """A note that is not signed with the run key (forged, or from a worker of another run).
 
-
-@dataclass(frozen=True)
-class Finished:
-    match_id: str
-    attempt: int
-    result: MatchResult
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A worker dropped a task because the run no longer wanted that attempt."""
+    Never on the wire: the dispatcher makes it from what failed to verify."""
 
     match_id: str
     attempt: int
-    worker: str
+    claimed_worker: str
+    reason: str
 
 
-Note = Started | Finished | Skipped
+#: what the coordinator reads from the inbox: the workers' notes, and the ones refused
+Note = WireNote | Rejected
 
 
 @dataclass(frozen=True)
@@ -148,10 +162,13 @@ class InlineDispatcher:
             time.sleep(min(timeout, 0.01))
             return []
         spec, attempt = self._queue.popleft()
-        from workers.tasks import play
+        from workers.executor import execute_match
 
-        result = play(spec, self._fetch, self.worker, self.cache_dir)
-        return [Started(spec.match_id, attempt, self.worker), Finished(spec.match_id, attempt, result)]
+        result = execute_match(spec, self._fetch, self.cache_dir, worker=self.worker)
+        return [
+            Started(spec.match_id, attempt, self.worker),
+            Finished(spec.match_id, attempt, result, self.worker),
+        ]
 
     def forget(self, match_id: str) -> None:
         pass  # nothing of it is queued: submit plays in order, poll returns its result
@@ -183,9 +200,10 @@ class CeleryDispatcher:
     #: how long the coordinator keeps trying an unreachable broker before giving up
     PATIENCE_S = 600.0
 
-    def __init__(self, broker_url: str, run_id: str, timing: Timing) -> None:
+    def __init__(self, broker_url: str, run_id: str, timing: Timing, key: RunKey) -> None:
         from workers.celery_app import KEYS, configure
 
+        self.key = key
         self.url = broker_url
         self.run_id = run_id
         self.timing = timing
@@ -237,10 +255,15 @@ class CeleryDispatcher:
         """Make sure every artifact (digest -> packed file) is in Redis (cheap when it is)."""
         for digest, path in blobs.items():
             key = self.keys.artifact(digest)
+            sig_key = self.keys.artifact_sig(digest, self.key.key_id)
             while True:
                 try:
-                    if not self.redis.exists(key):
-                        self.redis.set(key, path.read_bytes())
+                    if self.redis.exists(key, sig_key) != 2:
+                        blob = path.read_bytes()
+                        with self.redis.pipeline(transaction=True) as pipe:
+                            pipe.set(key, blob)
+                            pipe.set(sig_key, artifact_signature(self.key, digest, blob))
+                            pipe.execute()
                     self._ok()
                     break
                 except redis.exceptions.RedisError as e:
@@ -248,17 +271,14 @@ class CeleryDispatcher:
                     time.sleep(1.0)
 
     # dispatching ------------------------------------------------------------------
-    def envelope(self, spec: MatchSpec, attempt: int) -> dict[str, Any]:
-        from workers.celery_app import ENVELOPE_VERSION
-
-        return {
-            "v": ENVELOPE_VERSION,
-            "run": self.run_id,
-            "attempt": attempt,
-            "spec": spec.to_dict(),
-            "heartbeat_s": self.timing.heartbeat_s,
-            "heartbeat_ttl_s": self.timing.heartbeat_ttl_s,
-        }
+    def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:
+        return TaskEnvelope(
+            run=self.run_id,
+            attempt=attempt,
+            spec=spec,
+            heartbeat_s=self.timing.heartbeat_s,
+            heartbeat_ttl_s=self.timing.heartbeat_ttl_s,
+        )
 
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         from workers.celery_app import QUEUE, TASK_NAME
@@ -268,7 +288,7 @@ class CeleryDispatcher:
                 self.redis.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
                 self.app.send_task(
                     TASK_NAME,
-                    args=[self.envelope(spec, attempt)],
+                    args=[sign(self.envelope(spec, attempt).to_dict(), self.key)],
                     queue=QUEUE,
                     task_id=f"{self.run_id}.{spec.match_id}.{attempt}",
                     retry=True,
@@ -279,15 +299,48 @@ class CeleryDispatcher:
                 self._failed(e)
                 time.sleep(1.0)
 
+    def want(self, match_id: str, attempt: int) -> None:
+        """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.hset(self.keys.current(self.run_id), match_id, str(attempt))
+
+    def mark_alive(self) -> None:
+        """Set the sentinel whose disappearance tells that the broker lost its data."""
+        try:
+            self.redis.set(self.keys.alive(self.run_id), "1")
+            self._ok()
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+
+    def lost_its_data(self) -> bool:
+        """True when the broker answers but the sentinel is gone (restarted empty, flushed)."""
+        try:
+            gone = not self.redis.exists(self.keys.alive(self.run_id))
+            self._ok()
+            return gone
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return False
+
     def forget(self, match_id: str) -> None:
         """Workers skip any attempt of this match from now on (``current`` hash)."""
         with contextlib.suppress(redis.exceptions.RedisError):
             self.redis.hdel(self.keys.current(self.run_id), match_id)
 
+    def quarantine(self, worker: str, reason: str) -> None:
+        """Tell ``worker`` (signed, so nobody else can) to stop taking this broker's work."""
+        from workers.celery_app import QUARANTINE_TTL_S
+
+        notice = sign({"worker": worker, "run": self.run_id, "reason": reason}, self.key)
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.set(self.keys.quarantine(worker), json.dumps(notice), ex=QUARANTINE_TTL_S)
+
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
         with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.delete(self.keys.current(self.run_id), self.keys.inbox(self.run_id))
+            self.redis.delete(
+                self.keys.current(self.run_id), self.keys.inbox(self.run_id), self.keys.alive(self.run_id)
+            )
 
     def poll(self, timeout: float) -> list[Note]:
         inbox = self.keys.inbox(self.run_id)
@@ -307,24 +360,21 @@ class CeleryDispatcher:
         notes: list[Note] = []
         for blob in raw:
             try:
-                d = json.loads(blob)
-                kind = d["kind"]
-                if kind == "started":
+                signed = json.loads(blob)
+                try:
+                    d = verify(signed, self.key)
+                except SignatureError as e:
                     notes.append(
-                        Started(
-                            d["match_id"],
-                            int(d["attempt"]),
-                            str(d.get("worker", "")),
-                            str(d.get("execution", "")),
+                        Rejected(
+                            str(signed.get("match_id", "?")),
+                            int(signed.get("attempt", 0) or 0),
+                            str(signed.get("worker", "?")),
+                            str(e),
                         )
                     )
-                elif kind == "result":
-                    notes.append(
-                        Finished(d["match_id"], int(d["attempt"]), MatchResult.from_dict(d["result"]))
-                    )
-                elif kind == "skipped":
-                    notes.append(Skipped(d["match_id"], int(d["attempt"]), str(d.get("worker", ""))))
-            except (ValueError, KeyError, TypeError) as e:
+                    continue
+                notes.append(note_from_dict(d))
+            except (ValueError, WireError, TypeError, AttributeError) as e:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
 
@@ -377,10 +427,21 @@ class LocalWorkers:
     work directory under ``workers/<n>``, like a separate machine would.
     """
 
-    def __init__(self, broker_url: str, run_dir: Path, count: int) -> None:
+    def __init__(
+        self,
+        broker_url: str,
+        run_dir: Path,
+        count: int,
+        *,
+        key_file: Path | None = None,
+        allow_unsandboxed: bool = False,
+    ) -> None:
         self.broker_url = broker_url
         self.run_dir = run_dir
         self.count = count
+        self.key_file = key_file
+        #: the organiser's own config said ``sandbox: none``: these workers are theirs to allow it
+        self.allow_unsandboxed = allow_unsandboxed
         self.procs: list[subprocess.Popen[bytes]] = []
         self._pid_files: list[Path] = []
 
@@ -406,6 +467,8 @@ class LocalWorkers:
                         f"local-{i}-{os.getpid()}@{host}",
                         "--work-dir",
                         str(work),
+                        *(["--key-file", str(self.key_file)] if self.key_file else []),
+                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
                     ],
                     stdin=subprocess.DEVNULL,
                     stdout=out,
@@ -414,7 +477,7 @@ class LocalWorkers:
                     preexec_fn=parent_death_signal(signal.SIGKILL),
                 )
             self.procs.append(proc)
-            (work / "worker.pid").write_text(str(proc.pid))
+            procs_mod.record(work / "worker.pid", proc.pid, f"tourney worker {i} of {self.run_dir}")
             self._pid_files.append(work / "worker.pid")
         return self
 
@@ -434,44 +497,27 @@ class LocalWorkers:
         procs, self.procs = self.procs, []
         deadline = time.monotonic() + grace_s
         for p in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(max(0.1, deadline - time.monotonic()))
-            kill_group(p.pid)  # pool processes that outlived their parent, if any
+            # unreaped, its pid is still its group's id: the group kill reaches only our processes
+            if p.returncode is None:
+                procs_mod.wait_unreaped(p.pid, max(0.1, deadline - time.monotonic()))
+                procs_mod.kill_own_group(p.pid)  # pool processes that outlived their parent, if any
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(5.0)
         for f in self._pid_files:
-            with contextlib.suppress(OSError):
-                f.unlink()
+            procs_mod.forget(f)
         self._pid_files = []
 
 
 def kill_group(pgid: int) -> None:
-    """SIGKILL every process left in a process group we created (pool processes included)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+    """SIGKILL a process group we created; only while its leader, our child, is unreaped
+    (``runner.procs.wait_unreaped``), so that the group id cannot name anyone else's."""
+    procs_mod.kill_own_group(pgid)
 
 
-def kill_stale(pid_file: Path, expect: str) -> bool:
+def kill_stale(pid_file: Path, expect: str = "") -> bool:
     """Kill a process a previous, killed coordinator left behind (normally PDEATHSIG did).
 
-    Only if the pid still belongs to a process whose command line contains
-    ``expect`` (pids get reused)."""
-    try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
-        return False
-    try:
-        proc = psutil.Process(pid)
-        if expect not in " ".join(proc.cmdline()):
-            return False
-        for child in proc.children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                child.kill()
-        proc.kill()
-        proc.wait(5)
-        return True
-    except psutil.Error:
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            pid_file.unlink()
+    Only if the recorded pid still belongs to the very process recorded (same
+    kernel start time, ``runner.procs``); never by name. ``expect`` is kept
+    for callers' readability only."""
+    return procs_mod.kill_recorded(pid_file)

@@ -21,9 +21,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runner.contracts import EntryRef
+from runner.games import GAME_NAMES
+from runner.registry import PROTOCOL_NAMES
 
-PROTOCOLS = ("potm-arena", "icfp98", "mnk", "gomocup")
-GAMES = ("boxing", "pousse", "mnk", "gomoku")
+# the registries' names, under the names this module has always exported
+PROTOCOLS = PROTOCOL_NAMES
+GAMES = GAME_NAMES
 
 # Files that never belong to an entry's code (editor droppings, build output).
 _IGNORED_NAMES = {".git", "__pycache__", ".DS_Store"}

@@ -99,7 +99,12 @@ class MatchRecord:
 
     @property
     def finished(self) -> bool:
-        return bool(self.games)
+        """Played to a result that counts (a failed match holds only a system_error result)."""
+        return bool(self.games) and self.state != "failed"
+
+    @property
+    def failed(self) -> bool:
+        return self.state == "failed"
 
     def game_wins(self) -> dict[str, int]:
         """Games won per player (a verdict against the opponent counts, as in the standings)."""

@@ -21,8 +21,9 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import redis
 
@@ -72,8 +73,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """Server certificate, its key, and the CA that clients verify it with (PEM files)."""
+
+    cert: Path
+    key: Path
+    ca: Path
+
+
 class EmbeddedRedis:
-    """A private Redis server process. Use as a context manager, or ``start``/``stop``."""
+    """A private Redis server process. Use as a context manager, or ``start``/``stop``.
+
+    With ``tls`` it accepts only TLS connections (``rediss://``; needs a redis-server
+    built with TLS, e.g. Debian's, given as ``binary``)."""
 
     def __init__(
         self,
@@ -83,7 +96,11 @@ class EmbeddedRedis:
         port: int | None = None,
         bind: Sequence[str] = ("127.0.0.1",),
         log_file: Path | None = None,
+        tls: TlsFiles | None = None,
+        binary: str | None = None,
     ) -> None:
+        self.tls = tls
+        self.binary = binary
         self.data_dir = data_dir.resolve()  # redis-server chdirs into it before opening the log
         self.password = password or secrets.token_urlsafe(24)
         self.port = port or free_port()
@@ -92,6 +109,9 @@ class EmbeddedRedis:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def url(self, host: str = "127.0.0.1") -> str:
+        if self.tls is not None:
+            query = urlencode({"ssl_cert_reqs": "required", "ssl_ca_certs": str(self.tls.ca)})
+            return f"rediss://:{quote(self.password, safe='')}@{host}:{self.port}/0?{query}"
         return f"redis://:{quote(self.password, safe='')}@{host}:{self.port}/0"
 
     @property
@@ -99,12 +119,25 @@ class EmbeddedRedis:
         return self.proc.pid if self.proc else None
 
     def client(self) -> redis.Redis:
+        if self.tls is not None:
+            return redis.Redis.from_url(self.url(), socket_timeout=5.0)
         return redis.Redis(host="127.0.0.1", port=self.port, password=self.password, socket_timeout=5.0)
 
     def _config(self) -> str:
+        if self.tls is not None:
+            ports = [
+                "port 0",  # TLS only: nothing in clear text
+                f"tls-port {self.port}",
+                f'tls-cert-file "{self.tls.cert}"',
+                f'tls-key-file "{self.tls.key}"',
+                f'tls-ca-cert-file "{self.tls.ca}"',
+                "tls-auth-clients no",  # clients prove themselves with the password
+            ]
+        else:
+            ports = [f"port {self.port}"]
         lines = [
             f"bind {' '.join(self.bind)}",
-            f"port {self.port}",
+            *ports,
             f"requirepass {self.password}",
             f'dir "{self.data_dir}"',
             "appendonly yes",
@@ -127,7 +160,7 @@ class EmbeddedRedis:
         os.chmod(conf, 0o600)
         conf.write_text(self._config())
         self.proc = subprocess.Popen(
-            [redis_server_binary(), str(conf)],
+            [self.binary or redis_server_binary(), str(conf)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -158,7 +191,9 @@ class EmbeddedRedis:
                 time.sleep(0.05)
         finally:
             client.close()
-        (self.data_dir / "redis.pid").write_text(str(self.proc.pid))
+        from runner.procs import record
+
+        record(self.data_dir / "redis.pid", self.proc.pid, f"redis-server of {self.data_dir}")
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -176,8 +211,9 @@ class EmbeddedRedis:
                 proc.wait(5)
         if proc.stderr:
             proc.stderr.close()
-        with contextlib.suppress(FileNotFoundError):
-            (self.data_dir / "redis.pid").unlink()
+        from runner.procs import forget
+
+        forget(self.data_dir / "redis.pid")
 
     def __enter__(self) -> EmbeddedRedis:
         return self.start()

@@ -32,14 +32,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.contracts import GameRecord, VerdictKind
 
 RankKey = Literal["wins", "score", "points", "head_to_head", "buchholz", "seed", "name"]
-RANK_KEYS: tuple[str, ...] = ("wins", "score", "points", "head_to_head", "buchholz", "seed", "name")
+RANK_KEYS: tuple[str, ...] = get_args(RankKey)
 MatchKey = Literal["wins", "score", "points"]
 Result = Literal["win", "tie", "loss"]
 

@@ -368,10 +368,10 @@ class RunStore:
         }
 
     def stage_counts(self) -> dict[str, tuple[int, int]]:
-        """Per stage: (matches with a result, live matches)."""
+        """Per stage: (matches done, live matches). A failed match is not done (``counts``)."""
         out: dict[str, tuple[int, int]] = {}
         for r in self._conn.execute(
-            "SELECT stage, SUM(state IN ('done','failed')) AS done, COUNT(*) AS total FROM matches "
+            "SELECT stage, SUM(state = 'done') AS done, COUNT(*) AS total FROM matches "
             "WHERE state != 'obsolete' GROUP BY stage"
         ):
             out[r["stage"]] = (int(r["done"]), int(r["total"]))

@@ -33,9 +33,8 @@ from pathlib import Path
 from runner.contracts import EntryRef, Limits, VerdictKind
 from runner.entries import directory_digest, pack_entry, unpack_entry
 from workers.sandbox.base import HostFactory, RunOutcome
+from workers.sandbox.limits import build_limits
 
-#: the wall-clock limit of one build
-BUILD_WALL_S = 120.0
 #: a digest is hex sha256; anything else must not become a path
 _HEX = frozenset("0123456789abcdef")
 
@@ -57,29 +56,13 @@ class BuildFailed:
 EntryDir = Path | BuildFailed
 
 
-def build_limits(limits: Limits | None = None) -> Limits:
-    """Limits for a build: move limits do not fit a compiler."""
-    base = limits or Limits()
-    return Limits(
-        move_wall_s=max(BUILD_WALL_S, base.move_wall_s),
-        move_cpu_s=max(BUILD_WALL_S, base.cpu_s),
-        memory_mb=max(2048, base.memory_mb),
-        output_kb=max(1024, base.output_kb),
-        processes=max(256, base.processes),
-        open_files=max(1024, base.open_files),
-        file_size_mb=max(256, base.file_size_mb),
-    )
-
-
 def _check_digest(digest: str) -> None:
     if len(digest) != 64 or not set(digest) <= _HEX:
         raise ArtifactError(f"not a sha256 digest: {digest!r}")
 
 
 def _build_log(command: str, outcome: RunOutcome) -> str:
-    status = (
-        f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
-    )
+    status = f"exit code {outcome.exit_code}" if outcome.exit_code is not None else f"signal {outcome.signal}"
     parts = [
         f"$ {command}",
         outcome.stdout.decode("utf-8", errors="replace"),

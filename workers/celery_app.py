@@ -25,27 +25,36 @@ or the coordinator.
 Besides Celery's own keys the run uses (``KEYS``):
 
 * ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
+* ``tourney:artifact:<digest>:sig:<key id>``: its signature with a run key
+  (``runner.signing.artifact_signature``); tasks and notes are signed too;
 * ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
   (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
   a week after the last note; the coordinator deletes it when the run ends);
+* ``tourney:run:<run>:alive``: a sentinel the coordinator sets; gone means the
+  broker came back empty (artifacts, queue and ``current`` lost with it);
 * ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
   worker plays the match (the coordinator's lease follows it);
-* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency.
+* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency;
+* ``tourney:quarantine:<name>``: a signed notice that the worker must stop taking work.
 """
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from celery import Celery
+
+from runner.contracts import ENVELOPE_VERSION as ENVELOPE_VERSION  # the envelope lives in the contracts
 
 QUEUE = "tourney"
 TASK_NAME = "tourney.play_match"
 VISIBILITY_TIMEOUT_S = 12 * 3600
-#: envelope format version (task args)
-ENVELOPE_VERSION = 1
+#: how long a quarantine notice stands (a fixed machine is restarted under a new name, or after this)
+QUARANTINE_TTL_S = 24 * 3600
 
 SETTINGS: dict[str, Any] = {
     "task_acks_late": True,
@@ -84,9 +93,30 @@ app.conf.update(SETTINGS)
 
 
 def configure(broker_url: str) -> Celery:
-    """Point the app at a broker (the URL is only known at run time)."""
+    """Point the app at a broker (the URL is only known at run time).
+
+    ``rediss://`` URLs carry their TLS options in the query (``ssl_ca_certs=PATH``,
+    ``ssl_cert_reqs=required``, optionally ``ssl_certfile``/``ssl_keyfile``); redis-py reads
+    them from the URL, Celery's transport from ``broker_use_ssl``."""
     app.conf.broker_url = broker_url
+    app.conf.broker_use_ssl = tls_options(broker_url)
     return app
+
+
+def tls_options(broker_url: str) -> dict[str, Any] | None:
+    """Celery's ``broker_use_ssl`` for a ``rediss://`` URL (None for plain ``redis://``)."""
+    parts = urlsplit(broker_url)
+    if parts.scheme != "rediss":
+        return None
+    query = dict(parse_qsl(parts.query))
+    reqs = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
+    options: dict[str, Any] = {
+        "ssl_cert_reqs": reqs.get(query.get("ssl_cert_reqs", "required"), ssl.CERT_REQUIRED)
+    }
+    for name in ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile"):
+        if query.get(name):
+            options[name] = query[name]
+    return options
 
 
 class KEYS:
@@ -97,8 +127,18 @@ class KEYS:
         return f"tourney:artifact:{digest}"
 
     @staticmethod
+    def artifact_sig(digest: str, key_id: str) -> str:
+        """The run key's signature of an artifact (per key: runs with other keys share the broker)."""
+        return f"tourney:artifact:{digest}:sig:{key_id}"
+
+    @staticmethod
     def inbox(run: str) -> str:
         return f"tourney:run:{run}:inbox"
+
+    @staticmethod
+    def alive(run: str) -> str:
+        """Set by the coordinator, never expires: its absence means the broker lost its data."""
+        return f"tourney:run:{run}:alive"
 
     @staticmethod
     def current(run: str) -> str:
@@ -111,5 +151,10 @@ class KEYS:
     @staticmethod
     def worker(name: str) -> str:
         return f"tourney:worker:{name}"
+
+    @staticmethod
+    def quarantine(name: str) -> str:
+        """Set (signed) by a coordinator: the worker stops consuming (``runner.workers_health``)."""
+        return f"tourney:quarantine:{name}"
 
     WORKER_PATTERN = "tourney:worker:*"

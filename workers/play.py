@@ -2,8 +2,10 @@
 
     tourney play --game pousse --size 6 entries/pousse/a entries/pousse/b --games 2
 
-Builds each entry once per digest in the local cache (``$TOURNEY_CACHE`` or
-``~/.cache/tourney``), plays K games with the seats rotated (two players:
+Plays through ``workers.executor.execute_match`` like a worker does: builds
+each entry once per digest in this machine's cache (``$TOURNEY_WORK_DIR``, or
+``~/.cache/tourney``; a failed build is the entry's ``build_failed`` verdict,
+never a traceback), plays K games with the seats rotated (two players:
 alternating who goes first), prints every position with the move and its
 time, then each game's result. ``--json`` prints one object and nothing
 else on stdout: ``{"games": [GameRecord.to_dict(), ...]}``.
@@ -18,23 +20,29 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.contracts import GameRecord, Limits, MatchPlan, MatchSpec, MoveRecord, VerdictKind, stable_id
+from runner.contracts import (
+    EntryRef,
+    GameRecord,
+    Limits,
+    MatchPlan,
+    MatchSpec,
+    MoveRecord,
+    VerdictKind,
+    stable_id,
+)
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import get_game
 from runner.games.base import BoardError, Game
-from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
-from workers.match import MatchObserver, play_match
+from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
+from workers.executor import artifacts_dir, execute_match, work_dir
+from workers.match import MatchObserver
 from workers.protocols import protocol_class
 from workers.sandbox import HostError, host_factory
-
-#: per-move wall limit when --move-time is not given (seed 002: one second)
-DEFAULT_MOVE_TIME = {"boxing": 1.0, "mnk": 1.0, "gomoku": 1.0, "pousse": 2.0}
 
 
 class UsageError(Exception):
@@ -42,8 +50,8 @@ class UsageError(Exception):
 
 
 def cache_root() -> Path:
-    env = os.environ.get("TOURNEY_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "tourney"
+    """This machine's work directory (one for ``tourney play`` and ``tourney worker``)."""
+    return work_dir()
 
 
 def board_from_size(game_name: str, size: str) -> str:
@@ -159,6 +167,12 @@ def result_line(number: int, record: GameRecord) -> str:
     return f"game {number}: {head} ({why}); scores: {scores}; {len(record.moves)} moves"
 
 
+def _build_failures(cache: ArtifactCache, refs: dict[str, EntryRef]) -> dict[str, str]:
+    """Each entry whose build failed (as the cache recorded it while the match was played), with why."""
+    failed = {name: cache.cached(ref.digest) for name, ref in refs.items()}
+    return {name: f.detail for name, f in failed.items() if isinstance(f, BuildFailed)}
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     try:
         return _play(args)
@@ -180,7 +194,7 @@ def _play(args: argparse.Namespace) -> int:
         hosts = host_factory(args.sandbox)
     except HostError as e:
         raise UsageError(str(e)) from e
-    move_time = args.move_time if args.move_time is not None else DEFAULT_MOVE_TIME.get(game.name, 1.0)
+    move_time = args.move_time if args.move_time is not None else game.default_move_wall_s
     if move_time <= 0:
         raise UsageError("--move-time must be positive")
     limits = Limits(move_wall_s=move_time)
@@ -196,18 +210,11 @@ def _play(args: argparse.Namespace) -> int:
         seed=args.seed,
         sandbox=args.sandbox,
     )
-    cache = ArtifactCache(cache_root() / "artifacts", hosts)
     fetch = local_fetch({s.digest: s.path for s in specs})
-    try:
-        dirs = cache.ensure_all(refs, fetch)
-    except ArtifactError as e:
-        print(f"tourney play: {e}", file=sys.stderr)
-        return 1
-    for name, d in dirs.items():
-        if isinstance(d, BuildFailed):
-            print(f"{name}: build failed: {d.detail}", file=sys.stderr)
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
-    result = play_match(spec, dirs, hosts, observer=printer)
+    result = execute_match(spec, fetch, artifacts_dir(), worker="", observer=printer, hosts=hosts)
+    for name, detail in _build_failures(ArtifactCache(artifacts_dir(), hosts), refs).items():
+        print(f"{name}: build failed: {detail}", file=sys.stderr)
     if args.json:
         print(json.dumps({"games": [g.to_dict() for g in result.games]}))
     else:

@@ -1,23 +1,20 @@
 """The ``play_match`` task: a JSON envelope in, notes to the run's inbox out.
 
-The envelope (``ENVELOPE_VERSION`` 1)::
-
-    {"v": 1, "run": RUN_ID, "attempt": N, "spec": MatchSpec.to_dict(),
-     "heartbeat_s": 5.0, "heartbeat_ttl_s": 15.0}
+The envelope is a ``runner.contracts.TaskEnvelope`` as a dict; the notes are
+``Started``, ``Finished`` and ``Skipped`` from the same module, pushed as JSON.
 
 Paths never travel: a worker shares no file system with the coordinator.
 Entries come as artifacts by digest from Redis (``tourney:artifact:<digest>``),
-built once per digest in this machine's cache (``TOURNEY_WORK_DIR``).
+built once per digest in this machine's cache (``workers.executor.work_dir``).
 
 What the task does, in order:
 
 1. skip unless the run still wants this attempt (``current`` hash), so a
    redelivered or superseded message costs nothing;
 2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing;
-3. play the match (``workers.match.play_match`` never raises for entry
-   faults); a failure of this machine (artifact, sandbox) becomes a result
-   whose games carry a ``system_error`` verdict, which the coordinator retries
-   elsewhere;
+3. play the match (``workers.executor.execute_match``, which never raises:
+   a failure of this machine (artifact, sandbox) becomes a result whose games
+   carry a ``system_error`` verdict, which the coordinator retries elsewhere);
 4. ``RPUSH`` the ``result`` note, retrying through a Redis outage.
 
 The task's own return value is a small status dict; nothing reads it.
@@ -39,8 +36,12 @@ from typing import Any
 
 import redis
 
-from runner.contracts import MatchResult, MatchSpec, system_error_result
-from workers.celery_app import ENVELOPE_VERSION, KEYS, TASK_NAME, app
+from runner.contracts import Finished, MatchResult, MatchSpec, Note, Skipped, Started, TaskEnvelope, WireError
+from runner.signing import RunKey, SignatureError, check_artifact, load_run_key, sign, verify
+from workers.celery_app import KEYS, TASK_NAME, app
+from workers.executor import execute_match, work_dir
+from workers.executor import machine_error_result as machine_error_result
+from workers.policy import PolicyRefused, WorkerPolicy
 
 log = logging.getLogger("tourney.worker")
 
@@ -70,25 +71,25 @@ def _redis() -> redis.Redis:
     return _client[2]
 
 
+_key: RunKey | None = None
+
+
+def run_key() -> RunKey:
+    """This worker's run key (``tourney worker`` checked at start that there is one)."""
+    global _key
+    if _key is None:
+        _key = load_run_key()
+    return _key
+
+
 def worker_name() -> str:
     return os.environ.get("TOURNEY_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
-def work_dir() -> Path:
-    return Path(os.environ.get("TOURNEY_WORK_DIR") or Path.home() / ".cache" / "tourney")
-
-
-def machine_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResult:
-    """A match this machine could not play (the detail cut to one sane line length)."""
-    return system_error_result(
-        spec, detail[:500], worker=worker, digests={n: r.digest for n, r in spec.entries.items()}
-    )
-
-
-def _push(r: redis.Redis, run: str, note: dict[str, Any], patience_s: float) -> bool:
+def _push(r: redis.Redis, run: str, note: Note, patience_s: float) -> bool:
     """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``)."""
     deadline = time.monotonic() + patience_s
-    blob = json.dumps(note)
+    blob = json.dumps(sign(note.to_dict(), run_key()))
     pause = 0.2
     while True:
         try:
@@ -100,7 +101,7 @@ def _push(r: redis.Redis, run: str, note: dict[str, Any], patience_s: float) -> 
             return True
         except redis.exceptions.RedisError as e:
             if time.monotonic() > deadline:
-                log.error("could not deliver %s note for %s: %s", note.get("kind"), note.get("match_id"), e)
+                log.error("could not deliver %s note for %s: %s", note.KIND, note.match_id, e)
                 return False
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
@@ -133,13 +134,34 @@ class Heartbeat:
             self._r.delete(self._key)
 
 
-def artifact_fetcher(r: redis.Redis) -> Callable[[str], bytes]:
+def quarantine_notice(r: redis.Redis, worker: str, key: RunKey) -> str | None:
+    """The reason this worker was quarantined by a coordinator holding the run key, if it was."""
+    try:
+        raw = r.get(KEYS.quarantine(worker))
+    except redis.exceptions.RedisError:
+        return None
+    if raw is None:
+        return None
+    try:
+        notice = verify(json.loads(raw), key)
+    except (SignatureError, ValueError, TypeError, AttributeError):
+        log.warning("ignoring a quarantine notice for %s not signed with the run key", worker)
+        return None
+    return str(notice.get("reason", "?")) if notice.get("worker") == worker else None
+
+
+def artifact_fetcher(r: redis.Redis, key: RunKey | None = None) -> Callable[[str], bytes]:
+    """Fetch a packed entry by digest; with ``key``, only one signed with the run key."""
+
     def fetch(digest: str) -> bytes:
         last: Exception | None = None
         for i in range(FETCH_ATTEMPTS):
             try:
                 blob = r.get(KEYS.artifact(digest))
                 if isinstance(blob, bytes):
+                    if key is not None:
+                        signature = r.get(KEYS.artifact_sig(digest, key.key_id))
+                        check_artifact(key, digest, blob, signature if isinstance(signature, bytes) else None)
                     return blob
                 last = LookupError(f"artifact {digest[:12]} is not in Redis")
             except redis.exceptions.RedisError as e:
@@ -153,31 +175,35 @@ def artifact_fetcher(r: redis.Redis) -> Callable[[str], bytes]:
 
 def play(spec: MatchSpec, fetch: Callable[[str], bytes], worker: str, cache_root: Path) -> MatchResult:
     """Build what the match needs and play it; a failure of this machine becomes ``system_error``."""
-    # imported here: Celery loads this module in every process, the referee only where matches run
-    from workers.artifacts import ArtifactCache
-    from workers.match import play_match
-    from workers.sandbox import host_factory
+    return execute_match(spec, fetch, cache_root, worker=worker)
 
+
+def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
+    """The task body (callable without Celery, for tests).
+
+    An envelope not signed with this worker's run key is dropped unplayed: it
+    may come from anyone who can reach Redis (DESIGN §6.1)."""
     try:
-        hosts = host_factory(spec.sandbox)
-        cache = ArtifactCache(cache_root, hosts, spec.limits)
-        entry_dirs = cache.ensure_all(spec.entries, fetch)
-        return play_match(spec, entry_dirs, hosts, worker=worker)
-    except Exception as e:
-        log.exception("match %s failed on this worker", spec.match_id)
-        return machine_error_result(spec, f"{worker}: {type(e).__name__}: {e}", worker)
-
-
-def execute(envelope: dict[str, Any]) -> dict[str, Any]:
-    """The task body (callable without Celery, for tests)."""
-    if envelope.get("v") != ENVELOPE_VERSION:
-        raise ValueError(f"unknown envelope version {envelope.get('v')!r}; upgrade this worker")
-    run = str(envelope["run"])
-    attempt = int(envelope["attempt"])
-    spec = MatchSpec.from_dict(envelope["spec"])
+        task = TaskEnvelope.from_dict(verify(signed_envelope, run_key()))
+    except (SignatureError, WireError) as e:
+        claimed = signed_envelope.get("spec")
+        log.error(
+            "REFUSED a task that is not ours (%s): run %r match %r",
+            e,
+            signed_envelope.get("run"),
+            claimed.get("match_id") if isinstance(claimed, dict) else None,
+        )
+        return {"status": "refused", "reason": str(e)}
+    run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
-    note: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
+    status: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
+    quarantined = quarantine_notice(r, worker, run_key())
+    if quarantined is not None:
+        # hand it back uncharged (the coordinator requeues a skipped attempt) and play nothing
+        _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
+        log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
+        return {"status": "quarantined", **status}
     try:
         wanted = r.hget(KEYS.current(run), spec.match_id)
     except redis.exceptions.RedisError:
@@ -185,24 +211,27 @@ def execute(envelope: dict[str, Any]) -> dict[str, Any]:
         log.warning("cannot check attempt of %s; playing it", spec.match_id)
     else:
         if wanted is None or int(wanted) != attempt:
-            _push(r, run, {"kind": "skipped", **note}, 60.0)
+            _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
             log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
-            return {"status": "skipped", **note}
+            return {"status": "skipped", **status}
     # names this execution: a second one of the same attempt means the broker redelivered it
-    _push(r, run, {"kind": "started", "ts": time.time(), "execution": uuid.uuid4().hex, **note}, 60.0)
+    started = Started(spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time())
+    _push(r, run, started, 60.0)
     hb = Heartbeat(
-        r,
-        KEYS.heartbeat(run, spec.match_id, attempt),
-        worker,
-        float(envelope.get("heartbeat_s", 5.0)),
-        float(envelope.get("heartbeat_ttl_s", 15.0)),
+        r, KEYS.heartbeat(run, spec.match_id, attempt), worker, task.heartbeat_s, task.heartbeat_ttl_s
     )
     t0 = time.monotonic()
     with hb:
-        result = play(spec, artifact_fetcher(r), worker, work_dir() / "artifacts")
-    pushed = _push(r, run, {"kind": "result", "result": result.to_dict(), **note}, RESULT_PUSH_PATIENCE_S)
+        try:
+            mine = WorkerPolicy.from_env().apply(spec, worker)
+        except PolicyRefused as e:
+            log.error("%s (match %s)", e, spec.match_id)
+            result = machine_error_result(spec, str(e), worker)
+        else:
+            result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts")
+    pushed = _push(r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S)
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
-    return {"status": "done" if pushed else "undelivered", **note}
+    return {"status": "done" if pushed else "undelivered", **status}
 
 
 def _play_match_task(envelope: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,12 @@ digest through Redis and are built once per digest in ``--work-dir``
 (default ``~/.cache/tourney``). It can join or leave at any time; a joining
 worker takes the next queued match. A broker URL without a password is
 refused (DESIGN §6) unless ``--allow-no-password`` says otherwise.
+
+Before taking work it runs ``workers.preflight`` (broker and password, run
+key, a sandboxed move and C build) and exits 3 with one line if any fails.
+Its policy (``workers.policy``: sandbox kind, limit ceilings) comes from its
+own flags: ``--allow-unsandboxed`` is the only way a task's ``sandbox: none``
+is honoured.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import redis
+
+from runner.signing import RunKey
 
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
@@ -42,6 +50,12 @@ def check_broker_url(url: str, *, allow_no_password: bool) -> None:
         )
     if not parts.hostname:
         raise BrokerURLError("broker URL names no host")
+    verify = dict(parse_qsl(parts.query)).get("ssl_cert_reqs", "required").lower()
+    if parts.scheme == "rediss" and verify != "required" and verify != "cert_required":
+        raise BrokerURLError(
+            f"rediss:// with ssl_cert_reqs={verify} does not verify the broker; "
+            "give ssl_ca_certs=CA.pem (ssl_cert_reqs=required, the default)"
+        )
     if not parts.password and not allow_no_password:
         raise BrokerURLError(
             "broker URL has no password; Redis must always have one (redis://:PASSWORD@HOST:PORT/0). "
@@ -49,14 +63,21 @@ def check_broker_url(url: str, *, allow_no_password: bool) -> None:
         )
 
 
-def _presence(url: str, name: str, concurrency: int, stop: threading.Event) -> None:
+def _presence(url: str, name: str, concurrency: int, stop: threading.Event, run_key: RunKey) -> None:
+    """Keep the presence key alive; stop the worker (warm shutdown) once it is quarantined."""
     r = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
     from workers.celery_app import KEYS
+    from workers.tasks import quarantine_notice
 
     key = KEYS.worker(name)
     while not stop.is_set():
         with contextlib.suppress(redis.exceptions.RedisError):
             r.set(key, str(concurrency), px=int(PRESENCE_TTL_S * 1000))
+        reason = quarantine_notice(r, name, run_key)
+        if reason is not None:
+            print(f"tourney worker {name}: quarantined by the coordinator ({reason}); stopping", flush=True)
+            os.kill(os.getpid(), signal.SIGTERM)  # ourselves: Celery's warm shutdown
+            break
         stop.wait(PRESENCE_EVERY_S)
     with contextlib.suppress(redis.exceptions.RedisError):
         r.delete(key)
@@ -81,6 +102,39 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("tourney worker: --concurrency must be at least 1", file=sys.stderr)
         return 2
     name = args.name or f"tourney-{os.getpid()}@{socket.gethostname()}"
+    from workers.policy import POLICY_ENV, LimitCeiling, WorkerPolicy
+    from workers.preflight import PreflightFailed, check_broker, check_run_key
+    from workers.preflight import check_sandbox as check_worker_sandbox
+
+    allow_unsandboxed = bool(getattr(args, "allow_unsandboxed", False))
+    key_file = Path(args.key_file).expanduser() if getattr(args, "key_file", None) else None
+    sandbox_works = True
+    try:
+        check_broker(url)
+        key = check_run_key(key_file)
+        if not getattr(args, "skip_health_check", False):
+            try:
+                check_worker_sandbox("bwrap")
+            except PreflightFailed as e:
+                if not allow_unsandboxed:
+                    raise
+                sandbox_works = False
+                print(f"tourney worker {name}: {e}; serving 'sandbox: none' tasks only", flush=True)
+                check_worker_sandbox("none")
+    except PreflightFailed as e:
+        print(f"tourney worker {name}: {e}", file=sys.stderr, flush=True)
+        return 3
+    policy = WorkerPolicy(
+        allow_unsandboxed=allow_unsandboxed,
+        ceiling=LimitCeiling(
+            move_wall_s=getattr(args, "max_move_wall_s", None) or LimitCeiling.move_wall_s,
+            memory_mb=getattr(args, "max_memory_mb", None) or LimitCeiling.memory_mb,
+        ),
+        sandbox_works=sandbox_works,
+    )
+    if key_file is not None:
+        os.environ["TOURNEY_RUN_KEY_FILE"] = str(key_file.resolve())
+    os.environ[POLICY_ENV] = policy.to_json()
     work = Path(args.work_dir).expanduser() if args.work_dir else Path.home() / ".cache" / "tourney"
     work = work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -97,9 +151,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
     worker_process_init.connect(lambda **_: _die_with_parent(), weak=False)
 
     stop = threading.Event()
-    threading.Thread(target=_presence, args=(url, name, concurrency, stop), daemon=True).start()
+    threading.Thread(target=_presence, args=(url, name, concurrency, stop, key), daemon=True).start()
     atexit.register(stop.set)
-    print(f"tourney worker {name}: {concurrency} process(es), cache {work}", flush=True)
+    print(
+        f"tourney worker {name}: {concurrency} process(es), cache {work}, run key {key.key_id}, "
+        f"sandbox {'bwrap (unsandboxed tasks allowed)' if allow_unsandboxed else 'bwrap only'}",
+        flush=True,
+    )
     app.worker_main(
         [
             "worker",

@@ -59,6 +59,8 @@ class Game(ABC, Generic[S, M]):
     name: ClassVar[str]
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
+    #: the per-move wall limit ``tourney play`` uses when not told (seed 002: one second)
+    default_move_wall_s: ClassVar[float] = 1.0
 
     # -- boards ---------------------------------------------------------
     @abstractmethod

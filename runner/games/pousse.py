@@ -120,6 +120,7 @@ class Pousse(Game[PousseState, PousseMove]):
     name = "pousse"
     min_players = 2
     max_players = 2
+    default_move_wall_s = 2.0  # what tourney play has always given pousse entries
 
     # -- boards ---------------------------------------------------------
     def default_board(self) -> str:

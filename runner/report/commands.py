@@ -25,7 +25,13 @@ from runner.report.exports import (
     write_text,
 )
 from runner.report.model import ReportData, load_report_data
-from runner.report.terminal import make_console, print_final_ranking, print_replay, print_stage_standings
+from runner.report.terminal import (
+    make_console,
+    print_final_ranking,
+    print_replay,
+    print_stage_standings,
+    print_workers,
+)
 from runner.store import StoreError
 
 
@@ -122,6 +128,7 @@ def _standings(args: argparse.Namespace) -> int:
     else:
         console = make_console()
         print_stage_standings(data, console)
+        print_workers(data, console)
         print_final_ranking(data, console)
         if getattr(args, "csv", None):
             console.print(Text(f"wrote {args.csv}"))

@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
 from runner.contracts import GameRecord, VerdictKind
 from runner.games.base import Game
 from runner.match_record import MatchRecord, find_match
@@ -26,8 +27,6 @@ from runner.stages.base import StageState, TournamentState
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
-
-ELIMINATION_PLANNERS = frozenset({"potm_elimination", "knockout"})
 
 
 #: the report reads the store's own match value (old name kept importable)

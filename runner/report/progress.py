@@ -59,6 +59,8 @@ class ProgressSnapshot:
     verdicts: dict[str, int] = field(default_factory=dict)  # non-normal verdict kind -> count
     workers: int = 0  # workers connected (0 when inline)
     running: int = 0  # matches in flight
+    failed: int = 0  # matches given up (not done: shown apart)
+    quarantined: tuple[str, ...] = ()  # workers taken out (runner.workers_health)
 
     @property
     def matches_done(self) -> int:
@@ -144,6 +146,10 @@ def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | N
         f"workers {snap.workers}",
         f"running {snap.running}",
     ]
+    if snap.failed:
+        parts.append(f"FAILED {snap.failed}")
+    if snap.quarantined:
+        parts.append(f"quarantined {', '.join(snap.quarantined)}")
     return " | ".join(parts)
 
 
@@ -256,7 +262,10 @@ class RunProgress:
         summary.add_column()
         summary.add_row(
             "overall",
-            f"matches {snap.matches_done}/{snap.matches_total} · games {snap.games_done} ({rate}) "
+            f"matches {snap.matches_done}/{snap.matches_total}"
+            + (f" ({snap.failed} FAILED)" if snap.failed else "")
+            + (f" · quarantined {', '.join(snap.quarantined)}" if snap.quarantined else "")
+            + f" · games {snap.games_done} ({rate}) "
             f"· moves {snap.moves_done}",
         )
         summary.add_row(

@@ -9,6 +9,7 @@ so an entry called ``[bold]`` stays an entry called ``[bold]``.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -96,7 +97,9 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
         ms = data.stage_matches(stage.name)
         done = sum(1 for m in ms if m.finished)
         if not stage.standings:
-            console.print(Text(f"{_stage_title(stage)}: no standings yet ({done}/{len(ms)} matches done)"))
+            console.print(
+                Text(f"{_stage_title(stage)}: no standings yet ({done}/{len(ms)} matches done{_failed(ms)})")
+            )
             continue
         console.print(fitted_standings_table(data, stage, console))
         if stage.excluded:
@@ -155,7 +158,12 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
     ratings = data.overall_ratings
     if not data.tournament.finished:
         done = sum(1 for m in data.matches if m.finished)
-        console.print(Text(f"Tournament not finished: {done}/{len(data.matches)} planned matches done."))
+        console.print(
+            Text(
+                f"Tournament not finished: {done}/{len(data.matches)} planned matches done"
+                f"{_failed(data.matches)}."
+            )
+        )
         return
     t = Table(title=f"Final ranking: {data.name}", title_justify="left", header_style="bold")
     t.add_column("#", justify="right")
@@ -184,11 +192,25 @@ def print_verdicts(data: ReportData, console: Console) -> None:
         console.print(Text(f"  {entry}: {', '.join(kinds)}"))
 
 
+def _failed(matches: Sequence[MatchRecord]) -> str:
+    n = sum(1 for m in matches if m.failed)
+    return f", {n} FAILED" if n else ""
+
+
+def print_workers(data: ReportData, console: Console) -> None:
+    """Quarantined workers (``runner.workers_health``), if any."""
+    workers = data.meta.get("workers") or {}
+    for name, rec in sorted(workers.items()):
+        if isinstance(rec, dict) and rec.get("quarantined"):
+            console.print(Text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
+
+
 def print_summary(data: ReportData, console: Console) -> None:
     """Everything a finished run shows: standings, rounds, verdicts, final ranking."""
     print_stage_standings(data, console)
     print_elimination_rounds(data, console)
     print_verdicts(data, console)
+    print_workers(data, console)
     print_final_ranking(data, console)
 
 

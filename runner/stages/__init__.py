@@ -9,6 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from runner.config import (
+    EliminationStage,
+    GauntletStage,
+    KnockoutStage,
+    PermutationsStage,
+    RoundRobinStage,
+    SeedingStage,
+    StageBase,
+    SwissStage,
+    SystemTestStage,
+    planner_name,
+)
 from runner.stages import (
     gauntlet,
     knockout,
@@ -23,15 +35,17 @@ from runner.stages.common import Results, StageContext, StageOutcome
 
 Planner = Callable[[StageContext, list[str], Results], StageOutcome]
 
-PLANNERS: dict[str, Planner] = {
-    "system_test": system_test.plan,
-    "seeding": seeding.plan,
-    "gauntlet": gauntlet.plan,
-    "potm_elimination": potm_elimination.plan,
-    "round_robin": round_robin.plan,
-    "permutations": permutations.plan,
-    "knockout": knockout.plan,
-    "swiss": swiss.plan,
+# each planner function by the stage model that configures it; the names come from the models
+_PLANS: dict[type[StageBase], Planner] = {
+    SystemTestStage: system_test.plan,
+    SeedingStage: seeding.plan,
+    GauntletStage: gauntlet.plan,
+    EliminationStage: potm_elimination.plan,
+    RoundRobinStage: round_robin.plan,
+    PermutationsStage: permutations.plan,
+    KnockoutStage: knockout.plan,
+    SwissStage: swiss.plan,
 }
+PLANNERS: dict[str, Planner] = {planner_name(model): plan for model, plan in _PLANS.items()}
 
 __all__ = ["PLANNERS", "Planner", "StageContext", "StageOutcome"]

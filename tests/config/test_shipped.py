@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from runner.config import PLANNERS, cmd_validate, json_schema, load_config
+from runner.commands.validate import cmd_validate
+from runner.config import PLANNERS, json_schema, load_config
 from runner.contracts import GameRecord, Verdict, VerdictKind
 from runner.scoring import RANK_KEYS
 from runner.stages.base import PlannedMatch
@@ -34,7 +35,7 @@ def test_shipped_config_validates(path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_schema_json_is_up_to_date() -> None:
-    """Regenerate with: python -m runner.config --schema > configs/schema.json"""
+    """Regenerate with: python -m runner.commands.schema > configs/schema.json"""
     assert json.loads((ROOT / "configs" / "schema.json").read_text()) == json_schema()
 
 

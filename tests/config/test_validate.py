@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.config import ConfigError, cmd_validate, load_config
+from runner.commands.validate import cmd_validate
+from runner.config import ConfigError, load_config
 
 ENTRY = {
     "boxing": ("potm-arena", ["./a.out", "{mark}"]),

@@ -1,30 +1,33 @@
-"""Build the sample entries into scratch copies and play them as plain processes.
+"""Build the sample entries into scratch copies, run single moves, and play whole games.
 
-The real referee loop (workers/) sandboxes entries; these helpers only need
-to know that an entry plays legally and how strong it is, so they start each
-entry with ``subprocess`` in a private copy of its directory (the build output
-never lands in the source tree) and judge every move with the pure referees
-in ``runner.games``.
+Single moves (``run_move``) start an entry with ``subprocess`` in a private
+copy of its directory (the build output never lands in the source tree) and
+hand it a position written by the test, to check what the entry answers.
+Whole games go through ``bench.strength.play_game``, i.e. the executor every
+worker runs: the real artifact cache, host (``sandbox: none``) and protocol
+adapters (``workers.protocols``), judged by the referee loop.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import selectors
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from bench.strength import ENTRIES, Contestant, entry_dirs, play_game
+from runner.contracts import GameRecord, Limits, VerdictKind
 from runner.entries import load_entry, read_entry_yaml
-from runner.games import Boxing, Game, get_game
+from runner.games import get_game
+from workers.protocols import GomocupProtocol
+from workers.protocols.base import Seat
+from workers.sandbox import PlainHostFactory
 
-REPO = Path(__file__).resolve().parents[2]
-ENTRIES = REPO / "entries"
+__all__ = ["ENTRIES", "entry_dirs"]
+
 MOVE_TIMEOUT_S = 10.0
 BUILD_TIMEOUT_S = 120.0
 
@@ -35,11 +38,13 @@ class EntryFailed(AssertionError):
 
 @dataclass(frozen=True)
 class Player:
-    """One playable entry (or variant): where to run it and its argv."""
+    """One playable entry (or variant): where to run it and its argv, and how a match names it."""
 
     name: str
-    cwd: Path
+    cwd: Path  # the built scratch copy (single moves run here)
     argv: tuple[str, ...]
+    contestant: Contestant  # the entry as the executor plays it (whole games)
+    cache: Path  # the artifact cache whole games build into
 
     def command(self, mark: str) -> list[str]:
         return [a.replace("{mark}", mark) for a in self.argv]
@@ -62,22 +67,21 @@ def build_copy(entry_dir: Path, dest_root: Path) -> Path:
     return dest
 
 
-def entry_dirs(game: str) -> list[Path]:
-    return sorted(p for p in (ENTRIES / game).iterdir() if (p / "entry.yaml").is_file())
-
-
 def players(game: str, dest_root: Path) -> dict[str, Player]:
     """Every entry and variant of ``game``, built under ``dest_root``, by name."""
     out: dict[str, Player] = {}
     for d in entry_dirs(game):
         dest = build_copy(d, dest_root)
         for spec in load_entry(d):
-            out[spec.name] = Player(spec.name, dest, (*spec.run, *spec.args))
+            contestant = Contestant(spec.ref(), spec.path)
+            out[spec.name] = Player(
+                spec.name, dest, (*spec.run, *spec.args), contestant, dest_root / ".artifacts"
+            )
     return out
 
 
 def with_args(player: Player, *args: str) -> Player:
-    return Player(player.name, player.cwd, (*player.argv, *args))
+    return replace(player, argv=(*player.argv, *args), contestant=player.contestant.with_args(*args))
 
 
 def run_move(player: Player, mark: str, stdin: str, timeout: float = MOVE_TIMEOUT_S) -> tuple[str, float]:
@@ -107,140 +111,57 @@ class GameResult:
     moves: int
     max_wall_s: list[float]  # per seat
     reason: str
+    record: GameRecord
 
 
-def _finish(game: Game[Any, Any], state: Any, walls: list[float]) -> GameResult:
-    outcome = game.outcome(state)
-    if outcome is None:
-        raise EntryFailed(f"{game.name}: no result after {state.moves} moves")
-    winner = outcome.winners[0] if outcome.winners else None
-    return GameResult(winner, state.moves, walls, outcome.reason)
+def play(game: str, seats: Sequence[Player], board_text: str) -> GameResult:
+    """A whole game through the executor; ``EntryFailed`` when it did not end by the rules."""
+    record = play_game(game, board_text, [p.contestant for p in seats], cache_root=seats[0].cache)
+    if record.verdict.kind is not VerdictKind.NORMAL:
+        v = record.verdict
+        raise EntryFailed(f"{game}: {v.kind.value} by {v.player or 'the runner'}: {v.detail}")
+    names = [p.name for p in seats]
+    walls = [max((m.wall_ms / 1000.0 for m in record.moves if m.player == n), default=0.0) for n in names]
+    winner = names.index(record.winner) if record.winner is not None else None
+    return GameResult(winner, len(record.moves), walls, record.reason, record)
 
 
-def play_boxing(seats: Sequence[Player], board: str, max_moves: int = 5000) -> GameResult:
-    game = Boxing()
-    state = game.new_game(board, len(seats))
-    walls = [0.0] * len(seats)
-    while game.outcome(state) is None and state.moves < max_moves:
-        seat = game.to_move(state)
-        out, wall = run_move(seats[seat], game.seat_mark(state, seat), game.arena_text(state))
-        walls[seat] = max(walls[seat], wall)
-        state = game.play(state, game.move_from_output(state, out))
-    return _finish(game, state, walls)
+def play_boxing(seats: Sequence[Player], board: str) -> GameResult:
+    return play("boxing", seats, board)
 
 
-def play_pousse(seats: Sequence[Player], size: int, max_moves: int = 2000) -> GameResult:
-    game = get_game("pousse")
-    state = game.new_game(str(size), 2)
-    history: list[str] = []
-    walls = [0.0, 0.0]
-    while game.outcome(state) is None and len(history) < max_moves:
-        seat = game.to_move(state)
-        out, wall = run_move(seats[seat], "XO"[seat], "\n".join([str(size), *history]) + "\n")
-        walls[seat] = max(walls[seat], wall)
-        move = game.parse_move(out.strip())
-        state = game.play(state, move)
-        history.append(game.format_move(move))
-    return _finish(game, state, walls)
+def play_pousse(seats: Sequence[Player], size: int) -> GameResult:
+    return play("pousse", seats, str(size))
 
 
 def play_mnk(seats: Sequence[Player], w: int, h: int, k: int) -> GameResult:
-    game = get_game("mnk")
-    state = game.new_game(f"{w} {h} {k}", 2)
-    history: list[str] = []
-    walls = [0.0, 0.0]
-    while game.outcome(state) is None:
-        seat = game.to_move(state)
-        out, wall = run_move(seats[seat], "XO"[seat], "\n".join([f"{w} {h} {k}", *history]) + "\n")
-        walls[seat] = max(walls[seat], wall)
-        move = game.parse_move(out.strip())
-        state = game.play(state, move)
-        history.append(game.format_move(move))
-    return _finish(game, state, walls)
-
-
-class Brain:
-    """A Gomocup brain process, spoken to line by line with a deadline per answer."""
-
-    def __init__(self, player: Player):
-        self.player = player
-        self.proc = subprocess.Popen(
-            player.command("X"),
-            cwd=player.cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert self.proc.stdout is not None
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(self.proc.stdout, selectors.EVENT_READ)
-        self.pending = b""
-
-    def send(self, text: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(text.encode())
-        self.proc.stdin.flush()
-
-    def answer(self, timeout: float = MOVE_TIMEOUT_S) -> str:
-        """The next line that is not MESSAGE/DEBUG chatter."""
-        deadline = time.monotonic() + timeout
-        assert self.proc.stdout is not None
-        while True:
-            while b"\n" in self.pending:
-                line, self.pending = self.pending.split(b"\n", 1)
-                text = line.decode(errors="replace").strip()
-                if text and not text.upper().startswith(("MESSAGE", "DEBUG")):
-                    return text
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.selector.select(left):
-                raise EntryFailed(f"{self.player.name}: no answer within {timeout} s")
-            chunk = self.proc.stdout.read()
-            if not chunk:
-                raise EntryFailed(f"{self.player.name}: closed its output (exit {self.proc.poll()})")
-            self.pending += chunk
-
-    def close(self) -> None:
-        """Say END, then make sure the process is gone (it is ours: stop it by handle)."""
-        with contextlib.suppress(OSError):
-            self.send("END\n")
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.selector.close()
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
+    return play("mnk", seats, f"{w} {h} {k}")
 
 
 def play_gomocup(seats: Sequence[Player], size: int = 15, k: int = 5) -> GameResult:
-    """A free-style gomoku game between two brains (moves are 0-based on the wire)."""
-    game = get_game("gomoku")
-    state = game.new_game(f"{size} {size} {k}", 2)
-    brains = [Brain(p) for p in seats]
-    walls = [0.0, 0.0]
-    try:
-        for b in brains:
-            b.send(f"START {size}\n")
-            if b.answer().upper() != "OK":
-                raise EntryFailed(f"{b.player.name}: did not answer OK to START")
-            b.send(f"INFO win_length {k}\nINFO timeout_turn 1000\n")
-        last: tuple[int, int] | None = None
-        while game.outcome(state) is None:
-            seat = game.to_move(state)
-            brain = brains[seat]
-            brain.send("BEGIN\n" if last is None else f"TURN {last[0]},{last[1]}\n")
-            started = time.monotonic()
-            text = brain.answer()
-            walls[seat] = max(walls[seat], time.monotonic() - started)
-            x, y = (int(v) for v in text.split(","))
-            state = game.play(state, game.parse_move(f"{x + 1} {y + 1}"))
-            last = (x, y)
-    finally:
-        for b in brains:
-            b.close()
-    return _finish(game, state, walls)
+    """A free-style gomoku game between two brains, spoken to by the real gomocup adapter."""
+    return play("gomoku", seats, f"{size} {size} {k}")
+
+
+#: a brain under test answers well within this (the strength of the answer is what is tested)
+BRAIN_LIMITS = Limits(move_wall_s=10.0)
+
+
+@contextmanager
+def brain(player: Player, board_text: str = "15 15 5", seat: int = 0) -> Iterator[GomocupProtocol]:
+    """``player`` as a gomocup brain in seat ``seat``, spoken to by the real adapter on a plain host
+    (``begin`` has not been called yet)."""
+    mark = "XO"[seat]
+    with PlainHostFactory().open(player.cwd, BRAIN_LIMITS, mark) as host:
+        proto = GomocupProtocol(
+            get_game("gomoku"),
+            host,
+            player.command(mark),
+            Seat(player.name, seat, mark),
+            BRAIN_LIMITS,
+            board_text=board_text,
+        )
+        try:
+            yield proto
+        finally:
+            proto.end()

@@ -1,79 +1,87 @@
-"""Gomoku brains (gomocup): the handshake, moves on empty cells, wins and blocks."""
+"""Gomoku brains (gomocup), spoken to by the real adapter: the handshake, moves on empty cells,
+wins and blocks."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
 from tests.entries.conftest import Roster
-from tests.entries.harness import Brain, play_gomocup
+from tests.entries.harness import brain, play_gomocup
+from workers.protocols import GomocupProtocol
+from workers.sandbox import RunOutcome
 
 NAMES = ["threats", "randomish", "randomish-s1"]
 
 
-@contextmanager
-def brain(roster: Roster, name: str) -> Iterator[Brain]:
-    b = Brain(roster("gomoku")[name])
-    try:
-        yield b
-    finally:
-        b.close()
+def stones(b: GomocupProtocol, cells: list[tuple[int, int]]) -> tuple[Any, list[Any]]:
+    """The position after ``cells`` (0-based x,y, seats alternating from X), and its history."""
+    state = b.game.new_game(b.board_text, 2)
+    history: list[Any] = []
+    for x, y in cells:
+        move = b.game.parse_move(f"{x + 1} {y + 1}")
+        state = b.game.play(state, move)
+        history.append(move)
+    return state, history
 
 
-def cell(text: str, w: int = 15, h: int = 15) -> tuple[int, int]:
-    assert re.fullmatch(r"\d+,\d+", text), text
-    x, y = (int(v) for v in text.split(","))
-    assert 0 <= x < w and 0 <= y < h
-    return x, y
+def answer(b: GomocupProtocol, cells: list[tuple[int, int]]) -> tuple[int, int]:
+    """The brain's legal move (0-based x,y) after ``cells``."""
+    state, history = stones(b, cells)
+    reply = b.request_move(state, history)
+    assert reply.verdict is None and reply.move is not None, reply.verdict
+    x, y = (int(v) for v in b.game.format_move(reply.move).split())
+    return x - 1, y - 1
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_handshake_and_a_few_turns(roster: Roster, name: str) -> None:
-    with brain(roster, name) as b:
-        b.send("START 15\n")
-        assert b.answer() == "OK"
-        b.send("INFO timeout_turn 1000\nINFO win_length 5\nABOUT\n")
-        assert re.match(r'name="[^"]+", version="[^"]+"', b.answer())
-        b.send("BEGIN\n")
-        taken = {cell(b.answer())}
-        for opp in [(0, 0), (14, 14), (1, 1)]:
-            b.send(f"TURN {opp[0]},{opp[1]}\n")
-            taken.add(opp)
-            mine = cell(b.answer())
-            assert mine not in taken
-            taken.add(mine)
-        b.send("END\n")
-        assert b.proc.wait(timeout=5) == 0
+    with brain(roster("gomoku")[name]) as b:
+        assert b.begin(b.game.new_game(b.board_text, 2)) is None  # START answered OK
+        assert re.match(r'name="[^"]+", version="[^"]+"', b.about)
+        played = [answer(b, [])]  # BEGIN
+        corners = [(0, 0), (14, 14), (0, 14), (14, 0), (1, 1)]
+        for _ in range(3):
+            played.append(next(c for c in corners if c not in played))
+            played.append(answer(b, played))  # TURN: a legal move on an empty cell
+        assert b.proc is not None
+        b.proc.send("END\n")
+        ended = b.proc.read_line(5.0)
+        assert isinstance(ended, RunOutcome) and (ended.failure, ended.exit_code) == (None, 0)
+
+
+def interleave(
+    own: list[tuple[int, int]], other: list[tuple[int, int]], own_first: bool
+) -> list[tuple[int, int]]:
+    first, second = (own, other) if own_first else (other, own)
+    cells = [c for pair in zip(first, second, strict=False) for c in pair]
+    return cells + first[len(second) :]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_completes_five_from_a_board(roster: Roster, name: str) -> None:
-    with brain(roster, name) as b:
-        b.send("START 15\n")
-        assert b.answer() == "OK"
-        b.send("BOARD\n3,3,1\n4,3,1\n5,3,1\n6,3,1\n3,4,2\n4,4,2\n5,4,2\n6,4,2\nDONE\n")
-        assert cell(b.answer()) in {(2, 3), (7, 3)}
+    own = [(3, 3), (4, 3), (5, 3), (6, 3)]
+    other = [(3, 4), (4, 4), (5, 4), (6, 4)]
+    with brain(roster("gomoku")[name]) as b:
+        assert b.begin(b.game.new_game(b.board_text, 2)) is None
+        assert answer(b, interleave(own, other, own_first=True)) in {(2, 3), (7, 3)}  # sent as BOARD
 
 
 def test_threats_blocks_four_and_open_three(roster: Roster) -> None:
-    with brain(roster, "threats") as b:
-        b.send("START 15\n")
-        assert b.answer() == "OK"
-        b.send("BOARD\n7,7,2\n8,7,2\n9,7,2\n10,7,2\n6,7,1\n0,0,1\n14,14,1\nDONE\n")
-        assert cell(b.answer()) == (11, 7)
-        b.send("BOARD\n7,7,2\n8,7,2\n9,7,2\n0,0,1\n14,14,1\nDONE\n")  # open three: stop it now
-        assert cell(b.answer()) in {(6, 7), (10, 7), (5, 7), (11, 7)}
+    with brain(roster("gomoku")["threats"], seat=1) as b:
+        assert b.begin(b.game.new_game(b.board_text, 2)) is None
+        four = interleave([(6, 7), (0, 0), (14, 14)], [(7, 7), (8, 7), (9, 7), (10, 7)], own_first=False)
+        assert answer(b, four) == (11, 7)
+        three = interleave([(0, 0), (14, 14)], [(7, 7), (8, 7), (9, 7)], own_first=False)  # stop it now
+        assert answer(b, three) in {(6, 7), (10, 7), (5, 7), (11, 7)}
 
 
 def test_threats_plays_a_rectangular_board(roster: Roster) -> None:
-    with brain(roster, "threats") as b:
-        b.send("RECTSTART 20,10\n")
-        assert b.answer() == "OK"
-        b.send("TURN 19,9\n")
-        assert cell(b.answer(), 20, 10) != (19, 9)
+    with brain(roster("gomoku")["threats"], board_text="20 10 5", seat=1) as b:
+        assert b.begin(b.game.new_game(b.board_text, 2)) is None  # RECTSTART 20,10
+        assert answer(b, [(19, 9)]) != (19, 9)  # TURN 19,9
 
 
 def test_threats_beats_randomish(roster: Roster) -> None:

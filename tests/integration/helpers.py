@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from runner import procs
 from runner.run_dir import load_run_config
 from runner.stages.tournament import advance
 from runner.store import RunStore
@@ -101,12 +104,14 @@ def tourney(
     )
 
 
-def start_tourney(*args: str | Path, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+def start_tourney(
+    *args: str | Path, cwd: Path, log: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     with open(log, "ab") as out:
         return subprocess.Popen(
             [*TOURNEY, *map(str, args)],
             cwd=cwd,
-            env=env(**private_tmp(cwd)),
+            env=env(**private_tmp(cwd), **(extra_env or {})),
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -165,8 +170,18 @@ def store_rows(run_dir: Path) -> list[Any]:
         return []
 
 
+#: a marker names one test's processes only: a path (its temporary directory) or a unique() tag
+_UNIQUE_MARKER = re.compile(r"(/.+)|(.+-[0-9a-f]{8})")
+
+
 def processes_matching(markers: Sequence[str]) -> list[psutil.Process]:
-    """Live processes whose command line mentions one of ``markers`` (this test's run)."""
+    """Live processes whose command line mentions one of ``markers`` (this test's run).
+
+    Markers must be unique to the test (its temporary path, or a ``unique()`` tag),
+    never a program name: a test must not touch processes it did not start."""
+    for m in markers:
+        if not _UNIQUE_MARKER.fullmatch(m):
+            raise ValueError(f"marker {m!r} is not unique to this test (a path or a unique() tag)")
     me = os.getpid()
     found = []
     for p in psutil.process_iter(["pid", "cmdline", "status"]):
@@ -204,6 +219,16 @@ def kill_all(markers: Sequence[str]) -> None:
     for p in processes_matching(markers):
         with contextlib.suppress(psutil.Error):
             p.kill()
+
+
+def kill_recorded_group(pid_file: Path) -> None:
+    """SIGKILL the process group of the process recorded in ``pid_file``, if that pid is still
+    the very process recorded (its start time, ``runner.procs``): never by pid alone."""
+    ident = procs.read_identity(pid_file)
+    assert ident is not None, f"{pid_file} has no identity record"
+    proc = psutil.Process(ident.pid)
+    assert ident.matches(proc), f"pid {ident.pid} is no longer the recorded {ident.tag}"
+    os.killpg(ident.pid, signal.SIGKILL)
 
 
 def unique(prefix: str) -> str:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from runner.redis_server import EmbeddedRedis
+from runner.redis_server import EmbeddedRedis, free_port
+from runner.signing import RunKey
 from tests.integration.helpers import TOURNEY, env
 from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S
 from workers.worker_cli import BrokerURLError, check_broker_url
@@ -78,7 +79,7 @@ def test_worker_with_allow_no_password_serves_a_passwordless_broker(tmp_path: Pa
             "--work-dir",
             str(tmp_path / "w"),
         ],
-        env=env(),
+        env=env(TOURNEY_RUN_KEY=RunKey.generate().hex()),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -105,3 +106,50 @@ def test_celery_settings_follow_the_design() -> None:
     assert SETTINGS["broker_transport_options"]["visibility_timeout"] == VISIBILITY_TIMEOUT_S >= 3600
     assert SETTINGS["broker_connection_retry_on_startup"] is True
     assert SETTINGS["broker_connection_max_retries"] is None
+
+
+def _worker(url: str, tmp_path: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TOURNEY, "worker", "--broker", url, "--name", "clear", "--work-dir", str(tmp_path / "w")],
+        env=env(**extra_env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_worker_with_a_wrong_password_exits_at_once_with_one_line(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        t0 = time.monotonic()
+        done = _worker(f"redis://:wrong@127.0.0.1:{server.port}/0", tmp_path, TOURNEY_RUN_KEY="ab" * 32)
+        took = time.monotonic() - t0
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "refused the password" in lines[0], done.stderr
+    assert "wrong" not in lines[0].split("refused")[0]  # the password itself is never printed
+    assert took < 30, took
+
+
+def test_worker_with_an_unreachable_broker_exits_at_once_with_one_line(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    done = _worker(f"redis://:pw@127.0.0.1:{port}/0", tmp_path, TOURNEY_RUN_KEY="ab" * 32)
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unreachable" in lines[0], done.stderr
+
+
+def test_worker_without_a_run_key_refuses_to_start(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        done = _worker(server.url(), tmp_path)
+        key = tmp_path / "key"
+        key.write_text("ab" * 32)
+        key.chmod(0o644)
+        readable = subprocess.run(
+            [*TOURNEY, "worker", "--broker", server.url(), "--key-file", str(key)],
+            env=env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 3 and "no run key" in done.stderr, done.stderr
+    assert readable.returncode == 3 and "chmod 600" in readable.stderr, readable.stderr

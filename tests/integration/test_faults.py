@@ -10,7 +10,7 @@ position, so the reference run leaves the sleep out.
 from __future__ import annotations
 
 import json
-import os
+import shutil
 import signal
 import subprocess
 import time
@@ -21,12 +21,14 @@ import psutil
 import redis
 
 from runner.redis_server import EmbeddedRedis
+from runner.signing import read_key_file, sign
 from runner.store import RunStore
 from tests.integration.helpers import (
     SCAN,
     assert_nothing_left,
     assert_one_official_result_per_match,
     kill_all,
+    kill_recorded_group,
     standings,
     start_tourney,
     store_rows,
@@ -82,8 +84,8 @@ def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
 
         wait_for(worker1_busy, 60, "worker 1 to start a match")
         time.sleep(0.5)  # well inside the match
-        pid = int((run_dir / "workers" / "1" / "worker.pid").read_text())
-        os.killpg(pid, signal.SIGKILL)  # the whole worker: main process and pool
+        # the whole worker: main process and pool
+        kill_recorded_group(run_dir / "workers" / "1" / "worker.pid")
         finish(proc, log)
     finally:
         if proc.poll() is None:
@@ -201,10 +203,11 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
             g["winner"] = next(p for p in g["order"] if p != g["winner"])
         r = redis.Redis.from_url(server.url())
         inbox = KEYS.inbox(run_id)
+        key = read_key_file(run_dir / "run.key")  # signed as a worker of the run would
         note = {"kind": "result", "match_id": done.match_id, "worker": "dup"}
-        r.rpush(inbox, json.dumps({**note, "attempt": done.attempt, "result": original}))  # duplicate
+        r.rpush(inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": original}, key)))
         r.rpush(
-            inbox, json.dumps({**note, "attempt": done.attempt, "result": forged})
+            inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": forged}, key))
         )  # conflicting duplicate
         late = {
             "kind": "result",
@@ -213,7 +216,7 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
             "attempt": running.attempt - 1,
             "result": {**forged, "match_id": running.match_id},
         }
-        r.rpush(inbox, json.dumps(late))  # a late result of an older attempt of a match in flight
+        r.rpush(inbox, json.dumps(sign(late, key)))  # a late result of an older attempt of a match in flight
         r.close()
         finish(proc, log)
     finally:
@@ -267,4 +270,42 @@ def test_match_that_keeps_killing_workers_fails_visibly(tmp_path: Path) -> None:
         assert store.events("failed")
     assert row.state == "failed" and row.failures == 3
     assert row.result is not None and row.result.system_error is not None  # shown in the report
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_redis_restarted_empty_costs_no_attempts(tmp_path: Path) -> None:
+    """The broker comes back with nothing (its data lost): the coordinator notices within
+    seconds, republishes the artifacts, re-dispatches what was queued, charges no attempt."""
+    tag = unique("empty")
+    config = write_config(tmp_path, "empty", entrants=4, sleep=SLEEP, tag=tag)
+    run_dir = tmp_path / "runs" / "empty"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis-data").start()
+    proc = start_tourney(
+        "run", config, "--broker", server.url(), "--workers", "2", "--no-progress", cwd=tmp_path, log=log
+    )
+    try:
+        wait_for(
+            lambda: count(run_dir, "done") >= 1 and count(run_dir, "queued") >= 1,
+            60,
+            "a finished and a queued match",
+        )
+        server.stop()
+        shutil.rmtree(server.data_dir)  # everything the broker held is gone
+        server = EmbeddedRedis(server.data_dir, password=server.password, port=server.port).start()
+        restarted = time.time()
+        finish(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    with RunStore.open(run_dir) as store:
+        noticed = store.events("broker_emptied")
+        rows = store.match_rows()
+    assert noticed, log.read_text(errors="replace")[-3000:]
+    assert noticed[0].ts - restarted < 15, noticed[0].ts - restarted  # seconds, not a lease timeout
+    assert all(r.failures == 0 for r in rows), [(r.match_id, r.failures) for r in rows]
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == reference(tmp_path, "empty", 4)
     assert_nothing_left([tag, str(run_dir)])

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.netns import NetnsUnavailable, machines, netns_problem
 from runner.redis_server import EmbeddedRedis
+from runner.signing import RunKey, write_key_file
 from runner.store import RunStore
 from tests.integration.helpers import (
     SCAN,
@@ -32,10 +34,11 @@ from tests.integration.helpers import (
     wait_for,
     write_config,
 )
-from tests.integration.netns import NetnsUnavailable, machines, netns_problem
 
 
-def worker_argv(url: str, name: str, work: Path) -> list[str]:
+def worker_argv(url: str, name: str, work: Path, key_file: Path) -> list[str]:
+    """A remote worker: its own copy of the run key (0600), and the organiser's consent to the
+    config's ``sandbox: none`` (these tests' entries are our own)."""
     return [
         sys.executable,
         "-m",
@@ -49,6 +52,9 @@ def worker_argv(url: str, name: str, work: Path) -> list[str]:
         name,
         "--work-dir",
         str(work),
+        "--key-file",
+        str(key_file),
+        "--allow-unsandboxed",
     ]
 
 
@@ -76,8 +82,17 @@ def test_two_namespaced_workers_match_inline(
     try:
         server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()
         log = coord / "run.log"
+        key = RunKey.generate()
         proc = start_tourney(
-            "run", config, "--broker", server.url(), "--no-local-workers", "--no-progress", cwd=coord, log=log
+            "run",
+            config,
+            "--broker",
+            server.url(),
+            "--no-local-workers",
+            "--no-progress",
+            cwd=coord,
+            log=log,
+            extra_env={"TOURNEY_RUN_KEY": key.hex()},
         )
         hide = [coord, SCAN]  # nothing of the coordinator's files is visible to the workers
         for i, m in enumerate(hosts):
@@ -85,8 +100,9 @@ def test_two_namespaced_workers_match_inline(
                 wait_for(lambda: any(r.state == "done" for r in store_rows(run_dir)), 60, "a first result")
             work = worker_root / f"m{i}"
             work.mkdir()
+            write_key_file(work / "run.key", key)
             m.popen(
-                worker_argv(server.url(m.host_ip), f"ns-{i}", work),
+                worker_argv(server.url(m.host_ip), f"ns-{i}", work, work / "run.key"),
                 cwd=work,
                 log=work / "worker.log",
                 hide=hide,
@@ -107,6 +123,95 @@ def test_two_namespaced_workers_match_inline(
         ctx.__exit__(None, None, None)
         if server is not None:
             server.stop()
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == standings(coord / "inline")
+    assert_nothing_left([tag, str(worker_root)])
+
+
+def test_a_broken_worker_is_quarantined_and_healthy_ones_finish(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The drill: one worker whose machine fails every match (its build cache is unusable, a
+    failure of the machine, not of any entry) beside two healthy ones, each on its own
+    "machine". The broken one is quarantined and stops; no match is given up; the standings
+    equal a clean run's."""
+    problem = netns_problem()
+    if problem is not None:
+        pytest.skip(f"network namespaces unavailable: {problem}")
+    tag = unique("quar")
+    coord = tmp_path / "coordinator"
+    config = write_config(coord, "quar", entrants=4, sleep=0.05, tag=tag)
+    inline = tourney("run", config, "--inline", "--no-progress", "--run-dir", coord / "inline", cwd=coord)
+    assert inline.returncode == 0, inline.stderr
+    run_dir = coord / "runs" / "quar"
+    worker_root = tmp_path_factory.mktemp("machines")
+    try:
+        ctx = machines(3)
+        hosts = ctx.__enter__()
+    except NetnsUnavailable as e:
+        pytest.skip(f"network namespaces unavailable: {e}")
+    server = None
+    proc: subprocess.Popen[bytes] | None = None
+    broken: subprocess.Popen[bytes] | None = None
+    try:
+        server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()
+        log = coord / "run.log"
+        key = RunKey.generate()
+        proc = start_tourney(
+            "run",
+            config,
+            "--broker",
+            server.url(),
+            "--no-local-workers",
+            "--no-progress",
+            cwd=coord,
+            log=log,
+            extra_env={"TOURNEY_RUN_KEY": key.hex()},
+        )
+        for i, m in enumerate(hosts):
+            work = worker_root / f"m{i}"
+            work.mkdir()
+            write_key_file(work / "run.key", key)
+            if i == 0:
+                (work / "artifacts").write_text("not a directory\n")  # every match fails here
+            started = m.popen(
+                worker_argv(server.url(m.host_ip), f"{tag}-{i}", work, work / "run.key"),
+                cwd=work,
+                log=work / "worker.log",
+                hide=[coord, SCAN],
+                env=env(**private_tmp(work)),
+            )
+            if i == 0:
+                broken = started
+                wait_for(
+                    lambda: any(r.attempt > 1 for r in store_rows(run_dir)), 60, "the broken worker to fail"
+                )
+        rc = proc.wait(150)
+        assert rc == 0, log.read_text(errors="replace")[-4000:]
+        assert broken is not None
+        broken.wait(30)  # it stopped consuming: quarantined, it shut itself down
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        for m in hosts:
+            m.stop()
+        ctx.__exit__(None, None, None)
+        if server is not None:
+            server.stop()
+    with RunStore.open(run_dir) as store:
+        rows = store.match_rows()
+        workers = store.meta()["workers"]
+        quarantined = [e.detail for e in store.events("quarantined")]
+    assert workers[f"{tag}-0"]["quarantined"] is True, workers
+    assert workers[f"{tag}-0"]["accepted"] == 0 and workers[f"{tag}-0"]["system_errors"] >= 3
+    assert quarantined and quarantined[0].startswith(f"{tag}-0")
+    assert all(r.failures == 0 for r in rows), [(r.match_id, r.failures) for r in rows]  # no attempt spent
+    assert {r.worker for r in rows} <= {f"{tag}-1", f"{tag}-2"}
+    assert "quarantined by the coordinator" in (worker_root / "m0" / "worker.log").read_text(errors="replace")
+    assert "QUARANTINED" in log.read_text(errors="replace")  # the live progress said so
+    shown = tourney("standings", run_dir, cwd=coord)
+    assert shown.returncode == 0 and f"Worker {tag}-0 QUARANTINED" in shown.stdout, shown.stdout
+    assert f"worker {tag}-0 QUARANTINED" in (run_dir / "report.html").read_text()
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(coord / "inline")
     assert_nothing_left([tag, str(worker_root)])

@@ -43,9 +43,9 @@ def check_elimination(stage: dict[str, Any], rows: list[dict[str, Any]], k: int)
     met: set[frozenset[str]] = set()
     cuts: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for note in stage["notes"]:
-        m = re.match(r"round (\d+): (\S+) cut from the (winners|losers) bracket by seed", note)
-        if m:
-            cuts[int(m.group(1))].append((m.group(2), m.group(3)))
+        cut = re.match(r"round (\d+): (\S+) cut from the (winners|losers) bracket by seed", note)
+        if cut:
+            cuts[int(cut.group(1))].append((cut.group(2), cut.group(3)))
     rounds: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for info in stage["rounds"]:
         rounds[info["round"]].append(info)

@@ -7,12 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from runner.stages.tournament import matches_rows
 from tests.stages.sim import make_config, random_game, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
-STAGES = [
+STAGES: list[dict[str, Any]] = [
     {"name": "st", "planner": "system_test"},
     {"name": "seeding", "planner": "seeding"},
     {"name": "elim", "planner": "potm_elimination", "boards": ["arena"]},

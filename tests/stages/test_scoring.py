@@ -32,7 +32,7 @@ def test_seed_000_table_by_outcome_and_seat_plus_own_score() -> None:
 
 
 def test_shorter_lists_repeat_their_last_value_for_later_seats() -> None:
-    t = ScoringModel(win=[3, 2], tie=1)
+    t = ScoringModel.model_validate({"win": [3, 2], "tie": 1})  # a scalar, as YAML gives it
     assert [t.value("win", s) for s in range(4)] == [3, 2, 2, 2]
     assert t.value("tie", 5) == 1 and t.bye_points == 3
 

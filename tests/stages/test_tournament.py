@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 from runner.contracts import GameRecord, Verdict, VerdictKind
 from runner.stages.base import PlannedMatch
@@ -60,7 +61,7 @@ def test_tiebreak_is_skipped_without_a_tie() -> None:
 
 
 def test_top_n_advances_and_ranking_composes_across_stages() -> None:
-    stages = [
+    stages: list[dict[str, Any]] = [
         {"name": "p1", "planner": "round_robin", "rank_by": ["wins"], "advance": {"top": 3}},
         {"name": "p2", "planner": "round_robin", "rank_by": ["wins"]},
     ]
@@ -81,7 +82,7 @@ def test_top_n_advances_and_ranking_composes_across_stages() -> None:
 
 
 def test_system_test_excludes_with_the_reason_and_forfeits_count_as_losses() -> None:
-    stages = [
+    stages: list[dict[str, Any]] = [
         {"name": "st", "planner": "system_test"},
         {"name": "rr", "planner": "round_robin", "rank_by": ["wins", "score"]},
     ]

@@ -19,7 +19,7 @@ TOURNEY = Path(sys.executable).with_name("tourney")
 
 
 def tourney(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TOURNEY_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "TOURNEY_WORK_DIR": str(tmp_path / "cache")}
     cmd = [str(TOURNEY)] if TOURNEY.exists() else [sys.executable, "-m", "runner.cli"]
     return subprocess.run([*cmd, "play", *args], capture_output=True, text=True, env=env, timeout=120)
 
@@ -54,8 +54,20 @@ def test_play_json_reports_an_entry_failure_as_a_verdict(tmp_path: Path) -> None
     assert g["verdict"] == {
         "kind": "timeout",
         "player": "sleeper",
-        "detail": "no answer within 0.5 s (wall clock)",
+        "detail": "wall-clock limit 0.5 s exceeded",  # the same words as in the sandbox
     }
+
+
+def test_play_a_failed_build_is_a_verdict_not_a_traceback(tmp_path: Path) -> None:
+    p = tourney(
+        tmp_path, "--game", "boxing", "--size", "4x2", "--sandbox", "none", "--quiet", "--games", "2",
+        str(fixture("boxing/native")), str(fixture("boxing/broken_build")),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 3 and all("build_failed by broken-build" in ln for ln in lines[:2]), p.stdout
+    assert "broken-build: build failed: exit code 1" in p.stderr
 
 
 def test_play_prints_positions_moves_and_the_result(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -224,6 +225,40 @@ def test_gomocup_brain_that_joins_mid_game_gets_the_whole_board(cache: ArtifactC
         reply = proto.request_move(state, history)
         assert reply.verdict is None and game.format_move(reply.move) == "2 1"
         proto.end()
+
+
+def test_gomocup_brain_hears_turn_for_the_one_new_move(
+    cache: ArtifactCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After its own move and one reply, a brain is told TURN with that reply, not the whole board."""
+    r = ref("gomocup/brain")
+    built = cache.ensure(r, local_fetch({r.digest: fixture("gomocup/brain")}))
+    assert isinstance(built, Path)
+    game = get_game("mnk")
+    state = game.new_game("3 3 3", 2)
+    with cache.hosts.open(built, EASY, "X") as host:
+        proto = make_protocol("gomocup", game, host, r.run, Seat("brain", 0, "X"), EASY, "3 3 3")
+        assert proto.begin(state) is None
+        assert isinstance(proto, GomocupProtocol) and proto.proc is not None
+        sent: list[str] = []
+        send = proto.proc.send
+
+        def recording_send(text: str) -> None:
+            sent.append(text)
+            send(text)
+
+        monkeypatch.setattr(proto.proc, "send", recording_send)
+        history: list[Any] = []
+        for reply_text in ("3 3", "3 1"):
+            mine = proto.request_move(state, history)
+            assert mine.verdict is None
+            state = game.play(state, mine.move)
+            theirs = game.parse_move(reply_text)
+            state = game.play(state, theirs)
+            history += [mine.move, theirs]
+        assert proto.request_move(state, history).verdict is None
+        proto.end()
+    assert sent == ["BEGIN\n", "TURN 2,2\n", "TURN 2,0\n", "END\n"]
 
 
 def test_gomocup_refusing_start_is_bad_output(cache: ArtifactCache) -> None:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from runner.contracts import Limits, Verdict
 from runner.games.base import Game
+from runner.registry import PROTOCOL_GAMES
 from workers.sandbox.base import EntryHost
 
 
@@ -39,8 +40,15 @@ class Seat:
 class EntryProtocol(ABC):
     """One entry in one game. Create with ``protocol_for(name)(...)``."""
 
-    name: ClassVar[str]
-    games: ClassVar[frozenset[str]]  # game names this protocol can carry
+    name: ClassVar[str]  # a name from runner.registry.PROTOCOL_GAMES: the adapter registers against it
+    games: ClassVar[frozenset[str]]  # game names this protocol can carry: looked up by name, never restated
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:  # a concrete protocol, not an intermediate base class
+            if cls.name not in PROTOCOL_GAMES:
+                raise TypeError(f"{cls.__name__}: protocol {cls.name!r} is not in runner.registry")
+            cls.games = PROTOCOL_GAMES[cls.name]
 
     def __init__(self, game: Game[Any, Any], host: EntryHost, argv: list[str], seat: Seat, limits: Limits):
         self.game = game

@@ -50,7 +50,6 @@ _MOVE_RE = re.compile(r"\s*(-?\d+)\s*,\s*(-?\d+)\s*")
 
 class GomocupProtocol(TextBoardProtocol):
     name: ClassVar[str] = "gomocup"
-    games: ClassVar[frozenset[str]] = frozenset({"mnk", "gomoku"})
 
     def __init__(
         self,
@@ -104,7 +103,8 @@ class GomocupProtocol(TextBoardProtocol):
         if proc is None:
             raise RuntimeError("gomocup: request_move before begin")
         proc.send(self._command(history))
-        self._seen = len(history)
+        # once it answers, the brain knows its own move too: next time, one new move is a TURN
+        self._seen = len(history) + 1
         timeout = self.limits.move_wall_s
         if self.limits.game_wall_s is not None:
             timeout = min(timeout, max(0.0, self.limits.game_wall_s - self._thinking_s))

@@ -14,7 +14,6 @@ from workers.protocols.common import PerMoveProtocol, board_numbers
 
 class Icfp98Protocol(PerMoveProtocol):
     name: ClassVar[str] = "icfp98"
-    games: ClassVar[frozenset[str]] = frozenset({"pousse"})
 
     def stdin_for(self, state: Any, history: list[Any]) -> bytes:
         size = board_numbers(self.board_text)[0]

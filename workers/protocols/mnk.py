@@ -13,7 +13,6 @@ from workers.protocols.common import PerMoveProtocol, mnk_dimensions
 
 class MnkProtocol(PerMoveProtocol):
     name: ClassVar[str] = "mnk"
-    games: ClassVar[frozenset[str]] = frozenset({"mnk", "gomoku"})
 
     def stdin_for(self, state: Any, history: list[Any]) -> bytes:
         w, h, k = mnk_dimensions(self.board_text)

@@ -28,7 +28,6 @@ class ArenaGame(Protocol):
 
 class PotmArenaProtocol(TextBoardProtocol):
     name: ClassVar[str] = "potm-arena"
-    games: ClassVar[frozenset[str]] = frozenset({"boxing"})
 
     def _arena_game(self) -> ArenaGame:
         game = self.game

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import importlib
 
+from runner.registry import SANDBOX_KINDS
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.plain import PlainHost, PlainHostFactory
-
-SANDBOX_KINDS = ("bwrap", "none")
 
 
 def host_factory(kind: str) -> HostFactory:

@@ -59,15 +59,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import Limits, VerdictKind
+from runner.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
-from workers.sandbox.classify import classify
+from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.launcher import (
     ABORT_CPU,
     ABORT_MEMORY,
     F_EXITED,
+    F_LEFT,
     F_SIGNALED,
+    F_STDOUT_OVER,
+    F_TIMEOUT,
     OP_ABORT,
     OP_KILL,
     OP_PUT,
@@ -82,12 +85,12 @@ from workers.sandbox.launcher import (
     ChannelClosed,
     LauncherResult,
     RunRequest,
-    cpu_rlimit_s,
     launcher_binary,
     put_messages,
     tree_size,
 )
-from workers.sandbox.sampler import FIRST_SAMPLE_S, TreeUsage, TreeWatch
+from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
+from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
 
 #: the working copy and the launcher, as paths inside the sandbox
 ENTRY_DIR = "/entry"
@@ -104,9 +107,6 @@ SANDBOX_ENV = {
 }
 #: the launcher itself counts against the sandbox's RLIMIT_NPROC
 LAUNCHER_PROCS = 1
-#: how much of stderr a move keeps (its tail explains crashes); builds keep more
-STDERR_TAIL = 4096
-BUILD_LOG_TAIL = 64 * 1024
 #: how long bwrap may take to set a sandbox up (it takes milliseconds)
 START_TIMEOUT_S = 30.0
 #: past a move's own deadline, how long the launcher has to answer before the
@@ -115,10 +115,6 @@ HOST_SLACK_S = 5.0
 #: each private tmpfs (/tmp, /dev/shm, room to grow in /entry) holds this many
 #: times the file-size limit
 SCRATCH_FILES = 4
-#: builds: the least generous limits a build runs under, whatever it is given
-BUILD_FLOOR = Limits(
-    move_wall_s=300.0, memory_mb=2048, output_kb=1024, processes=64, open_files=256, file_size_mb=256
-)
 BUILD_SCRATCH_BYTES = 1 << 30
 
 
@@ -344,10 +340,11 @@ class Sandbox:
         if op != REPLY_RESULT:
             raise HostError(f"sandbox launcher answered a move with message {op}")
         result = LauncherResult.unpack(body)
-        failure, detail = classify(result, limits, usage, stopped_for=stopped_for, cpu_limit_s=limits.cpu_s)
-        return outcome_of(result, usage, failure, detail)
+        return judged(measure(result, usage, stopped_for), result.stdout, limits, cpu_limit_s=limits.cpu_s)
 
-    def _watch(self, limits: Limits, deadline: float) -> tuple[tuple[int, bytes], TreeUsage, str | None]:
+    def _watch(
+        self, limits: Limits, deadline: float
+    ) -> tuple[tuple[int, bytes], TreeUsage, StopReason | None]:
         """Sample the tree until the launcher answers.
 
         No sample starts when it could still be running at the move's
@@ -358,7 +355,7 @@ class Sandbox:
             self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024
         )
         give_up = deadline + HOST_SLACK_S
-        stopped_for: str | None = None
+        stopped_for: StopReason | None = None
         cost = 0.0  # the slowest sample so far
         while True:
             began = time.monotonic()
@@ -431,19 +428,22 @@ class Sandbox:
             self._proc.stderr.close()
 
 
-def outcome_of(
-    result: LauncherResult, usage: TreeUsage, failure: VerdictKind | None, detail: str
-) -> RunOutcome:
-    return RunOutcome(
-        stdout=result.stdout,
-        stderr_tail=result.stderr,
+def measure(result: LauncherResult, usage: TreeUsage, stopped_for: StopReason | None = None) -> Measurement:
+    """What the launcher's report and the samples say about one run (``classify`` judges it)."""
+    return Measurement(
         exit_code=result.exit_code if result.has(F_EXITED) else None,
         signal=result.signal if result.has(F_SIGNALED) else None,
         wall_ms=result.wall_us / 1000.0,
         cpu_ms=max(result.cpu_us / 1000.0, usage.cpu_ms),
-        peak_rss_kb=max(result.maxrss_kb, usage.peak_rss_kb),
-        failure=failure,
-        detail=detail,
+        peak_rss_kb=result.maxrss_kb,
+        tree_rss_kb=usage.peak_rss_kb,
+        peak_processes=usage.peak_processes,
+        timed_out=result.has(F_TIMEOUT),
+        output_over=result.has(F_STDOUT_OVER),
+        left_count=(result.left_count or 1) if result.has(F_LEFT) else 0,
+        left_comm=result.left_comm,
+        stderr_tail=result.stderr,
+        stopped_for=stopped_for,
     )
 
 
@@ -492,26 +492,18 @@ class BwrapProcess(InteractiveProcess):
             if line is not None:
                 return line
             if len(self._buf) > cap:
-                return self._stop(
-                    VerdictKind.BAD_OUTPUT, f"output over {self.limits.output_kb} KiB without a newline"
-                )
+                return self._stop(output_over=True)  # a line longer than the output cap
             if self._result is not None:
                 return self._finish_exited()
             now = time.monotonic()
             if now >= deadline:
-                return self._stop(VerdictKind.TIMEOUT, f"no answer within {timeout_s:g} s (wall clock)")
+                return self._stop(timed_out=True, wall_limit_s=timeout_s)
             if now >= next_sample:
                 began = now
                 over = watch.sample()
                 self._usage = watch.usage
-                if over == "cpu" and self._cpu_limit_s is not None:
-                    return self._stop(
-                        VerdictKind.CPU_LIMIT, f"CPU limit {self._cpu_limit_s:g} s for the game exceeded"
-                    )
-                if over == "memory":
-                    return self._stop(
-                        VerdictKind.MEMORY_LIMIT, f"memory limit {self.limits.memory_mb} MiB exceeded"
-                    )
+                if (over == "cpu" and self._cpu_limit_s is not None) or over == "memory":
+                    return self._stop(stopped_for=over)
                 now = time.monotonic()
                 next_sample = now + watch.next_interval(now - began)
             if chan.has_message():
@@ -603,25 +595,43 @@ class BwrapProcess(InteractiveProcess):
     def _finish_exited(self) -> RunOutcome:
         result = self._result
         assert result is not None
-        failure, detail = classify(result, self.limits, self._usage, cpu_limit_s=self._cpu_limit_s)
-        if failure is None and not detail:
+        ended = judged(
+            measure(result, self._usage), result.stdout, self.limits, cpu_limit_s=self._cpu_limit_s
+        )
+        if ended.failure is None and not ended.detail:
             # exited cleanly in the middle of a game: the protocol decides (no_output)
-            detail = "exited with code 0 before answering"
-        self._ended = outcome_of(result, self._usage, failure, detail)
+            ended = dataclasses.replace(ended, detail="exited with code 0 before answering")
+        self._ended = ended
         self.release()
         return self._ended
 
-    def _stop(self, kind: VerdictKind, detail: str) -> RunOutcome:
+    def _stop(
+        self,
+        *,
+        timed_out: bool = False,
+        output_over: bool = False,
+        stopped_for: StopReason | None = None,
+        wall_limit_s: float | None = None,
+    ) -> RunOutcome:
+        """Kill the process for what the host saw it do mid-turn; ``classify`` names the verdict."""
         self._kill()
         result = self._result
-        if result is None:
-            self._ended = RunOutcome(
-                stdout=bytes(self._buf), stderr_tail=b"", exit_code=None, signal=None,
-                wall_ms=(time.monotonic() - self._started) * 1000.0, cpu_ms=self._usage.cpu_ms,
-                peak_rss_kb=self._usage.peak_rss_kb, failure=kind, detail=detail,
+        if result is None:  # the launcher's report of the end did not come
+            usage = self._usage
+            wall_ms = (time.monotonic() - self._started) * 1000.0
+            measured = Measurement(
+                exit_code=None, wall_ms=wall_ms, cpu_ms=usage.cpu_ms, tree_rss_kb=usage.peak_rss_kb,
+                peak_processes=usage.peak_processes,
             )  # fmt: skip
+            stdout = bytes(self._buf)
         else:
-            self._ended = outcome_of(result, self._usage, kind, detail)
+            measured, stdout = measure(result, self._usage), result.stdout
+        measured = dataclasses.replace(
+            measured, timed_out=timed_out, output_over=output_over, stopped_for=stopped_for
+        )
+        self._ended = judged(
+            measured, stdout, self.limits, cpu_limit_s=self._cpu_limit_s, wall_limit_s=wall_limit_s
+        )
         self.release()
         return self._ended
 
@@ -678,20 +688,6 @@ class BwrapHost(EntryHost):
 
     def close(self) -> None:
         self._sandbox.close()
-
-
-def build_limits(limits: Limits) -> Limits:
-    """``limits`` raised to what a compiler needs at least."""
-    f = BUILD_FLOOR
-    return Limits(
-        move_wall_s=max(limits.move_wall_s, f.move_wall_s),
-        move_cpu_s=max(limits.cpu_s, f.cpu_s),
-        memory_mb=max(limits.memory_mb, f.memory_mb),
-        output_kb=max(limits.output_kb, f.output_kb),
-        processes=max(limits.processes, f.processes),
-        open_files=max(limits.open_files, f.open_files),
-        file_size_mb=max(limits.file_size_mb, f.file_size_mb),
-    )
 
 
 def copy_out(src: Path, dest: Path) -> None:
@@ -764,9 +760,8 @@ class BwrapHostFactory(HostFactory):
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
         sandbox = Sandbox(self.bwrap, self.launcher, Layout.for_build(tree_size(entry_dir)), entry_dir)
         try:
-            outcome = sandbox.run(
-                ["sh", "-c", command], b"", build_limits(limits), stderr_keep=BUILD_LOG_TAIL
-            )
+            # the build cache raised ``limits`` to ``limits.build_limits`` already
+            outcome = sandbox.run(["sh", "-c", command], b"", limits, stderr_keep=BUILD_LOG_TAIL)
             try:
                 copy_out(sandbox.workdir, entry_dir)
             except OSError as e:

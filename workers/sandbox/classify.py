@@ -1,30 +1,22 @@
-"""Which DESIGN §4.3 verdict a finished run earned, from what was measured.
+"""Which DESIGN §4.3 verdict a finished run earned: hosts measure, this decides.
 
-Pure: the launcher's result, the host's samples and the limits in; a
-``VerdictKind`` (or None: the protocol judges the output) and a one-line
-detail out. The order of the checks is the order of blame: a limit the host
-enforced by stopping the run explains whatever happened after it (a killed
-process dies of SIGKILL; that is not a crash). CPU comes before the wall
-clock: a tree of busy processes that the deadline stopped had usually spent
-its CPU budget well before (the sampler can miss that on a loaded machine),
-while one busy process with equal CPU and wall limits is a timeout.
+Both hosts describe how a program run ended as one ``Measurement`` (the
+bubblewrap sandbox from its launcher's report and psutil's samples, the plain
+host from ``wait4``); ``classify`` alone turns a measurement and the limits
+into a verdict, so an entry gets the same verdict under ``sandbox: none`` as
+in the sandbox. Pure: no clock, no processes, no I/O.
 """
 
 from __future__ import annotations
 
 import re
 import signal
+from dataclasses import dataclass
 
 from runner.contracts import Limits, VerdictKind
-from workers.sandbox.launcher import (
-    F_LEFT,
-    F_SIGNALED,
-    F_STDOUT_OVER,
-    F_TIMEOUT,
-    LauncherResult,
-    cpu_rlimit_s,
-)
-from workers.sandbox.sampler import CPU_SLACK_MS, TreeUsage
+from workers.sandbox.base import RunOutcome
+from workers.sandbox.limits import cpu_rlimit_s
+from workers.sandbox.sampler import CPU_SLACK_MS, StopReason
 
 #: what a process that ran out of address space tends to say on its way out
 MEMORY_WORDS = re.compile(
@@ -34,6 +26,38 @@ MEMORY_WORDS = re.compile(
 )
 #: an abnormal exit with a peak this close to the address-space limit ran out of memory
 MEMORY_NEAR_LIMIT = 0.9
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """How one run of an entry program ended, as its host measured it.
+
+    ``exit_code`` is None when the program died of a signal (``signal`` set)
+    or never started (``start_error`` set). ``peak_rss_kb`` is the largest
+    process's peak (``wait4``), which the address-space limit bounds;
+    ``tree_rss_kb`` and ``peak_processes`` are what the host's sampler saw of
+    the whole tree (0: not sampled, e.g. a short move or the plain host).
+    """
+
+    exit_code: int | None = 0
+    signal: int | None = None
+    wall_ms: float = 0.0
+    cpu_ms: float = 0.0
+    peak_rss_kb: int = 0
+    tree_rss_kb: int = 0
+    peak_processes: int = 0
+    timed_out: bool = False  # the host stopped it at the wall-clock deadline
+    output_over: bool = False  # it wrote more than the output cap
+    left_count: int = 0  # descendants still running after the program exited
+    left_comm: str = ""  # the name of one of them
+    stderr_tail: bytes = b""
+    stopped_for: StopReason | None = None
+    start_error: str = ""  # why the program could not be started (its ``run`` line)
+
+    @property
+    def failed(self) -> bool:
+        """Died of a signal or exited non-zero."""
+        return self.signal is not None or (self.exit_code is not None and self.exit_code != 0)
 
 
 def signal_name(signo: int) -> str:
@@ -47,74 +71,123 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
+def _processes(n: int) -> str:
+    return f"{n} process{'es' if n != 1 else ''}"
+
+
 def classify(
-    result: LauncherResult,
+    m: Measurement,
     limits: Limits,
-    usage: TreeUsage,
     *,
-    stopped_for: str | None = None,
-    cpu_limit_s: float | None = None,
+    cpu_limit_s: float | None,
     wall_limit_s: float | None = None,
 ) -> tuple[VerdictKind | None, str]:
     """The host rule the run broke, if any, with a one-line detail.
 
-    ``stopped_for`` is ``"cpu"`` or ``"memory"`` when the host's sampler
-    stopped the run; ``cpu_limit_s`` is the CPU budget of this run (None: no
-    CPU rule, e.g. a persistent process without a game budget).
+    ``cpu_limit_s`` is this run's CPU budget (None: no CPU rule, e.g. a
+    persistent process without a game budget); ``wall_limit_s`` its
+    wall-clock limit (default ``limits.move_wall_s``).
+
+    The rules, first match wins. The order is the order of blame: a limit the
+    host enforced by stopping the run explains whatever happened after it (a
+    killed process dies of SIGKILL; that is not a crash).
+
+    1. ``start_error``: the program could not be started → ``crash``.
+    2. ``stopped_for`` ``"cpu"`` (with a CPU budget) → ``cpu_limit``;
+       ``"memory"`` → ``memory_limit``: the host's sampler stopped it.
+    3. ``output_over`` → ``bad_output``.
+    4. CPU → ``cpu_limit``: SIGXCPU (the soft rlimit); a SIGKILL the deadline
+       did not explain, with the CPU at the soft rlimit (the hard rlimit); or
+       CPU over the budget by more than ``CPU_SLACK_MS``, not counting what one
+       core could have used between the deadline and the kill. CPU comes
+       before the wall clock: a tree of busy processes that the deadline
+       stopped had usually spent its CPU budget well before (the sampler can
+       miss that on a loaded machine), while one busy process with equal CPU
+       and wall limits is a timeout.
+    5. ``timed_out`` → ``timeout``.
+    6. a signal or a non-zero exit with a peak near the address-space limit
+       (``MEMORY_NEAR_LIMIT``) or ``MEMORY_WORDS`` on stderr → ``memory_limit``
+       (memory words after a clean exit are nobody's business).
+    7. a signal → ``crash`` with its number and name.
+    8. a non-zero exit code → ``crash`` with the code.
+    9. descendants left running after the program exited → ``left_processes``.
+    10. otherwise None: the protocol judges the output.
     """
-    cpu_ms = max(result.cpu_us / 1000.0, usage.cpu_ms)
-    procs = max(usage.peak_processes, 1)
-    plural = "es" if procs != 1 else ""
-    if stopped_for == "cpu" and cpu_limit_s is not None:
+    if m.start_error:
+        return VerdictKind.CRASH, m.start_error
+    procs = max(m.peak_processes, 1)
+    if m.stopped_for == "cpu" and cpu_limit_s is not None:
         return (
             VerdictKind.CPU_LIMIT,
-            f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: "
-            f"{cpu_ms / 1000:.2f} s used by {procs} process{plural}",
+            f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: {m.cpu_ms / 1000:.2f} s used by {_processes(procs)}",
         )
-    if stopped_for == "memory":
+    if m.stopped_for == "memory":
         return (
             VerdictKind.MEMORY_LIMIT,
-            f"memory limit {limits.memory_mb} MiB exceeded: {usage.peak_rss_kb // 1024} MiB resident "
-            f"in {procs} process{plural}",
+            f"memory limit {limits.memory_mb} MiB exceeded: {m.tree_rss_kb // 1024} MiB resident "
+            f"in {_processes(procs)}",
         )
-    if result.flags & F_STDOUT_OVER:
+    if m.output_over:
         return VerdictKind.BAD_OUTPUT, f"output over {limits.output_kb} KiB"
     wall = wall_limit_s if wall_limit_s is not None else limits.move_wall_s
-    timed_out = bool(result.flags & F_TIMEOUT)
-    sig = result.signal if result.flags & F_SIGNALED else None
-    code = result.exit_code if not result.flags & F_SIGNALED else None
     if cpu_limit_s is not None:
         soft, _ = cpu_rlimit_s(cpu_limit_s)
-        by_rlimit = sig == signal.SIGXCPU or (
-            sig == signal.SIGKILL and not timed_out and cpu_ms >= soft * 1000.0 - CPU_SLACK_MS
+        by_rlimit = m.signal == signal.SIGXCPU or (
+            m.signal == signal.SIGKILL and not m.timed_out and m.cpu_ms >= soft * 1000.0 - CPU_SLACK_MS
         )
         # a run the deadline stopped was over its CPU budget first only if it is over
         # even without the CPU one core could have used between the deadline and the kill
-        late_ms = max(0.0, result.wall_us / 1000.0 - wall * 1000.0) if timed_out else 0.0
-        if by_rlimit or cpu_ms - late_ms > cpu_limit_s * 1000.0 + CPU_SLACK_MS:
-            by = f" by {procs} process{plural}" if usage.peak_processes else ""
+        late_ms = max(0.0, m.wall_ms - wall * 1000.0) if m.timed_out else 0.0
+        if by_rlimit or m.cpu_ms - late_ms > cpu_limit_s * 1000.0 + CPU_SLACK_MS:
+            by = f" by {_processes(procs)}" if m.peak_processes else ""
             return (
                 VerdictKind.CPU_LIMIT,
-                f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: {cpu_ms / 1000:.2f} s used{by}",
+                f"CPU limit {_fmt_s(cpu_limit_s)} exceeded: {m.cpu_ms / 1000:.2f} s used{by}",
             )
-    if timed_out:
+    if m.timed_out:
         return VerdictKind.TIMEOUT, f"wall-clock limit {_fmt_s(wall)} exceeded"
-    failed = sig is not None or (code is not None and code != 0)
-    if failed:
-        near_limit = result.maxrss_kb >= limits.memory_mb * 1024 * MEMORY_NEAR_LIMIT
-        words = MEMORY_WORDS.search(result.stderr)
+    if m.failed:
+        near_limit = m.peak_rss_kb >= limits.memory_mb * 1024 * MEMORY_NEAR_LIMIT
+        words = MEMORY_WORDS.search(m.stderr_tail)
         if near_limit or words is not None:
             why = words.group(0).decode(errors="replace") if words is not None else "peak near the limit"
             return VerdictKind.MEMORY_LIMIT, f"memory limit {limits.memory_mb} MiB exceeded ({why})"
-    if sig is not None:
-        return VerdictKind.CRASH, f"signal {sig} ({signal_name(sig)})"
-    if code is not None and code != 0:
-        return VerdictKind.CRASH, f"exit code {code}"
-    if result.flags & F_LEFT:
-        n = result.left_count or 1
-        name = f" ({result.left_comm})" if result.left_comm else ""
+    if m.signal is not None:
+        return VerdictKind.CRASH, f"signal {m.signal} ({signal_name(m.signal)})"
+    if m.exit_code is not None and m.exit_code != 0:
+        return VerdictKind.CRASH, f"exit code {m.exit_code}"
+    if m.left_count:
+        name = f" ({m.left_comm})" if m.left_comm else ""
         return (
             VerdictKind.LEFT_PROCESSES,
-            f"did not kill all its processes: {n} still running after it exited{name}",
+            f"did not kill all its processes: {m.left_count} still running after it exited{name}",
         )
     return None, ""
+
+
+def judged(
+    m: Measurement,
+    stdout: bytes,
+    limits: Limits,
+    *,
+    cpu_limit_s: float | None,
+    wall_limit_s: float | None = None,
+) -> RunOutcome:
+    """The ``RunOutcome`` of a measured run: what it wrote, what it used, and ``classify``'s verdict."""
+    failure, detail = classify(m, limits, cpu_limit_s=cpu_limit_s, wall_limit_s=wall_limit_s)
+    return outcome(m, stdout, failure, detail)
+
+
+def outcome(m: Measurement, stdout: bytes, failure: VerdictKind | None, detail: str) -> RunOutcome:
+    """A ``RunOutcome`` with a verdict the host reached itself (e.g. a persistent process it stopped)."""
+    return RunOutcome(
+        stdout=stdout,
+        stderr_tail=m.stderr_tail,
+        exit_code=m.exit_code,
+        signal=m.signal,
+        wall_ms=m.wall_ms,
+        cpu_ms=m.cpu_ms,
+        peak_rss_kb=max(m.peak_rss_kb, m.tree_rss_kb),
+        failure=failure,
+        detail=detail,
+    )

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from runner.contracts import Limits
 from workers.sandbox.base import HostError
+from workers.sandbox.limits import cpu_rlimit_s
 
 LAUNCHER_SOURCE = Path(__file__).with_name("launcher.c")
 
@@ -108,17 +109,6 @@ def launcher_binary() -> Path:
 
 
 # ---- requests ---------------------------------------------------------------
-
-
-def cpu_rlimit_s(cpu_s: float) -> tuple[int, int]:
-    """(soft, hard) RLIMIT_CPU for a CPU limit of ``cpu_s``.
-
-    A backstop only: whole seconds, strictly above the limit, so the precise
-    checks (sampled tree CPU, final rusage) decide first. SIGXCPU at the soft
-    limit; SIGKILL a second later for a process that ignores it.
-    """
-    soft = math.floor(cpu_s) + 1
-    return soft, soft + 1
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,9 @@ the descendants it waited for), which costs nothing extra per move.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
-import math
 import os
-import re
 import resource
 import selectors
 import shutil
@@ -44,27 +43,19 @@ from pathlib import Path
 
 import psutil
 
-from runner.contracts import Limits, VerdictKind
+from runner.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
+from workers.sandbox.classify import Measurement, judged
+from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
 
-#: how much of stderr a move keeps (its tail explains crashes)
-STDERR_TAIL = 4096
-#: builds keep more of their log
-BUILD_LOG_TAIL = 64 * 1024
 #: temporary directories: per game (working copy + TMPDIR) and per build, named with our pid
 GAME_DIR_PREFIX = "tourney-game-"
 BUILD_DIR_PREFIX = "tourney-build-"
 #: a directory of a dead process this old is debris (see ``sweep_stale_dirs``)
 STALE_DIR_S = 600.0
-#: a measured CPU time this far over the limit counts as ``cpu_limit``
-CPU_SLACK_MS = 50.0
 
 # exec errors that come from the entry's own files or ``run`` line
 _ENTRY_START_ERRORS = {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EPERM, errno.ELOOP}
-
-_MEMORY_WORDS = re.compile(
-    rb"MemoryError|bad_alloc|out of memory|Cannot allocate memory|memory exhausted", re.IGNORECASE
-)
 
 
 def _rlimit_value(wanted: int, resource_id: int) -> int:
@@ -77,9 +68,10 @@ def _rlimits(limits: Limits, *, cpu_s: float | None) -> list[tuple[int, tuple[in
     """The rlimits for a program under ``limits`` (``cpu_s`` None: no CPU limit)."""
     settings: list[tuple[int, tuple[int, int]]] = []
     if cpu_s is not None:
-        cpu = _rlimit_value(max(1, math.ceil(cpu_s)), resource.RLIMIT_CPU)
-        # soft: SIGXCPU (recognisable); hard, a second later: SIGKILL
-        settings.append((resource.RLIMIT_CPU, (cpu, _rlimit_value(cpu + 1, resource.RLIMIT_CPU))))
+        # the same backstop as the sandbox's: SIGXCPU at the soft limit, SIGKILL at the hard one
+        soft, hard = cpu_rlimit_s(cpu_s)
+        rlimit_cpu = (_rlimit_value(soft, resource.RLIMIT_CPU), _rlimit_value(hard, resource.RLIMIT_CPU))
+        settings.append((resource.RLIMIT_CPU, rlimit_cpu))
     mem = _rlimit_value(limits.memory_mb * 1024 * 1024, resource.RLIMIT_AS)
     settings.append((resource.RLIMIT_AS, (mem, mem)))
     fsize = _rlimit_value(limits.file_size_mb * 1024 * 1024, resource.RLIMIT_FSIZE)
@@ -99,13 +91,6 @@ def entry_env(home: Path, tmpdir: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
-
-
-def signal_name(signo: int) -> str:
-    try:
-        return signal.Signals(signo).name
-    except ValueError:
-        return "?"
 
 
 #: how long to wait for a killed process group to be gone
@@ -257,42 +242,39 @@ class _Reaper:
     def peak_rss_kb(self) -> int:
         return int(self.rusage.ru_maxrss) if self.rusage is not None else 0
 
+    def measurement(
+        self,
+        *,
+        wall_ms: float,
+        timed_out: bool = False,
+        output_over: bool = False,
+        left_count: int = 0,
+        left_comm: str = "",
+        stderr_tail: bytes = b"",
+    ) -> Measurement:
+        """What ``wait4`` and the host saw of this run (``classify`` judges it)."""
+        return Measurement(
+            exit_code=self.exit_code,
+            signal=self.signal,
+            wall_ms=wall_ms,
+            cpu_ms=self.cpu_ms,
+            peak_rss_kb=self.peak_rss_kb,
+            timed_out=timed_out,
+            output_over=output_over,
+            left_count=left_count,
+            left_comm=left_comm,
+            stderr_tail=stderr_tail,
+        )
 
-def _classify(
-    reaper: _Reaper,
-    limits: Limits,
-    *,
-    over_cap: bool,
-    timed_out: bool,
-    killed_by_us: bool,
-    left: list[int],
-    stderr_tail: bytes,
-    cpu_limit_s: float | None,
-) -> tuple[VerdictKind | None, str]:
-    """Which host rule the run broke, if any, with a one-line detail."""
-    if over_cap:
-        return VerdictKind.BAD_OUTPUT, f"wrote more than {limits.output_kb} KiB of output"
-    if timed_out:
-        return VerdictKind.TIMEOUT, f"no answer within {limits.move_wall_s:g} s (wall clock)"
-    sig, code, cpu_ms = reaper.signal, reaper.exit_code, reaper.cpu_ms
-    if cpu_limit_s is not None and (
-        sig == signal.SIGXCPU
-        or (sig == signal.SIGKILL and not killed_by_us)
-        or cpu_ms > cpu_limit_s * 1000.0 + CPU_SLACK_MS
-    ):
-        return VerdictKind.CPU_LIMIT, f"used {cpu_ms / 1000.0:.2f} s of CPU, limit {cpu_limit_s:g} s"
-    failed = sig is not None or (code is not None and code != 0)
-    if failed and (
-        reaper.peak_rss_kb >= limits.memory_mb * 1024 * 0.9 or _MEMORY_WORDS.search(stderr_tail) is not None
-    ):
-        return VerdictKind.MEMORY_LIMIT, f"ran out of its {limits.memory_mb} MB of memory"
-    if sig is not None:
-        return VerdictKind.CRASH, f"signal {sig} ({signal_name(sig)})"
-    if code is not None and code != 0:
-        return VerdictKind.CRASH, f"exit code {code}"
-    if left:
-        return VerdictKind.LEFT_PROCESSES, f"{len(left)} process(es) still running after the program exited"
-    return None, ""
+
+def _comm(pids: list[int]) -> str:
+    """The name of the first of ``pids`` that can still be read (killed ones become zombies)."""
+    for pid in pids:
+        try:
+            return psutil.Process(pid).name()
+        except psutil.Error:
+            continue
+    return ""
 
 
 def run_process(
@@ -309,7 +291,7 @@ def run_process(
     started = time.monotonic()
     proc = _start(argv, cwd, env, _rlimits(limits, cpu_s=cpu_limit_s))
     if isinstance(proc, str):
-        return RunOutcome(b"", b"", None, None, 0.0, 0.0, 0, VerdictKind.CRASH, proc)
+        return judged(Measurement(exit_code=None, start_error=proc), b"", limits, cpu_limit_s=cpu_limit_s)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     pgid = proc.pid  # start_new_session: the child leads its own group
     reaper = _Reaper(proc)
@@ -375,6 +357,7 @@ def run_process(
             over_cap = over_cap or len(out) > cap
         killed_by_us = not reaper.poll()
         left = [] if killed_by_us else _live_members(pgid)
+        left_comm = _comm(left)  # before the kill: a killed process may be gone by the time we look
         _kill_group(pgid)
         reaper.wait()
         _kill_group_and_wait(pgid)
@@ -390,27 +373,15 @@ def run_process(
             reaper.wait()
     wall_ms = (time.monotonic() - started) * 1000.0
     stderr_tail = bytes(err[-stderr_keep:])
-    failure, detail = _classify(
-        reaper,
-        limits,
-        over_cap=over_cap,
-        timed_out=timed_out,
-        killed_by_us=killed_by_us,
-        left=left,
-        stderr_tail=stderr_tail,
-        cpu_limit_s=cpu_limit_s,
-    )
-    return RunOutcome(
-        stdout=bytes(out[:cap]),
-        stderr_tail=stderr_tail,
-        exit_code=reaper.exit_code,
-        signal=reaper.signal,
+    measured = reaper.measurement(
         wall_ms=wall_ms,
-        cpu_ms=reaper.cpu_ms,
-        peak_rss_kb=reaper.peak_rss_kb,
-        failure=failure,
-        detail=detail,
+        timed_out=timed_out,
+        output_over=over_cap,
+        left_count=len(left),
+        left_comm=left_comm,
+        stderr_tail=stderr_tail,
     )
+    return judged(measured, bytes(out[:cap]), limits, cpu_limit_s=cpu_limit_s)
 
 
 def _read_into(fd: int, buf: bytearray, sel: selectors.BaseSelector) -> bool:
@@ -455,7 +426,8 @@ class PlainProcess(InteractiveProcess):
             self._pidfd = _pidfd(self._proc.pid)
         else:
             why = self._start_error or "could not start"
-            self._dead = RunOutcome(b"", b"", None, None, 0.0, 0.0, 0, VerdictKind.CRASH, why)
+            not_started = Measurement(exit_code=None, start_error=why)
+            self._dead = judged(not_started, b"", limits, cpu_limit_s=self._cpu_limit_s)
 
     @property
     def pid(self) -> int | None:
@@ -482,8 +454,7 @@ class PlainProcess(InteractiveProcess):
                     return  # it died or closed stdin; read_line will see the exit
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    stuck = f"did not read its input within {self.limits.move_wall_s:g} s"
-                    self._die(VerdictKind.TIMEOUT, stuck)
+                    self._die(timed_out=True)  # it did not read its input for a whole move time
                     return
                 sel.select(remaining)
 
@@ -508,13 +479,12 @@ class PlainProcess(InteractiveProcess):
                 if line is not None:
                     return line
                 if len(self._buf) > cap:
-                    too_long = f"wrote a line longer than {self.limits.output_kb} KiB"
-                    return self._die(VerdictKind.BAD_OUTPUT, too_long)
+                    return self._die(output_over=True)  # a line longer than the output cap
                 if exited:
                     return self._die_exited()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return self._die(VerdictKind.TIMEOUT, f"no answer within {timeout_s:g} s (wall clock)")
+                    return self._die(timed_out=True, wall_limit_s=timeout_s)
                 tick = remaining if self._pidfd is not None else min(remaining, 0.005)
                 for key, _ in sel.select(tick):
                     if key.fd == out_fd:
@@ -537,43 +507,29 @@ class PlainProcess(InteractiveProcess):
         return take_line(self._buf)
 
     def _die_exited(self) -> RunOutcome:
-        reaper = self._reaper
-        assert reaper is not None
-        reaper.wait()
-        failure, detail = _classify(
-            reaper,
-            self.limits,
-            over_cap=False,
-            timed_out=False,
-            killed_by_us=False,
-            left=[],
-            stderr_tail=bytes(self._err),
-            cpu_limit_s=self._cpu_limit_s,
-        )
-        if failure is None:
-            # exited cleanly in the middle of a game: the protocol decides (no_output)
-            detail = "exited with code 0 before answering"
-        return self._finish(failure, detail)
+        return self._die()
 
-    def _die(self, kind: VerdictKind, detail: str) -> RunOutcome:
-        self._kill()
-        return self._finish(kind, detail)
-
-    def _finish(self, kind: VerdictKind | None, detail: str) -> RunOutcome:
+    def _die(
+        self, *, timed_out: bool = False, output_over: bool = False, wall_limit_s: float | None = None
+    ) -> RunOutcome:
+        """Kill what is left of the process and judge what was measured (``classify`` names the
+        verdict): it exited, or the host stopped it for the flag it is given."""
         reaper = self._reaper
         assert reaper is not None
         self._kill()
-        self._dead = RunOutcome(
-            stdout=bytes(self._buf),
-            stderr_tail=bytes(self._err[-STDERR_TAIL:]),
-            exit_code=reaper.exit_code,
-            signal=reaper.signal,
+        measured = reaper.measurement(
             wall_ms=(time.monotonic() - self._started) * 1000.0,
-            cpu_ms=reaper.cpu_ms,
-            peak_rss_kb=reaper.peak_rss_kb,
-            failure=kind,
-            detail=detail,
+            timed_out=timed_out,
+            output_over=output_over,
+            stderr_tail=bytes(self._err[-STDERR_TAIL:]),
         )
+        ended = judged(
+            measured, bytes(self._buf), self.limits, cpu_limit_s=self._cpu_limit_s, wall_limit_s=wall_limit_s
+        )
+        if ended.failure is None:
+            # exited cleanly in the middle of a game: the protocol decides (no_output)
+            ended = dataclasses.replace(ended, detail="exited with code 0 before answering")
+        self._dead = ended
         return self._dead
 
     @property

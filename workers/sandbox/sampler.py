@@ -13,6 +13,7 @@ makes the host ask the launcher to stop the move.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import psutil
 
@@ -24,6 +25,9 @@ SAMPLE_INTERVAL_S = 0.025
 MAX_SAMPLE_SHARE = 0.25
 #: CPU measured this far over the limit counts (tick granularity of the accounting)
 CPU_SLACK_MS = 50.0
+
+#: why a host stopped a run before it ended by itself (a sample saw the tree over a limit)
+StopReason = Literal["cpu", "memory"]
 
 
 @dataclass
@@ -49,7 +53,7 @@ class TreeWatch:
         except psutil.Error:
             self._root = None
 
-    def sample(self) -> str | None:
+    def sample(self) -> StopReason | None:
         """Take one sample; ``"cpu"`` or ``"memory"`` if the tree is over that limit."""
         if self._root is None:
             return None

@@ -8,7 +8,9 @@ started with ``Machine.popen`` runs inside the namespace and, optionally,
 in its own mount namespace with directories hidden under empty tmpfs
 mounts, so a worker provably shares no files with the coordinator.
 
-Used by the multi-machine test and by ``bench/throughput_bench.py``.
+Used by ``bench/throughput_bench.py`` and by the multi-machine test
+(``tests/integration/test_multi_machine.py``): it lives in ``bench/`` because
+benchmarks must not import from ``tests/``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from runner import procs
 
 
 class NetnsUnavailable(RuntimeError):
@@ -102,10 +106,10 @@ class Machine:
                     os.killpg(p.pid, signal.SIGQUIT)
         deadline = time.monotonic() + grace_s
         for p in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(max(0.1, deadline - time.monotonic()))
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGKILL)
+            if p.returncode is None:
+                # unreaped, its pid is still its group's id: the group kill reaches only our processes
+                procs.wait_unreaped(p.pid, max(0.1, deadline - time.monotonic()))
+                procs.kill_own_group(p.pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(5)
         self.procs.clear()

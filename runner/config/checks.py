@@ -1,0 +1,276 @@
+"""The checks a config needs beyond its schema: the file system, the registries, several sections at once.
+
+Entry directories exist and hold entries of the tournament's game with a
+protocol that carries it; boards parse for the game; stages name defined
+boards and seed opponents; names are unique; and every stage can happen with
+the entrants that can reach it (asked of the planners' ``runner.stages.requirements``).
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from runner.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
+from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry_names
+from runner.config.models import (
+    STAGE_ADAPTER,
+    AnyStage,
+    EntrySource,
+    GauntletStage,
+    PermutationsStage,
+    SeedingStage,
+    SystemTestStage,
+)
+from runner.config.source_map import SourceMap
+from runner.entries import EntryError, EntrySpec, load_entry
+from runner.games import GAME_NAMES, get_game
+from runner.games.base import BoardError, Game
+from runner.registry import PROTOCOL_GAMES
+
+if TYPE_CHECKING:
+    from runner.stages.requirements import Objection
+
+
+class Checker:
+    """The checks that need the file system, the game registry, or several sections at once.
+
+    Works on whatever parts of the document passed the schema, so one broken
+    stage does not hide a missing entry directory elsewhere.
+    """
+
+    def __init__(self, data: dict[str, Any], smap: SourceMap, base_dir: Path) -> None:
+        self.data = data
+        self.smap = smap
+        self.base_dir = base_dir
+        self.problems: list[ConfigProblem] = []
+        self.entries: dict[str, EntrySpec] = {}
+        self.opponents: dict[str, EntrySpec] = {}
+        self._dirs: dict[Path, list[EntrySpec]] = {}
+        self._name_at: dict[str, Loc] = {}
+
+    def add(self, loc: Sequence[str | int], message: str, *, key: bool = False) -> None:
+        self.problems.append(self.smap.problem(loc, message, key=key))
+
+    def _parsed(self, section: str, parse: Any) -> Iterator[tuple[int | str, Any]]:
+        """The items of a section that pass the schema once their faulty keys are dropped.
+
+        The schema pass has already reported those keys; dropping them (their
+        defaults apply) lets the checks below still look at the rest.
+        """
+        raw = self.data.get(section)
+        items: Any = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, list) else []
+        for key, value in items:
+            for _attempt in range(2):
+                try:
+                    yield key, parse(value)
+                    break
+                except ValidationError as e:
+                    if not isinstance(value, dict):
+                        break
+                    bad = {str(part) for err in e.errors() for part in err["loc"][:2] if part in value}
+                    bad -= {"name", "planner", "path"}
+                    if not bad:
+                        break
+                    value = {k: v for k, v in value.items() if k not in bad}
+                except ValueError:
+                    break
+
+    def run(self) -> None:
+        game = self._check_game()
+        boards = {str(k): v for k, v in self._parsed("boards", BoardSpec.model_validate)}
+        self._check_boards(game, boards)
+        for i, src in self._parsed("entries", EntrySource.model_validate):
+            self._expand(("entries", i), src, self.entries)
+        for i, src in self._parsed("seed_opponents", EntrySource.model_validate):
+            self._expand(("seed_opponents", i), src, self.opponents)
+        stages = list(self._parsed("stages", STAGE_ADAPTER.validate_python))
+        self._check_stages(game, boards, stages)
+
+    def _check_game(self) -> Game[Any, Any] | None:
+        name = self.data.get("game")
+        if not isinstance(name, str):
+            return None
+        if name not in GAME_NAMES:
+            self.add(
+                ("game",),
+                f"unknown game {name!r}{did_you_mean(name, GAME_NAMES)}; known: {', '.join(GAME_NAMES)}",
+            )
+            return None
+        params = self.data.get("game_params") or {}
+        if not isinstance(params, dict):
+            return None
+        try:
+            return get_game(name, **params)
+        except (ValueError, TypeError) as e:
+            self.add(("game_params",), str(e))
+            return get_game(name)
+
+    def _check_boards(self, game: Game[Any, Any] | None, boards: dict[str, BoardSpec]) -> None:
+        seed = self.data.get("seed", 0)
+        seed = seed if isinstance(seed, int) else 0
+        for name, spec in boards.items():
+            field = "file" if spec.file is not None else "text" if spec.text is not None else "generate"
+            loc = ("boards", name, field)
+            try:
+                text = board_source_text(spec, self.base_dir)
+            except OSError as e:
+                self.add(loc, f"board {name!r}: cannot read {spec.file}: {e.strerror or e}")
+                continue
+            if game is None:
+                continue
+            try:
+                if text is None:
+                    text = generate_board(game, spec, seed, name, "validate", 1)
+                game.validate_board(text)
+            except (BoardError, ValueError, TypeError) as e:
+                self.add(loc, f"board {name!r}: {e}")
+
+    def _entry_dirs(self, loc: Loc, pattern: str) -> list[Path]:
+        full = self.base_dir / pattern
+        if glob.has_magic(pattern):
+            found = [Path(p) for p in sorted(glob.glob(str(full)))]
+            dirs = [p for p in found if (p / "entry.yaml").is_file()]
+            if not dirs:
+                self.add(
+                    loc,
+                    f"no entry directory (holding entry.yaml) matches {pattern!r} (looked in {full.parent})",
+                )
+            return dirs
+        if not full.is_dir():
+            self.add(loc, f"missing entry directory {pattern!r} (resolved to {full.resolve()})")
+            return []
+        return [full]
+
+    def _load_dir(self, loc: Loc, path: Path) -> list[EntrySpec]:
+        path = path.resolve()
+        if path not in self._dirs:
+            try:
+                self._dirs[path] = load_entry(path)
+            except EntryError as e:
+                self.add(loc, str(e))
+                self._dirs[path] = []
+        return self._dirs[path]
+
+    def _expand(self, loc: Loc, src: EntrySource, into: dict[str, EntrySpec]) -> None:
+        specs: list[EntrySpec] = []
+        for d in self._entry_dirs((*loc, "path"), src.path):
+            specs.extend(self._load_dir((*loc, "path"), d))
+        if src.include is not None and specs:
+            names = [s.name for s in specs]
+            for j, want in enumerate(src.include):
+                if want not in names:
+                    self.add(
+                        (*loc, "include", j), f"no entry {want!r} in {src.path}{did_you_mean(want, names)}"
+                    )
+            specs = [s for s in specs if s.name in src.include]
+        if src.variants is not None:
+            v = src.variants
+            width = len(str(v.start + v.count - 1))
+            made: list[EntrySpec] = []
+            for s in specs:
+                if v.keep_original:
+                    made.append(s)
+                for i in range(v.start, v.start + v.count):
+                    extra = [a.replace("{i}", str(i)) for a in v.args]
+                    made.append(
+                        replace(s, name=f"{v.prefix or s.name}-{i:0{width}d}", args=[*s.args, *extra])
+                    )
+            specs = made
+        game = self.data.get("game")
+        wrong_game = [s.name for s in specs if game in GAME_NAMES and s.game != game]
+        if wrong_game:
+            self.add(
+                (*loc, "path"),
+                f"{entry_names(wrong_game)} play {specs[0].game}, but this tournament's game is {game}",
+            )
+        wrong_protocol = [
+            s.name
+            for s in specs
+            if game in GAME_NAMES and s.game == game and game not in PROTOCOL_GAMES[s.protocol]
+        ]
+        if wrong_protocol:
+            self.add(
+                (*loc, "path"),
+                f"{entry_names(wrong_protocol)}: protocol {specs[0].protocol} cannot carry {game}",
+            )
+        for s in specs:
+            if s.name in wrong_game or s.name in wrong_protocol:
+                continue
+            if "~" in s.name:
+                self.add((*loc, "path"), f"entry name {s.name!r}: '~' is reserved (system-test mirrors)")
+                continue
+            if s.name in self._name_at:
+                self.add(loc, f"entry name {s.name!r} is already used by {dotted(self._name_at[s.name])}")
+                continue
+            self._name_at[s.name] = loc
+            into[s.name] = s
+
+    def _check_stages(
+        self,
+        game: Game[Any, Any] | None,
+        boards: dict[str, BoardSpec],
+        stages: list[tuple[int | str, AnyStage]],
+    ) -> None:
+        # imported here: the planners import the stage models, so runner.stages cannot be
+        # imported while this package is still initialising
+        from runner.stages import requirements
+
+        defined = [*boards, DEFAULT_BOARD]
+        raw_boards = self.data.get("boards")
+        board_names = set(raw_boards) if isinstance(raw_boards, dict) else set()
+        opponents = list(self.opponents)
+        raw_stages = self.data.get("stages")
+        complete = isinstance(raw_stages, list) and len(stages) == len(raw_stages)
+        # upper bound of the entrants that can reach each stage ("a final of 8 from 5 entries")
+        count: int | None = len(self.entries) if self.entries and complete else None
+        seen: dict[str, Loc] = {}
+        for pos, (i, st) in enumerate(stages):
+            loc: Loc = ("stages", i)
+            if st.name in seen:
+                self.add(
+                    (*loc, "name"), f"stage name {st.name!r} is already used by {dotted(seen[st.name])}"
+                )
+            seen.setdefault(st.name, loc)
+            for j, b in enumerate(st.boards):
+                if b not in defined and b not in board_names:
+                    self.add((*loc, "boards", j), f"undefined board {b!r}{did_you_mean(b, defined)}")
+            if pos == 0 and st.when != "always":
+                self.add((*loc, "when"), "the first stage has no ranking before it to be tied")
+            names: list[str] = []
+            if isinstance(st, SeedingStage | GauntletStage):
+                names = st.opponents if st.opponents is not None else opponents
+                if not names and not self.data.get("seed_opponents"):
+                    self.add(loc, f"planner {st.planner} needs seed_opponents (none are defined)")
+                for j, o in enumerate(st.opponents or []):
+                    if o not in self.opponents and self.data.get("seed_opponents") is not None:
+                        self.add(
+                            (*loc, "opponents", j), f"no seed opponent {o!r}{did_you_mean(o, opponents)}"
+                        )
+            if (
+                isinstance(st, SystemTestStage)
+                and st.reference is not None
+                and st.reference not in self.opponents
+            ):
+                self.add(
+                    (*loc, "reference"),
+                    f"no seed opponent {st.reference!r}{did_you_mean(st.reference, opponents)}",
+                )
+            self._object(loc, requirements.board_objections(st, boards))
+            if isinstance(st, PermutationsStage) and game is not None and st.max_entrants > game.max_players:
+                self.add(
+                    (*loc, "max_entrants"), f"{game.name} takes at most {game.max_players} players in a game"
+                )
+            if count is not None:
+                admitted = requirements.admission(st, count)
+                self._object(loc, admitted.objections)
+                count = admitted.out
+
+    def _object(self, loc: Loc, objections: Sequence[Objection]) -> None:
+        for objection in objections:
+            self.add((*loc, *objection.at), objection.message)

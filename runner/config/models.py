@@ -1,0 +1,427 @@
+"""The schema of a tournament config: pydantic models, one per section and one per planner.
+
+``TournamentConfig`` is what the rest of the runner reads; loading
+(``runner.config.load``) fills in what the schema cannot know (the entry
+specs found on disk, the config's directory) through ``bind``.
+
+Each stage model is also the planner registry's source: its ``planner``
+literal is the planner's name, and ``PLANNERS`` (the names, in this order)
+is derived from the union of stage models. The planner functions and their
+admission rules live in ``runner.stages``, keyed by these names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    field_validator,
+)
+
+from runner.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
+from runner.contracts import EntryRef, Limits
+from runner.entries import EntrySpec
+from runner.games import GAME_NAMES, get_game
+from runner.games.base import Game
+from runner.registry import SandboxKind
+from runner.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
+
+MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
+
+
+# -- models ------------------------------------------------------------------
+
+
+class LimitsModel(BaseModel):
+    """Resource limits per entry (``runner.contracts.Limits``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    move_wall_s: float = Field(
+        default=1.0, gt=0, description="Wall-clock seconds per move (seed 002: one second)."
+    )
+    move_cpu_s: float | None = Field(
+        default=None, gt=0, description="CPU seconds per move; default: move_wall_s."
+    )
+    memory_mb: int = Field(default=512, ge=16, description="Address-space limit in MiB.")
+    output_kb: int = Field(default=64, ge=1, description="Largest output of one move in KiB.")
+    processes: int = Field(default=32, ge=1, description="Processes (and threads) an entry may run at once.")
+    open_files: int = Field(default=64, ge=8, description="Open file descriptors.")
+    file_size_mb: int = Field(default=16, ge=1, description="Largest file an entry may write, MiB.")
+    game_wall_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Whole-game wall budget for persistent protocols (gomocup); default none.",
+    )
+
+    def to_limits(self) -> Limits:
+        return Limits(**self.model_dump())
+
+
+class VariantsModel(BaseModel):
+    """Entries made in the config from one entry directory, differing by argv."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(ge=1, le=10000, description="How many variants.")
+    prefix: str | None = Field(
+        default=None,
+        description="Name prefix; names are '<prefix>-<i>' (i zero-padded). Default: the entry's name.",
+    )
+    start: int = Field(default=1, ge=0, description="The first i.")
+    args: list[str] = Field(
+        default_factory=list, description="Extra argv appended to the entry's; '{i}' is replaced by i."
+    )
+    keep_original: bool = Field(default=False, description="Keep the entry itself as well as its variants.")
+
+
+class EntrySource(BaseModel):
+    """Where entries come from: an entry directory or a glob of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(
+        description="Entry directory or glob (relative to the config file); a glob keeps the "
+        "directories holding an entry.yaml, sorted by path."
+    )
+    include: list[str] | None = Field(
+        default=None,
+        description="Only these of the directory's entries (its own name and its entry.yaml variants); "
+        "default: all of them.",
+    )
+    variants: VariantsModel | None = Field(
+        default=None, description="Make numbered variants of each included entry."
+    )
+
+
+class AdvanceTop(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    top: int = Field(ge=1, description="The N best of the stage's standings advance.")
+
+
+Advance = Literal["all", "survivors"] | AdvanceTop
+
+
+class StageBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    #: its matches form brackets (elimination-style planners; the report draws them)
+    bracketed: ClassVar[bool] = False
+
+    name: str = Field(pattern=NAME_PATTERN, description="Unique stage name (letters, digits, '-', '_').")
+    when: Literal["always", "tied_for_first"] = Field(
+        default="always",
+        description="'tied_for_first': play this stage only when the ranking so far has entries tied "
+        "for first place on every rank key; its entrants are then those tied entries and its ranking "
+        "reorders them. Otherwise the stage is skipped and the ranking passes through unchanged.",
+    )
+    boards: list[str] = Field(
+        default=[DEFAULT_BOARD],
+        min_length=1,
+        description="Board names from the top-level boards section ('default' is the game's own).",
+    )
+    scoring: ScoringModel = Field(default_factory=ScoringModel, description="Points per game.")
+    rank_by: list[RankKey] = Field(
+        default=["points", "wins", "score"],
+        min_length=1,
+        description="Rank keys in order; remaining ties are ordered by seed.",
+    )
+    advance: Advance = Field(default="all", description="Who goes on: 'all', 'survivors' or {top: N}.")
+    description: str = Field(default="", description="Free text shown in reports.")
+
+    @field_validator("advance", mode="before")
+    @classmethod
+    def _advance_form(cls, v: object) -> object:
+        # one clear message instead of one per member of the union
+        if not isinstance(v, dict) and v not in ("all", "survivors"):
+            raise ValueError(f"expected 'all', 'survivors' or {{top: N}}, got {v!r}")
+        return v
+
+
+class TwoPlayerStage(StageBase):
+    games_per_pairing: int = Field(
+        default=2,
+        ge=2,
+        description="Games per pairing on each board; must be even: each side moves first equally often.",
+    )
+
+    @field_validator("games_per_pairing")
+    @classmethod
+    def _even(cls, v: int) -> int:
+        if v % 2:
+            raise ValueError("must be even, so that each side moves first equally often")
+        return v
+
+
+class SystemTestStage(StageBase):
+    """Each entry plays a game per board against itself (or a reference); a verdict against it excludes it."""
+
+    planner: Literal["system_test"] = Field(description="Which planner runs the stage.")
+    reference: str | None = Field(
+        default=None,
+        description="A seed opponent to play against instead of a mirror copy of the entry itself "
+        "(the copy's seat is named '<entry>~mirror').",
+    )
+    advance: Advance = Field(default="survivors", description="Default: the entries that passed.")
+
+
+class SeedingStage(TwoPlayerStage):
+    """Seed 000 stage 1: every entrant plays each seed opponent, each side first once, per board."""
+
+    planner: Literal["seeding"] = Field(description="Which planner runs the stage.")
+    opponents: list[str] | None = Field(
+        default=None, description="Seed opponents to play; default: all of them."
+    )
+    scoring: ScoringModel = Field(default_factory=potm_scoring, description="Default: seed 000's table.")
+    rank_by: list[RankKey] = Field(default=["points"], min_length=1, description="Default: points.")
+
+
+class GauntletStage(TwoPlayerStage):
+    """Every entrant plays each configured opponent (a seed/reference program)."""
+
+    planner: Literal["gauntlet"] = Field(description="Which planner runs the stage.")
+    opponents: list[str] | None = Field(
+        default=None, description="Seed opponents to play; default: all of them."
+    )
+
+
+class EliminationStage(TwoPlayerStage):
+    """Seed 000 stage 2: the two-bracket elimination (see docs/config.md for every rule)."""
+
+    bracketed: ClassVar[bool] = True
+    planner: Literal["potm_elimination"] = Field(description="Which planner runs the stage.")
+    k: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="The winners bracket stops at 2K members, the losers bracket when both together "
+        "hold at most 3K; the final gets between K+2 and 3K entries (4..6 for K=2, inside the "
+        "seed's 4..8).",
+    )
+    match_win_by: list[MatchKey] = Field(
+        default=["wins", "score"],
+        min_length=1,
+        description="How a match is won: the first key on which the two differ; equal on all is a tie.",
+    )
+    stall_rounds: int = Field(
+        default=3,
+        ge=1,
+        description="A bracket that still has to shrink but produced no loser in this many consecutive "
+        "rounds (tied matches) is cut to its size by seed.",
+    )
+    max_rounds: int | None = Field(
+        default=None,
+        ge=1,
+        description="Round cap; when reached the brackets are cut to size by seed. Default: no cap "
+        "beyond stall_rounds (which already guarantees an end); required with a list of fixed boards.",
+    )
+    advance: Advance = Field(default="survivors", description="Default: the 2K + about K survivors.")
+
+
+class RoundRobinStage(TwoPlayerStage):
+    """Every pair plays on every board, each side first equally often (one match per pair per board)."""
+
+    planner: Literal["round_robin"] = Field(description="Which planner runs the stage.")
+
+
+class PermutationsStage(StageBase):
+    """Seed 002 stage 2: N-player games on each board, one per each of the N! seat orders."""
+
+    planner: Literal["permutations"] = Field(description="Which planner runs the stage.")
+    games_per_order: int = Field(default=1, ge=1, description="Games per seat order on each board.")
+    max_entrants: int = Field(
+        default=6,
+        ge=2,
+        le=8,
+        description="More entrants than this (N! games) and the stage is skipped with a note.",
+    )
+    rank_by: list[RankKey] = Field(
+        default=["wins", "score"], min_length=1, description="Default: wins, then score (seed 002)."
+    )
+
+
+class KnockoutStage(TwoPlayerStage):
+    """Single elimination, standard seeding (1 v N ...), byes to top seeds; a tie goes to the better seed."""
+
+    bracketed: ClassVar[bool] = True
+    planner: Literal["knockout"] = Field(description="Which planner runs the stage.")
+    match_win_by: list[MatchKey] = Field(
+        default=["wins", "score"],
+        min_length=1,
+        description="How a match is won: the first key on which the two differ; equal on all goes to the "
+        "better seed.",
+    )
+    advance: Advance = Field(default="survivors", description="Default 'survivors': the champion alone.")
+
+
+class SwissStage(StageBase):
+    """A fixed number of rounds paired within score groups, no repeats, buchholz."""
+
+    planner: Literal["swiss"] = Field(description="Which planner runs the stage.")
+    rounds: int = Field(ge=1, le=64, description="Number of rounds.")
+    games_per_pairing: int = Field(
+        default=2, ge=1, description="Games per pairing: 1 (colours balanced over rounds) or an even number."
+    )
+    rank_by: list[RankKey] = Field(
+        default=["points", "buchholz", "wins", "score"],
+        min_length=1,
+        description="Default: points, buchholz, wins, score.",
+    )
+
+    @field_validator("games_per_pairing")
+    @classmethod
+    def _one_or_even(cls, v: int) -> int:
+        if v != 1 and v % 2:
+            raise ValueError("must be 1 or even")
+        return v
+
+
+AnyStage = (
+    SystemTestStage
+    | SeedingStage
+    | GauntletStage
+    | EliminationStage
+    | RoundRobinStage
+    | PermutationsStage
+    | KnockoutStage
+    | SwissStage
+)
+StageModel = Annotated[AnyStage, Field(discriminator="planner")]
+STAGE_MODELS: tuple[type[StageBase], ...] = get_args(AnyStage)
+
+
+def planner_name(model: type[StageBase]) -> str:
+    """The ``planner:`` value that selects ``model`` (its discriminator literal)."""
+    (name,) = get_args(model.model_fields["planner"].annotation)
+    return str(name)
+
+
+PLANNERS: tuple[str, ...] = tuple(planner_name(m) for m in STAGE_MODELS)
+#: planners whose matches form brackets (the report draws them)
+ELIMINATION_PLANNERS: frozenset[str] = frozenset(planner_name(m) for m in STAGE_MODELS if m.bracketed)
+STAGE_ADAPTER: TypeAdapter[AnyStage] = TypeAdapter(StageModel)
+
+
+class TournamentConfig(BaseModel):
+    """A whole contest: game, boards, entries, limits and stages."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN, description="Tournament name (the run directory is runs/<name>).")
+    description: str = Field(default="", description="Free text shown in reports.")
+    seed: int = Field(
+        default=0,
+        description="Seeds everything random (generated boards, per-match seeds): the same config "
+        "and seed give the same matches, ids and boards.",
+    )
+    game: str = Field(description="The game: " + ", ".join(GAME_NAMES) + ".")
+    game_params: dict[str, Any] = Field(
+        default_factory=dict, description="Game parameters (boxing: max_box, the largest box side)."
+    )
+    sandbox: SandboxKind = Field(
+        default="bwrap", description="'none' runs entries without namespaces: only for trusted entries."
+    )
+    limits: LimitsModel = Field(default_factory=LimitsModel, description="Per-move limits.")
+    boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
+    entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
+    seed_opponents: list[EntrySource] = Field(
+        default_factory=list,
+        description="Programs that play seeding/gauntlet games or serve as system-test references; "
+        "never ranked.",
+    )
+    stages: list[StageModel] = Field(min_length=1, description="Stages, played in order.")
+
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    _config_path: Path | None = PrivateAttr(default=None)
+    _entries: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
+    _opponents: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
+    _boards: BoardResolver | None = PrivateAttr(default=None)
+
+    @field_validator("boards")
+    @classmethod
+    def _board_names(cls, v: dict[str, BoardSpec]) -> dict[str, BoardSpec]:
+        for name in v:
+            if not re.match(NAME_PATTERN, name):
+                raise ValueError(f"board name {name!r} may only hold letters, digits, '-' and '_'")
+        return v
+
+    # -- what the coordinator uses --------------------------------------
+    def bind(
+        self,
+        *,
+        base_dir: Path,
+        entries: dict[str, EntrySpec],
+        seed_opponents: dict[str, EntrySpec] | None = None,
+        config_path: Path | None = None,
+    ) -> TournamentConfig:
+        """Attach what loading resolved (entry specs, base directory); tests bind synthetic entries."""
+        self._base_dir = base_dir
+        self._config_path = config_path
+        self._entries = dict(entries)
+        self._opponents = dict(seed_opponents or {})
+        self._boards = None
+        return self
+
+    @property
+    def base_dir(self) -> Path:
+        return self._base_dir
+
+    @property
+    def config_path(self) -> Path | None:
+        return self._config_path
+
+    @property
+    def limits_obj(self) -> Limits:
+        return self.limits.to_limits()
+
+    def entry_specs(self) -> dict[str, EntrySpec]:
+        """The tournament's entrants, names unique, in config (= initial seed) order."""
+        return dict(self._entries)
+
+    def seed_opponent_specs(self) -> dict[str, EntrySpec]:
+        return dict(self._opponents)
+
+    def resolve_player(self, name: str) -> EntrySpec:
+        """The entry behind any name a match can seat: an entrant, a seed opponent, or
+        '<entrant>~mirror' (system-test self-play: the same program under a second name)."""
+        if name in self._entries:
+            return self._entries[name]
+        if name in self._opponents:
+            return self._opponents[name]
+        if name.endswith(MIRROR_SUFFIX) and name[: -len(MIRROR_SUFFIX)] in self._entries:
+            return replace(self._entries[name[: -len(MIRROR_SUFFIX)]], name=name)
+        raise KeyError(f"no entry named {name!r} in this config")
+
+    def player_refs(self, names: Sequence[str]) -> dict[str, EntryRef]:
+        """``MatchSpec.entries`` for the players of a match."""
+        return {n: self.resolve_player(n).ref() for n in dict.fromkeys(names)}
+
+    def board_text(self, board_id: str) -> str:
+        if self._boards is None:
+            self._boards = BoardResolver(self.game, self.game_params, self.boards, self.seed, self._base_dir)
+        return self._boards.text(board_id)
+
+    def stage_names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def stage(self, name: str) -> AnyStage:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def game_rules(self) -> Game[Any, Any]:
+        return get_game(self.game, **self.game_params)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of tournament configs (``configs/schema.json``)."""
+    return TournamentConfig.model_json_schema()

@@ -1,0 +1,89 @@
+"""Pydantic's validation errors, translated into located problems a contest organiser can act on.
+
+Each error becomes one ``file:line:col: message``: unknown keys get a did-you-mean
+over the keys allowed at that place, an unknown planner lists the planners, and
+an out-of-range value shows what was given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from runner.config.errors import ConfigProblem, did_you_mean, dotted
+from runner.config.models import TournamentConfig
+from runner.config.source_map import SourceMap
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    out: list[type[BaseModel]] = []
+    for arg in get_args(annotation):
+        out.extend(_models_in(arg))
+    return out
+
+
+def _keys_at(loc: Sequence[str | int]) -> list[str]:
+    """The keys a mapping at ``loc`` may hold (for did-you-mean on unknown keys)."""
+    candidates: list[type[BaseModel]] = [TournamentConfig]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        inner = [
+            m2
+            for m in candidates
+            if part in m.model_fields
+            for m2 in _models_in(m.model_fields[part].annotation)
+        ]
+        if inner:
+            candidates = inner
+            continue
+        tagged = [
+            m
+            for m in candidates
+            if "planner" in m.model_fields and part in get_args(m.model_fields["planner"].annotation)
+        ]
+        if tagged:
+            candidates = tagged
+        # otherwise a dict key (a board name): the models stay the same
+    return sorted({k for m in candidates for k in m.model_fields})
+
+
+def schema_problem(err: Any, smap: SourceMap) -> ConfigProblem:
+    loc: list[str | int] = list(err["loc"])
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        line, col = smap.position(loc, key=True)
+        where, _ = smap.resolve(loc[:-1])
+        msg = f"unknown key {key!r}{did_you_mean(key, _keys_at(loc[:-1]))}"
+        return ConfigProblem(smap.file, line, col, f"{dotted(where)}: {msg}")
+    if kind in ("missing", "union_tag_not_found"):
+        key = str(ctx.get("discriminator", loc[-1] if loc else "")).strip("'")
+        where, _ = smap.resolve(loc if kind == "union_tag_not_found" else loc[:-1])
+        line, col = smap.position(where, key=True)
+        return ConfigProblem(smap.file, line, col, f"{dotted(where)}: missing required key {key!r}")
+    where, _ = smap.resolve(loc)
+    line, col = smap.position(where)
+    if kind == "union_tag_invalid":
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        tag = str(ctx.get("tag", ""))
+        msg = f"unknown planner {tag!r}{did_you_mean(tag, expected)}; expected one of {', '.join(expected)}"
+        line, col = smap.position((*where, "planner"))
+        return ConfigProblem(smap.file, line, col, f"{dotted((*where, 'planner'))}: {msg}")
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        got = err.get("input")
+        hint = did_you_mean(str(got), expected)
+        msg = f"{got!r} is not allowed{hint}; expected one of {', '.join(expected)}"
+        return ConfigProblem(smap.file, line, col, f"{dotted(where)}: {msg}")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    got = err.get("input")
+    if isinstance(got, str | int | float | bool) and kind not in ("value_error", "assertion_error"):
+        msg += f" (got {got!r})"
+    return ConfigProblem(smap.file, line, col, f"{dotted(where)}: {msg}")

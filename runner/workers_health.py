@@ -1,0 +1,106 @@
+"""Per-worker accounting and quarantine (DESIGN §6.1): one bad machine cannot sink a run.
+
+The store caps *matches'* attempts; this module keeps the *workers'* record,
+so that a machine whose sandbox is broken does not spend every match's
+attempts in milliseconds each:
+
+* every result a worker sends counts for it (``accepted``) or against it
+  (``system_error``, or a result the referee replay rejected);
+* a failure is charged to the match's attempt cap only when the worker has
+  proven it can play (at least one accepted result) — a failure from an
+  unproven or quarantined worker is requeued without charge, at most
+  ``UNCHARGED_PER_MATCH`` times per match so that a match which breaks
+  every machine still ends;
+* ``QUARANTINE_AFTER`` failures in a row with nothing good in between
+  quarantine the worker: the coordinator tells it through the broker to
+  stop consuming (``QuarantineNotice``), and progress and report say so.
+
+Pure bookkeeping; the coordinator does the I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+#: consecutive failures (no accepted result in between) that quarantine a worker
+QUARANTINE_AFTER = 3
+#: how many failures of one match may go uncharged (then they count against its cap)
+UNCHARGED_PER_MATCH = 10
+
+
+@dataclass
+class WorkerRecord:
+    name: str
+    accepted: int = 0
+    system_errors: int = 0
+    mismatches: int = 0
+    failures_in_a_row: int = 0
+    quarantined: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FailureDecision:
+    """What to do with one failed attempt."""
+
+    charge_match: bool  # count it against the match's attempt cap (else requeue it uncharged)
+    quarantine_now: bool  # this failure just quarantined the worker
+    reason: str
+
+
+@dataclass
+class WorkersHealth:
+    quarantine_after: int = QUARANTINE_AFTER
+    uncharged_per_match: int = UNCHARGED_PER_MATCH
+    workers: dict[str, WorkerRecord] = field(default_factory=dict)
+    _uncharged: Counter[str] = field(default_factory=Counter)
+
+    def record(self, worker: str) -> WorkerRecord:
+        rec = self.workers.get(worker)
+        if rec is None:
+            rec = self.workers[worker] = WorkerRecord(worker)
+        return rec
+
+    def accepted(self, worker: str) -> None:
+        rec = self.record(worker)
+        rec.accepted += 1
+        rec.failures_in_a_row = 0
+
+    def failed(self, worker: str, match_id: str, detail: str, *, mismatch: bool = False) -> FailureDecision:
+        rec = self.record(worker)
+        if mismatch:
+            rec.mismatches += 1
+        else:
+            rec.system_errors += 1
+        rec.failures_in_a_row += 1
+        quarantine_now = False
+        if not rec.quarantined and rec.failures_in_a_row >= self.quarantine_after:
+            rec.quarantined = True
+            rec.reason = f"{rec.failures_in_a_row} failures in a row; last: {detail[:200]}"
+            quarantine_now = True
+        proven = rec.accepted > 0 and not rec.quarantined
+        if proven or self._uncharged[match_id] >= self.uncharged_per_match:
+            return FailureDecision(True, quarantine_now, detail)
+        self._uncharged[match_id] += 1
+        return FailureDecision(False, quarantine_now, detail)
+
+    def quarantined(self) -> list[WorkerRecord]:
+        return [r for r in self.workers.values() if r.quarantined]
+
+    def is_quarantined(self, worker: str) -> bool:
+        rec = self.workers.get(worker)
+        return rec is not None and rec.quarantined
+
+    def summary(self) -> dict[str, dict[str, object]]:
+        """Per worker counts, as kept in the run's metadata (report, ``tourney standings``)."""
+        return {
+            r.name: {
+                "accepted": r.accepted,
+                "system_errors": r.system_errors,
+                "mismatches": r.mismatches,
+                "quarantined": r.quarantined,
+                "reason": r.reason,
+            }
+            for r in self.workers.values()
+        }

@@ -1,0 +1,65 @@
+"""The typed wire messages across the real boundary: the coordinator's envelope through the
+worker's task body, the worker's notes through a real Redis inbox, parsed by the dispatcher."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.contracts import Finished, Limits, MatchSpec, Skipped, Started, TaskEnvelope, VerdictKind
+from runner.dispatch import CeleryDispatcher, Timing
+from runner.entries import load_entry, pack_entry
+from runner.redis_server import EmbeddedRedis
+from runner.signing import KEY_ENV, RunKey, sign
+from workers import tasks
+from workers.policy import POLICY_ENV, WorkerPolicy
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOURNEY_WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("TOURNEY_WORKER_NAME", "wire-worker")
+    key = RunKey.generate()
+    monkeypatch.setenv(KEY_ENV, key.hex())
+    monkeypatch.setattr(tasks, "_key", None)  # this process's worker reads the key afresh
+    # this in-process worker plays unsandboxed, as if started with --allow-unsandboxed
+    monkeypatch.setenv(POLICY_ENV, WorkerPolicy(allow_unsandboxed=True).to_json())
+    specs = [load_entry(FIXTURES / "boxing" / name)[0] for name in ("native", "first_fit")]
+    refs = {s.name: s.ref() for s in specs}
+    order = list(refs)
+    spec = MatchSpec.of(
+        match_id="wire", game="boxing", board_id="b", board_text="----\n----\n", orders=[order, order[::-1]],
+        entries=refs, limits=Limits(move_wall_s=10.0), seed=0, sandbox="none",
+    )  # fmt: skip
+    blobs: dict[str, Path] = {}
+    for s in specs:
+        blobs[s.digest] = tmp_path / f"{s.digest}.tar.gz"
+        blobs[s.digest].write_bytes(pack_entry(s.path))
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    dispatcher = CeleryDispatcher(server.url(), "wire-run", Timing(heartbeat_s=0.5), key)
+    try:
+        dispatcher.publish_artifacts(blobs)
+        dispatcher.redis.hset(dispatcher.keys.current("wire-run"), "wire", "1")  # the run wants attempt 1
+        envelope = dispatcher.envelope(spec, 1)
+        assert envelope == TaskEnvelope("wire-run", 1, spec, heartbeat_s=0.5, heartbeat_ttl_s=1.5)
+
+        # what Celery hands the task is the envelope as JSON-ready dict
+        assert tasks.execute(sign(envelope.to_dict(), key))["status"] == "done"
+        assert tasks.execute(sign(dispatcher.envelope(spec, 2).to_dict(), key))["status"] == "skipped"
+        assert tasks.execute(envelope.to_dict())["status"] == "refused"  # unsigned
+
+        notes = dispatcher.poll(5.0)
+        assert [type(n) for n in notes] == [Started, Finished, Skipped]
+        started, finished, skipped = notes
+        assert isinstance(started, Started) and (started.match_id, started.attempt) == ("wire", 1)
+        assert started.worker == "wire-worker" and len(started.execution) == 32 and started.ts > 0
+        assert isinstance(finished, Finished) and finished.worker == "wire-worker"
+        assert [g.verdict.kind for g in finished.result.games] == [VerdictKind.NORMAL] * 2
+        assert finished.result.digests == {name: r.digest for name, r in refs.items()}
+        assert skipped == Skipped("wire", 2, "wire-worker")
+    finally:
+        dispatcher.forget_run()
+        dispatcher.close()
+        server.stop()

@@ -1,0 +1,55 @@
+"""A worker's start-up checks (workers.preflight): a machine that cannot play refuses to start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.contracts import Limits
+from workers import preflight
+from workers.preflight import PreflightFailed, check_sandbox
+from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
+
+
+class _BrokenHosts(HostFactory):
+    """A narrow stand-in for a machine whose sandbox cannot start (the real ones are used
+    in the integration tests; this one only has to fail)."""
+
+    name = "bwrap"
+
+    def __init__(self, build_ok: bool) -> None:
+        self.build_ok = build_ok
+
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        raise HostError("bubblewrap could not start the sandbox: setting up uid map: Permission denied")
+
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        if self.build_ok:
+            return RunOutcome(b"", b"", 0, None, 1.0, 1.0, 0)
+        return RunOutcome(b"", b"cc: not found\n", 127, None, 1.0, 1.0, 0)
+
+
+@pytest.mark.parametrize(
+    ("build_ok", "expected"),
+    [(False, "cannot build a C entry: exit 127 cc: not found"), (True, "cannot run a move: bubblewrap")],
+)
+def test_a_broken_sandbox_is_reported_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, build_ok: bool, expected: str
+) -> None:
+    import workers.sandbox
+
+    monkeypatch.setattr(workers.sandbox, "host_factory", lambda kind: _BrokenHosts(build_ok))
+    with pytest.raises(PreflightFailed) as caught:
+        check_sandbox("bwrap")
+    assert expected in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_real_sandbox_passes() -> None:
+    from tests.integration.conftest import bwrap_problem
+
+    if bwrap_problem() is not None:
+        pytest.skip("bwrap unavailable here")
+    check_sandbox("bwrap")
+    check_sandbox("none")
+    assert preflight.BROKER_CHECK_TIMEOUT_S <= 10

@@ -1,0 +1,98 @@
+"""Process identity (runner.procs), a worker's own policy (workers.policy), per-worker health."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner import procs
+from runner.contracts import EntryRef, Limits, MatchSpec
+from runner.workers_health import WorkersHealth
+from workers.policy import LimitCeiling, PolicyRefused, WorkerPolicy
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_a_recorded_process_is_killed_only_if_it_is_still_the_same_one(tmp_path: Path) -> None:
+    ours = _sleeper()
+    try:
+        pid_file = tmp_path / "x.pid"
+        ident = procs.record(pid_file, ours.pid, "sleeper")
+        assert ident is not None and ident.alive()
+        # the pid now names a process started later (pid reuse): leave it alone
+        stale = dataclasses.replace(ident, create_time=ident.create_time - 1000.0)
+        procs.identity_path(pid_file).write_text(json.dumps(dataclasses.asdict(stale)))
+        assert procs.kill_recorded(pid_file) is False
+        assert ours.poll() is None
+        assert not pid_file.exists() and not procs.identity_path(pid_file).exists()
+        # a bare pid file (no identity) is never enough either
+        pid_file.write_text(str(ours.pid))
+        assert procs.kill_recorded(pid_file) is False
+        assert ours.poll() is None
+        # the very process recorded: killed
+        procs.record(pid_file, ours.pid, "sleeper")
+        assert procs.kill_recorded(pid_file) is True
+        assert not ident.alive()  # (psutil reaped our child while waiting for it)
+    finally:
+        if ours.poll() is None:
+            ours.kill()
+        ours.wait()
+
+
+def test_wait_unreaped_keeps_the_pid_until_we_reap_it() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    assert procs.wait_unreaped(child.pid, 30.0)
+    assert child.returncode is None  # not reaped yet: its pid cannot be reused
+    assert child.wait(5) == 0
+
+
+def _spec(sandbox: str, limits: Limits) -> MatchSpec:
+    ref = EntryRef("a", "0" * 64, "mnk", ["./a.out"])
+    return MatchSpec.of("m", "mnk", "b", "3 3 3", [["a", "b"]], {"a": ref, "b": ref}, limits, 0, sandbox)
+
+
+def test_a_task_cannot_turn_the_sandbox_off() -> None:
+    strict = WorkerPolicy()
+    with pytest.raises(PolicyRefused, match=r"w1 refuses sandbox 'none'.*--allow-unsandboxed"):
+        strict.apply(_spec("none", Limits()), "w1")
+    assert strict.apply(_spec("bwrap", Limits()), "w1").sandbox == "bwrap"
+    assert strict.apply(_spec("anything-else", Limits()), "w1").sandbox == "bwrap"
+    lenient = WorkerPolicy(allow_unsandboxed=True)
+    assert lenient.apply(_spec("none", Limits()), "w1").sandbox == "none"
+    broken = WorkerPolicy(allow_unsandboxed=True, sandbox_works=False)
+    with pytest.raises(PolicyRefused, match="no working sandbox"):
+        broken.apply(_spec("bwrap", Limits()), "w1")
+
+
+def test_limits_are_capped_by_the_worker_not_raised_by_the_task() -> None:
+    policy = WorkerPolicy(ceiling=LimitCeiling(move_wall_s=2.0, memory_mb=256, processes=8))
+    greedy = Limits(move_wall_s=3600.0, memory_mb=1 << 20, processes=100000, open_files=10**6)
+    got = policy.apply(_spec("bwrap", greedy), "w").limits
+    assert (got.move_wall_s, got.cpu_s, got.memory_mb, got.processes) == (2.0, 2.0, 256, 8)
+    assert got.open_files == LimitCeiling().open_files
+    modest = Limits(move_wall_s=0.5, memory_mb=64, processes=4)
+    assert policy.apply(_spec("bwrap", modest), "w").limits == modest
+    assert WorkerPolicy.from_json(policy.to_json()) == policy
+
+
+def test_a_failing_worker_is_quarantined_without_charging_matches() -> None:
+    health = WorkersHealth(quarantine_after=3, uncharged_per_match=2)
+    decisions = [health.failed("broken", f"m{i}", "sandbox failed") for i in range(3)]
+    assert [d.charge_match for d in decisions] == [False, False, False]
+    assert [d.quarantine_now for d in decisions] == [False, False, True]
+    assert health.is_quarantined("broken")
+    # a proven worker's failure counts against the match (it may be the match's fault)
+    health.accepted("good")
+    assert health.failed("good", "m9", "odd").charge_match
+    # a match that breaks every machine still ends: uncharged retries are bounded per match
+    assert not health.failed("new1", "mx", "x").charge_match
+    assert not health.failed("new2", "mx", "x").charge_match
+    assert health.failed("new3", "mx", "x").charge_match
+    assert health.summary()["broken"]["quarantined"] is True

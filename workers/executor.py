@@ -1,0 +1,96 @@
+"""The one way to play a match: a spec in, a ``MatchResult`` out.
+
+Every caller plays through ``execute_match``: the Celery task
+(``workers.tasks``), ``tourney play`` (``workers.play``), the inline
+dispatcher behind ``tourney run --inline`` and ``tourney rerun``
+(``runner.dispatch.InlineDispatcher``), and the benchmarks and strength runs
+of the sample entries. So a match is played the same way whoever asks:
+
+1. the host factory for the spec's sandbox (``workers.sandbox.host_factory``),
+   unless the caller brings its own;
+2. each entry's artifact, fetched by digest, checked and built once per digest
+   in this machine's cache (``workers.artifacts.ArtifactCache``); a failed
+   build is the entry's ``build_failed``, not an error;
+3. the referee loop (``workers.match.play_match``), which never raises for
+   what an entry does;
+4. anything else that goes wrong here (no sandbox, an artifact that cannot be
+   fetched or does not match its digest, a runner bug) is this machine's
+   fault: a ``system_error`` result, charged to nobody, which the coordinator
+   retries elsewhere.
+
+This machine's cache is ``$TOURNEY_WORK_DIR`` (default ``~/.cache/tourney``);
+``tourney worker --work-dir`` sets it for its pool processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.contracts import MatchResult, MatchSpec, system_error_result
+
+if TYPE_CHECKING:
+    from workers.match import MatchObserver
+    from workers.sandbox import HostFactory
+
+log = logging.getLogger("tourney.executor")
+
+#: the environment variable naming this machine's work directory (build cache and all)
+WORK_DIR_ENV = "TOURNEY_WORK_DIR"
+#: a system error's detail is cut to this length (it is one line in reports)
+DETAIL_MAX = 500
+
+#: ``fetch(digest)`` returns an entry's packed artifact (``runner.entries.pack_entry``)
+Fetch = Callable[[str], bytes]
+
+
+def work_dir() -> Path:
+    """This machine's work directory: ``$TOURNEY_WORK_DIR``, else ``~/.cache/tourney``."""
+    return Path(os.environ.get(WORK_DIR_ENV) or Path.home() / ".cache" / "tourney")
+
+
+def artifacts_dir() -> Path:
+    """Where built entries are cached, by digest."""
+    return work_dir() / "artifacts"
+
+
+def machine_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResult:
+    """A match this machine could not play (the detail cut to one sane line length)."""
+    return system_error_result(
+        spec, detail[:DETAIL_MAX], worker=worker, digests={n: r.digest for n, r in spec.entries.items()}
+    )
+
+
+def execute_match(
+    spec: MatchSpec,
+    fetch: Fetch,
+    cache_root: Path,
+    *,
+    worker: str,
+    observer: MatchObserver | None = None,
+    hosts: HostFactory | None = None,
+) -> MatchResult:
+    """Build what ``spec`` needs (cached under ``cache_root``) and play it; never raises for
+    an entry's or this machine's failure (the latter is a ``system_error`` result).
+
+    ``hosts`` defaults to ``host_factory(spec.sandbox)``; ``observer`` sees every game
+    and move as it is played (``tourney play`` prints them).
+    """
+    # imported here: Celery loads this module (through workers.tasks) in every process,
+    # the referee and the sandbox only where matches are played
+    from workers.artifacts import ArtifactCache
+    from workers.match import play_match
+    from workers.sandbox import host_factory
+
+    try:
+        hosts = hosts if hosts is not None else host_factory(spec.sandbox)
+        cache = ArtifactCache(cache_root, hosts, spec.limits)
+        entry_dirs = cache.ensure_all(spec.entries, fetch)
+        return play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+    except Exception as e:
+        log.exception("match %s failed on this machine", spec.match_id)
+        where = f"{worker}: " if worker else ""
+        return machine_error_result(spec, f"{where}{type(e).__name__}: {e}", worker)

@@ -1,0 +1,114 @@
+"""A worker's own execution policy (DESIGN §6.1): set where the worker starts, never by a message.
+
+A task names the sandbox and limits its config asked for; the worker only
+ever *tightens* them:
+
+* sandbox: a task asking for ``none`` is refused unless the worker was
+  started with ``--allow-unsandboxed``; any other request runs in the
+  worker's own sandbox kind (``bwrap``). Nothing from a message is executed
+  outside the sandbox without the machine owner's explicit consent.
+* limits: each limit of a task is capped by the worker's ceiling (the floor
+  of its strictness): a message cannot ask this machine for more memory,
+  time, processes or file size than its owner allows.
+
+A refusal is a ``PolicyRefused`` carrying a one-line reason that names the
+worker; the task turns it into a ``system_error`` result (the machine's
+fault, never the entry's; the match is retried elsewhere).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+
+from runner.contracts import Limits, MatchSpec
+
+POLICY_ENV = "TOURNEY_WORKER_POLICY"
+SANDBOXED_KIND = "bwrap"
+UNSANDBOXED_KIND = "none"
+
+
+class PolicyRefused(RuntimeError):
+    """This worker will not run the task as asked."""
+
+
+@dataclass(frozen=True)
+class LimitCeiling:
+    """The most any task may get on this worker (None: no cap beyond the config's)."""
+
+    move_wall_s: float | None = 60.0
+    memory_mb: int | None = 4096
+    processes: int | None = 256
+    open_files: int | None = 1024
+    file_size_mb: int | None = 256
+    output_kb: int | None = 16384
+    game_wall_s: float | None = None
+
+
+@dataclass(frozen=True)
+class WorkerPolicy:
+    allow_unsandboxed: bool = False
+    ceiling: LimitCeiling = field(default_factory=LimitCeiling)
+    #: False when the start-up check found no working sandbox (only unsandboxed tasks, if allowed)
+    sandbox_works: bool = True
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerPolicy:
+        d = json.loads(text)
+        return cls(
+            bool(d.get("allow_unsandboxed", False)),
+            LimitCeiling(**d.get("ceiling", {})),
+            bool(d.get("sandbox_works", True)),
+        )
+
+    @classmethod
+    def from_env(cls) -> WorkerPolicy:
+        """The policy ``tourney worker`` exported for its pool processes (strict default)."""
+        raw = os.environ.get(POLICY_ENV)
+        return cls.from_json(raw) if raw else cls()
+
+    def sandbox_for(self, requested: str, worker: str) -> str:
+        if requested == UNSANDBOXED_KIND:
+            if not self.allow_unsandboxed:
+                raise PolicyRefused(
+                    f"worker {worker} refuses sandbox 'none': it was not started with --allow-unsandboxed"
+                )
+            return UNSANDBOXED_KIND
+        if not self.sandbox_works:
+            raise PolicyRefused(f"worker {worker} has no working sandbox; it only runs 'sandbox: none' tasks")
+        return SANDBOXED_KIND
+
+    def limits_for(self, requested: Limits) -> Limits:
+        c = self.ceiling
+
+        def cap(value: float | None, ceiling: float | None) -> float | None:
+            if ceiling is None:
+                return value
+            return ceiling if value is None else min(value, ceiling)
+
+        move_wall = cap(requested.move_wall_s, c.move_wall_s)
+        assert move_wall is not None
+        # None means "the wall limit": it follows the capped wall limit
+        move_cpu = None if requested.move_cpu_s is None else cap(requested.move_cpu_s, c.move_wall_s)
+        return dataclasses.replace(
+            requested,
+            move_wall_s=move_wall,
+            move_cpu_s=move_cpu,
+            memory_mb=int(cap(requested.memory_mb, c.memory_mb) or requested.memory_mb),
+            processes=int(cap(requested.processes, c.processes) or requested.processes),
+            open_files=int(cap(requested.open_files, c.open_files) or requested.open_files),
+            file_size_mb=int(cap(requested.file_size_mb, c.file_size_mb) or requested.file_size_mb),
+            output_kb=int(cap(requested.output_kb, c.output_kb) or requested.output_kb),
+            game_wall_s=cap(requested.game_wall_s, c.game_wall_s),
+        )
+
+    def apply(self, spec: MatchSpec, worker: str) -> MatchSpec:
+        """The spec as this worker will run it; ``PolicyRefused`` if it will not."""
+        return dataclasses.replace(
+            spec, sandbox=self.sandbox_for(spec.sandbox, worker), limits=self.limits_for(spec.limits)
+        )

@@ -1,0 +1,113 @@
+"""What ``tourney worker`` checks before it takes any work (DESIGN §6.1).
+
+A worker that cannot do its job must not take matches (each would come back
+as a ``system_error`` in milliseconds and use up other machines' retries).
+So before consuming it proves, in this order:
+
+1. the broker answers with this password (a wrong password or an unreachable
+   broker ends the worker within seconds, with one line saying which);
+2. it holds a usable run key;
+3. it can run a sandboxed move (a one-line shell command under its own
+   sandbox) and build a small C entry with ``cc`` in the sandbox.
+
+Each failure is a ``PreflightFailed`` whose message is the one line to print.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import redis
+
+from runner.contracts import Limits
+from runner.signing import RunKey, RunKeyError, load_run_key
+
+#: seconds the broker may take to answer at start (connect + PING)
+BROKER_CHECK_TIMEOUT_S = 5.0
+
+_C_SOURCE = '#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
+
+
+class PreflightFailed(RuntimeError):
+    """The worker cannot serve: the message says why, in one line."""
+
+
+def safe_url(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    p = urlsplit(url)
+    return f"{p.scheme}://{p.hostname}:{p.port}{p.path}"
+
+
+def check_broker(url: str, timeout_s: float = BROKER_CHECK_TIMEOUT_S) -> None:
+    client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+    try:
+        client.ping()
+    except redis.exceptions.AuthenticationError:
+        raise PreflightFailed(f"broker {safe_url(url)} refused the password (wrong password)") from None
+    except redis.exceptions.ResponseError as e:
+        if "NOAUTH" in str(e) or "WRONGPASS" in str(e):
+            raise PreflightFailed(f"broker {safe_url(url)} refused the password (wrong password)") from None
+        raise PreflightFailed(f"broker {safe_url(url)} answered with an error: {e}") from None
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise PreflightFailed(f"broker {safe_url(url)} is unreachable: {why}") from None
+    finally:
+        client.close()
+
+
+def check_run_key(key_file: Path | None) -> RunKey:
+    try:
+        return load_run_key(key_file)
+    except RunKeyError as e:
+        raise PreflightFailed(str(e)) from None
+
+
+def check_sandbox(kind: str) -> None:
+    """Run one move and one small C build in the worker's own sandbox."""
+    try:
+        _check_sandbox(kind)
+    except PreflightFailed:
+        raise
+    except Exception as e:  # anything else this machine cannot do is the same answer: do not serve
+        raise PreflightFailed(
+            f"sandbox {kind} check failed: {type(e).__name__}: {e}".splitlines()[0]
+        ) from None
+
+
+def _check_sandbox(kind: str) -> None:
+    from workers.sandbox import HostError, host_factory
+
+    try:
+        hosts = host_factory(kind)
+    except HostError as e:
+        raise PreflightFailed(f"sandbox {kind} unavailable: {e}") from None
+    limits = Limits(move_wall_s=10.0)
+    with tempfile.TemporaryDirectory(prefix="tourney-preflight-") as tmp:
+        entry = Path(tmp) / "entry"
+        entry.mkdir()
+        (entry / "main.c").write_text(_C_SOURCE)
+        from workers.sandbox.limits import build_limits
+
+        try:
+            built = hosts.run_build(entry, "cc -O0 -o a.out main.c", build_limits(limits))
+        except HostError as e:
+            raise PreflightFailed(f"sandbox {kind} cannot build a C entry: {e}") from None
+        if built.failure is not None or built.exit_code != 0:
+            tail = (built.stderr_tail or built.stdout).decode(errors="replace").strip().splitlines()
+            why = [
+                f"exit {built.exit_code}",
+                built.failure.value if built.failure else "",
+                tail[-1] if tail else built.detail,
+            ]
+            raise PreflightFailed(f"sandbox {kind} cannot build a C entry: {' '.join(w for w in why if w)}")
+        try:
+            with hosts.open(entry, limits, "X") as host:
+                ran = host.run(["./a.out"], b"", limits)
+        except HostError as e:
+            raise PreflightFailed(f"sandbox {kind} cannot run a move: {e}") from None
+        if ran.failure is not None or ran.exit_code != 0 or ran.stdout.strip() != b"ok":
+            why = [f"exit {ran.exit_code}", f"signal {ran.signal}" if ran.signal else "", ran.detail]
+            why.append(ran.failure.value if ran.failure else "")
+            raise PreflightFailed(f"sandbox {kind} cannot run a move: {' '.join(w for w in why if w)}")
