@@ -46,7 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
 
     s = sub.add_parser("worker", help="serve matches from a broker")
-    s.add_argument("--broker", required=True)
+    s.add_argument(
+        "--broker",
+        help="redis://:PASSWORD@HOST:PORT/0; default: $TOURNEY_BROKER_URL or --broker-file "
+        "(a password on a command line is visible to every local user)",
+    )
+    s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
     s.add_argument("--concurrency", type=int)
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")

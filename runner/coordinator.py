@@ -524,11 +524,16 @@ def pack_artifacts(config: TournamentConfig, rd: RunDir) -> dict[str, Path]:
     return out
 
 
-def check_sandbox(kind: str) -> None:
-    """Fail early, with the sandbox's own message, if entries cannot be isolated here."""
+def check_sandbox(kind: str) -> str:
+    """Fail early, with the sandbox's own message, if entries cannot be isolated here;
+    else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
+    it is "memory: rlimit only" and how to fix that)."""
     from workers.sandbox import host_factory
 
-    host_factory(kind)  # the bwrap factory probes the machine and raises HostError with the reason
+    factory = host_factory(kind)  # the bwrap factory probes the machine and raises HostError with the reason
+    from workers.sandbox.cgroups import sandbox_memory_note
+
+    return sandbox_memory_note() if factory.name == "bwrap" else ""
 
 
 def _setup_logging(rd: RunDir) -> logging.Handler:
@@ -671,10 +676,14 @@ def _play(
         from workers.sandbox import HostError
 
         try:
-            check_sandbox(config.sandbox)
+            memory = check_sandbox(config.sandbox)
         except HostError as e:
             print(f"tourney run: sandbox {config.sandbox} unavailable: {e}", file=sys.stderr)
             return 2, None
+        if memory:
+            progress.log(f"sandbox {config.sandbox}: {memory}")
+            # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
+            store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
     blobs = pack_artifacts(config, rd)
     timing = Timing.from_env()

@@ -98,7 +98,8 @@ def file_digest(path: Path) -> str:
 
 def create_run(rd: RunDir, config_path: Path, config: TournamentConfig, run_id: str) -> RunStore:
     """A new run: freeze the config and create the store."""
-    rd.path.mkdir(parents=True, exist_ok=True)
+    rd.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    rd.path.chmod(0o700)
     for d in (rd.artifacts, rd.logs):
         d.mkdir(exist_ok=True)
     data = config_path.read_bytes()
@@ -182,6 +183,8 @@ def _config_dir(rd: RunDir) -> Path:
 def coordinator_lock(rd: RunDir) -> Iterator[None]:
     """One coordinator per run directory; the kernel drops the lock if it is killed."""
     rd.path.mkdir(parents=True, exist_ok=True)
+    # results, artifacts and the broker's files: nobody else's business
+    rd.path.chmod(0o700)
     f: IO[str] = open(rd.path / ".coordinator.lock", "a+")  # noqa: SIM115 (held for the whole run)
     try:
         try:

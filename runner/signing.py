@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import os
 import secrets
 import stat
@@ -38,8 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: the field ``sign`` adds
-SIG_FIELD = "sig"
+from runner.contracts import SIGNATURE_KEY, canonical_json, unsigned
+
+#: the field ``sign`` adds (the contracts' message types ignore it when reading)
+SIG_FIELD = SIGNATURE_KEY
 #: how the signature is made (a verifier refuses any other)
 SCHEME = "hmac-sha256"
 KEY_ENV = "TOURNEY_RUN_KEY"
@@ -86,18 +87,13 @@ class RunKey:
         return f"RunKey(id={self.key_id})"
 
 
-def canonical_json(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def _mac(key: RunKey, payload: dict[str, Any]) -> str:
-    body = {k: v for k, v in payload.items() if k != SIG_FIELD}
-    return hmac.new(key.secret, canonical_json(body), hashlib.sha256).hexdigest()
+    return hmac.new(key.secret, canonical_json(unsigned(payload)), hashlib.sha256).hexdigest()
 
 
 def sign(payload: dict[str, Any], key: RunKey) -> dict[str, Any]:
     """A copy of ``payload`` with a ``sig`` field over everything else in it."""
-    signed = {k: v for k, v in payload.items() if k != SIG_FIELD}
+    signed = unsigned(payload)
     signed[SIG_FIELD] = {"scheme": SCHEME, "key": key.key_id, "mac": _mac(key, signed)}
     return signed
 
@@ -113,7 +109,7 @@ def verify(payload: dict[str, Any], key: RunKey) -> dict[str, Any]:
         raise SignatureError(f"signed with another key ({str(sig.get('key'))[:16]})")
     if not hmac.compare_digest(sig["mac"], _mac(key, payload)):
         raise SignatureError("signature does not match the content (altered)")
-    return {k: v for k, v in payload.items() if k != SIG_FIELD}
+    return unsigned(payload)
 
 
 def artifact_signature(key: RunKey, digest: str, blob: bytes) -> str:

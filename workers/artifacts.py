@@ -133,6 +133,7 @@ class ArtifactCache:
         if done is not None:
             return done
         self.root.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o700)  # built entries: no other local user reads them
         with _locked(self.root / f"{ref.digest}.lock"):
             done = self.cached(ref.digest)  # someone else built it while we waited
             if done is not None:

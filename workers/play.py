@@ -38,6 +38,7 @@ from runner.contracts import (
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import get_game
 from runner.games.base import BoardError, Game
+from runner.inert import inert
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver
@@ -149,7 +150,7 @@ class _Printer(MatchObserver):
         if not self.positions:
             return
         who = f"{move.player} ({self.marks.get(move.player, '?')})"
-        print(f"{who} plays {move.move}  [{move.wall_ms:.0f} ms]", file=self.out)
+        print(f"{who} plays {inert(move.move, one_line=True)}  [{move.wall_ms:.0f} ms]", file=self.out)
         print(game.render(state), file=self.out)
 
     def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
@@ -162,7 +163,7 @@ def result_line(number: int, record: GameRecord) -> str:
     if v.kind is VerdictKind.NORMAL:
         why = record.reason
     else:
-        why = f"{v.kind.value} by {v.player or 'the runner'}: {v.detail}"
+        why = f"{v.kind.value} by {v.player or 'the runner'}: {inert(v.detail, one_line=True)}"
     scores = ", ".join(f"{name} {record.scores.get(name, 0)}" for name in record.order)
     return f"game {number}: {head} ({why}); scores: {scores}; {len(record.moves)} moves"
 
@@ -214,7 +215,7 @@ def _play(args: argparse.Namespace) -> int:
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
     result = execute_match(spec, fetch, artifacts_dir(), worker="", observer=printer, hosts=hosts)
     for name, detail in _build_failures(ArtifactCache(artifacts_dir(), hosts), refs).items():
-        print(f"{name}: build failed: {detail}", file=sys.stderr)
+        print(f"{name}: build failed: {inert(detail, one_line=True)}", file=sys.stderr)
     if args.json:
         print(json.dumps({"games": [g.to_dict() for g in result.games]}))
     else:
@@ -224,6 +225,6 @@ def _play(args: argparse.Namespace) -> int:
         print(f"match: {summary}")
     error = result.system_error
     if error is not None:
-        print(f"tourney play: runner error: {error.detail}", file=sys.stderr)
+        print(f"tourney play: runner error: {inert(error.detail, one_line=True)}", file=sys.stderr)
         return 1
     return 0

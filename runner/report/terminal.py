@@ -17,6 +17,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from runner.inert import inert
 from runner.match_record import MatchRecord
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
 from runner.report.model import ReportData, load_report_data
@@ -104,7 +105,7 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
         console.print(fitted_standings_table(data, stage, console))
         if stage.excluded:
             for entry, why in stage.excluded.items():
-                console.print(Text(f"  excluded: {entry}: {why}"), style="yellow")
+                console.print(Text(f"  excluded: {entry}: {inert(why, one_line=True)}"), style="yellow")
         for note in stage.notes:
             console.print(Text(f"  note: {note}"), style="dim")
         console.print()
@@ -243,9 +244,9 @@ def print_replay(data: ReportData, match: MatchRecord, game_no: int, console: Co
         cpu = f", cpu {mv.cpu_ms:.1f} ms" if mv.cpu_ms is not None else ""
         timing = f"[{mv.wall_ms:.1f} ms{cpu}]"
         console.print(
-            Text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {mv.move}  {timing}")
+            Text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {inert(mv.move)}  {timing}")
         )
         console.print(Text(data.game.render(replay.states[step.number])))
     if replay.stopped:
-        console.print(Text(replay.stopped, style="yellow"))
+        console.print(Text(inert(replay.stopped), style="yellow"))
     console.print(Text(replay.ending(), style="bold"))
