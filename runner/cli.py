@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run tasks whose config says 'sandbox: none' (trusted entries only); refused otherwise",
     )
+    s.add_argument(
+        "--sandbox-bind",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a read-only host path added to every sandbox, e.g. a language runtime under /opt (repeatable)",
+    )
     s.add_argument("--max-move-wall-s", type=float, help="ceiling on any task's per-move time limit")
     s.add_argument("--max-memory-mb", type=int, help="ceiling on any task's memory limit")
     s.add_argument(

@@ -66,6 +66,7 @@ from runner.dispatch import (
 )
 from runner.entries import pack_entry
 from runner.redis_server import EmbeddedRedis, RedisServerError
+from runner.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.report.model import ReportData
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, default_mode
 from runner.run_dir import (
@@ -670,6 +671,12 @@ def _play(
         )
     else:
         progress.log(f"new run {rd.path} ({config.name})")
+    if config.sandbox_binds:
+        # this run's own workers (inline, or local ones, which inherit the environment)
+        os.environ[SANDBOX_BINDS_ENV] = merged_binds(
+            os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
+        )
+        progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
     if config.sandbox == "none":
         progress.log("sandbox: none — entries run unisolated; only for trusted entries")
     elif args.inline or not args.no_local_workers:

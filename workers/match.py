@@ -35,14 +35,12 @@ from typing import Any
 
 from runner.contracts import EntryRef, GameRecord, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
 from runner.games import get_game
-from runner.games.base import Game, IllegalMove
+from runner.games.base import MAX_MOVES, Game, IllegalMove
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
 
 log = logging.getLogger(__name__)
-
-MAX_MOVES = 10_000
 
 
 class MatchObserver:

@@ -12,6 +12,7 @@ admission rules live in ``runner.stages``, keyed by these names.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -32,7 +33,7 @@ from runner.contracts import EntryRef, Limits
 from runner.entries import EntrySpec
 from runner.games import GAME_NAMES, get_game
 from runner.games.base import Game
-from runner.registry import SandboxKind
+from runner.registry import SandboxKind, sandbox_bind_problem
 from runner.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
 MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
@@ -329,6 +330,12 @@ class TournamentConfig(BaseModel):
     sandbox: SandboxKind = Field(
         default="bwrap", description="'none' runs entries without namespaces: only for trusted entries."
     )
+    sandbox_binds: list[str] = Field(
+        default_factory=list,
+        description="Read-only host paths added to every sandbox, e.g. a language runtime under /opt "
+        "(absolute; never under /home, /root, /var, /srv, /mnt, /run, /tmp, /proc, /sys, /dev). "
+        "Given to this run's own workers; remote workers add them with --sandbox-bind.",
+    )
     limits: LimitsModel = Field(default_factory=LimitsModel, description="Per-move limits.")
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
@@ -344,6 +351,15 @@ class TournamentConfig(BaseModel):
     _entries: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
     _opponents: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
     _boards: BoardResolver | None = PrivateAttr(default=None)
+
+    @field_validator("sandbox_binds")
+    @classmethod
+    def _sandbox_binds(cls, v: list[str]) -> list[str]:
+        for path in v:
+            problem = sandbox_bind_problem(path)
+            if problem is not None:
+                raise ValueError(problem)
+        return [posixpath.normpath(p) for p in v]
 
     @field_validator("boards")
     @classmethod

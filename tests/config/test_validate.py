@@ -201,3 +201,16 @@ def test_cmd_validate_prints_and_exits_2(project: Path, capsys: pytest.CaptureFi
     assert capsys.readouterr().out.startswith("OK: t: 3 entries, 1 stages\n")
     assert cmd_validate(argparse.Namespace(config=str(project / "missing.yaml"))) == 2
     assert "cannot read config" in capsys.readouterr().out
+
+
+def test_sandbox_binds_are_absolute_and_never_private(project: Path) -> None:
+    ok = load_config(write(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/opt/ghc/]")))
+    assert ok.sandbox_binds == ["/opt/ghc"]
+    got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [opt/ghc, /home/me/ghc, /]"))
+    assert got == [
+        "3:16: sandbox_binds: 'opt/ghc' is not an absolute path without '..'"
+    ], got
+    got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/home/me/ghc]"))
+    assert got == [
+        "3:16: sandbox_binds: /home/me/ghc is under /home, which entries must never see"
+    ], got

@@ -10,8 +10,9 @@ import pytest
 
 from runner.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
 from runner.entries import load_entry
+from runner.games.base import MAX_MOVES
 from workers.artifacts import ArtifactCache, local_fetch
-from workers.match import MAX_MOVES, MatchObserver, play_match
+from workers.match import MatchObserver, play_match
 from workers.sandbox import HostError, HostFactory, host_factory
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
