@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.contracts import stable_id
+from runner.stages.places import Place
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ class StageState:
     advancing: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)  # entry -> reason (system_test)
     notes: list[str] = field(default_factory=list)
+    # the stage ranking's tie groups, shared places (runner.stages.places); set once done
+    groups: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -108,3 +111,4 @@ class TournamentState:
     stages: list[StageState]
     finished: bool
     final_ranking: list[str] = field(default_factory=list)  # set once finished
+    final_places: list[Place] = field(default_factory=list)  # the same, with shared places marked
