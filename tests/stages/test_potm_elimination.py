@@ -139,7 +139,9 @@ def test_stall_counts_only_rounds_in_which_the_bracket_had_to_shrink() -> None:
 
     def game(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
         if m.bracket == "losers":
-            return GameRecord(list(order), None, {p: 0 for p in order}, Verdict(VerdictKind.NORMAL, None, ""), [])
+            return GameRecord(
+                list(order), None, {p: 0 for p in order}, Verdict(VerdictKind.NORMAL, None, ""), []
+            )
         best = min(order)
         return GameRecord(list(order), best, {best: 5}, Verdict(VerdictKind.NORMAL, None, ""), [])
 
