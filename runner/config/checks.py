@@ -242,7 +242,9 @@ class Checker:
         for pos, (i, st) in enumerate(stages):
             loc: Loc = ("stages", i)
             if st.name in seen:
-                self.add((*loc, "name"), f"stage name {st.name!r} is already used by {dotted(seen[st.name])}")
+                self.add(
+                    (*loc, "name"), f"stage name {st.name!r} is already used by {dotted(seen[st.name])}"
+                )
             seen.setdefault(st.name, loc)
             for j, b in enumerate(st.boards):
                 if b not in defined and b not in board_names:
