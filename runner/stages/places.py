@@ -136,3 +136,25 @@ def place_labels(groups: Sequence[Sequence[str]]) -> dict[str, str]:
             out[e] = f"={pos}" if len(g) > 1 else str(pos)
         pos += len(g)
     return out
+
+
+def ranking_rule(stages: Sequence[tuple[str, Sequence[str], bool]]) -> str:
+    """The contest's own ranking rule in words, from ``(stage name, rank_by, is a tiebreak)``:
+    the last ranking stage's keys, then the tiebreak stages after it."""
+    main = [(n, keys) for n, keys, tiebreak in stages if not tiebreak]
+    if not main:
+        return ""
+    name, keys = main[-1]
+    rule = f"stage {name} by {', '.join(keys)}"
+    after = False
+    for n, k, tiebreak in stages:
+        if n == name:
+            after = True
+        elif after and tiebreak:
+            rule += f"; a tie for first then goes to stage {n} by {', '.join(k)}"
+    return rule
+
+
+def format_keys(values: Mapping[str, float]) -> str:
+    """``wins 12, score 3400``."""
+    return ", ".join(f"{k} {v:g}" for k, v in values.items())
