@@ -45,7 +45,7 @@ def contest_ranking_rule(data: ReportData) -> str:
 
 def rating_column_title(title: str) -> str:
     """Ratings sit beside the contest's ranking as information, never as its rule."""
-    return f"{title} (all games; a rating, not the rule)"
+    return f"rating: {title} (all games)"
 
 
 def shared_place_lines(places: list[Place]) -> list[str]:
@@ -204,13 +204,17 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
     t.add_column("entry", overflow="fold")
     t.add_column("ranked by", overflow="fold")
     if ratings.kind != "none":
-        t.add_column(rating_column_title(ratings.title), justify="right")
+        t.add_column(rating_column_title(ratings.title), justify="right", no_wrap=True)
     for p in final_places_of(data):
         row: list[str | Text] = [p.label, Text(p.entry), Text(_ranked_by(p))]
         if ratings.kind != "none":
             row.append(ratings.label(p.entry))
         t.add_row(*row)
     console.print(t)
+    if ratings.kind != "none":
+        console.print(
+            Text(f"The {ratings.title} column is a rating over all games, shown beside the ranking.")
+        )
     for line in shared_place_lines(final_places_of(data)):
         console.print(Text(line))
 
