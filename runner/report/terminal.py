@@ -39,7 +39,8 @@ def contest_ranking_rule(data: ReportData) -> str:
     """``the contest's rule: stage final by points; a tie for first then goes to ...``."""
     if data.config is None:
         return ""
-    rule = ranking_rule([(s.name, s.rank_by, s.when == "tied_for_first") for s in data.config.stages])
+    stages = [(s.name, s.rank_by, s.when == "tied_for_first", s.planner) for s in data.config.stages]
+    rule = ranking_rule(stages)
     return f"the contest's rule: {rule}" if rule else ""
 
 

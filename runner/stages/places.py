@@ -138,16 +138,20 @@ def place_labels(groups: Sequence[Sequence[str]]) -> dict[str, str]:
     return out
 
 
-def ranking_rule(stages: Sequence[tuple[str, Sequence[str], bool]]) -> str:
-    """The contest's own ranking rule in words, from ``(stage name, rank_by, is a tiebreak)``:
-    the last ranking stage's keys, then the tiebreak stages after it."""
-    main = [(n, keys) for n, keys, tiebreak in stages if not tiebreak]
+BRACKET_PLANNERS = {"potm_elimination": "the bracket reached", "knockout": "the round reached"}
+
+
+def ranking_rule(stages: Sequence[tuple[str, Sequence[str], bool, str]]) -> str:
+    """The contest's own ranking rule in words, from ``(stage name, rank_by, is a tiebreak, planner)``:
+    the last ranking stage's keys (after the progress in its bracket), then the tiebreak stages."""
+    main = [(n, keys, planner) for n, keys, tiebreak, planner in stages if not tiebreak]
     if not main:
         return ""
-    name, keys = main[-1]
-    rule = f"stage {name} by {', '.join(keys)}"
+    name, keys, planner = main[-1]
+    tiers = f"{BRACKET_PLANNERS[planner]}, then " if planner in BRACKET_PLANNERS else ""
+    rule = f"stage {name} by {tiers}{', '.join(keys)}"
     after = False
-    for n, k, tiebreak in stages:
+    for n, k, tiebreak, _ in stages:
         if n == name:
             after = True
         elif after and tiebreak:

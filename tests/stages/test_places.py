@@ -75,6 +75,14 @@ def test_a_rank_by_naming_seed_breaks_the_tie_by_rule() -> None:
 
 def test_ranking_rule_names_the_last_stage_and_its_tiebreaks() -> None:
     rule = ranking_rule(
-        [("seeding", ["points"], False), ("final", ["points"], False), ("final-tiebreak", ["points"], True)]
+        [
+            ("seeding", ["points"], False, "seeding"),
+            ("final", ["points"], False, "round_robin"),
+            ("final-tiebreak", ["points"], True, "round_robin"),
+        ]
     )
     assert rule == "stage final by points; a tie for first then goes to stage final-tiebreak by points"
+    knockout = ranking_rule(
+        [("groups", ["points"], False, "round_robin"), ("ko", ["wins"], False, "knockout")]
+    )
+    assert knockout == "stage ko by the round reached, then wins"
