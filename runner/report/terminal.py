@@ -196,11 +196,9 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
         console.print(Text(f"Tournament not finished: {done}/{len(data.matches)} planned matches done."))
         return
     rule = contest_ranking_rule(data)
-    t = Table(
-        title=f"Final ranking: {data.name}" + (f" · {rule}" if rule else ""),
-        title_justify="left",
-        header_style="bold",
-    )
+    if rule:
+        console.print(Text(f"Final ranking by {rule}"), soft_wrap=True)
+    t = Table(title=f"Final ranking: {data.name}", title_justify="left", header_style="bold")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("entry", overflow="fold")
     t.add_column("ranked by", overflow="fold")
@@ -217,7 +215,7 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
             Text(f"The {ratings.title} column is a rating over all games, shown beside the ranking.")
         )
     for line in shared_place_lines(final_places_of(data)):
-        console.print(Text(line))
+        console.print(Text(line), soft_wrap=True)
 
 
 def print_verdicts(data: ReportData, console: Console) -> None:
