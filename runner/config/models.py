@@ -236,7 +236,8 @@ class RoundRobinStage(TwoPlayerStage):
 
 
 class PermutationsStage(StageBase):
-    """Seed 002 stage 2: N-player games on each board, one per each of the N! seat orders."""
+    """Seed 002 stage 2: N-player games on each board, one per each of the N! seat orders (a balanced
+    design beyond max_entrants)."""
 
     planner: Literal["permutations"] = Field(description="Which planner runs the stage.")
     games_per_order: int = Field(default=1, ge=1, description="Games per seat order on each board.")
@@ -244,7 +245,8 @@ class PermutationsStage(StageBase):
         default=6,
         ge=2,
         le=8,
-        description="More entrants than this (N! games) and the stage is skipped with a note.",
+        description="Up to this many entrants every one of the N! seat orders is played; with more, a "
+        "balanced Williams design (every entry in every seat equally often, N or 2N orders).",
     )
     rank_by: list[RankKey] = Field(
         default=["wins", "score"], min_length=1, description="Default: wins, then score (seed 002)."
