@@ -136,7 +136,7 @@ STRICT = """\
 import sys
 
 # plays only if the contest's parameters reached its argv through {size} and {move_time}
-if sys.argv[1:] != ["--size", "3x3x3", "--move-time", "0.5"]:
+if sys.argv[1:] != ["--size", "3x3x3", "--move-time", "5"]:
     sys.exit(3)
 lines = sys.stdin.read().split("\\n")
 w, h, _ = (int(v) for v in lines[0].split())
@@ -155,7 +155,7 @@ def test_play_a_named_variant_that_learns_size_and_move_time(tmp_path: Path) -> 
         'variants:\n  strict: {args: ["--size", "{size}", "--move-time", "{move_time}"]}\n'
     )
     p = tourney(
-        tmp_path, "--game", "mnk", "--size", "3x3x3", "--sandbox", "none", "--json", "--move-time", "0.5",
+        tmp_path, "--game", "mnk", "--size", "3x3x3", "--sandbox", "none", "--json", "--move-time", "5",
         f"{entry}:strict", str(fixture("mnk/first_empty")),
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
