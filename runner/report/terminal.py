@@ -24,7 +24,8 @@ from runner.stages.places import Place, format_keys, place_labels, ranking_rule
 
 
 def _ranked_by(p: Place) -> str:
-    return f"{p.stage}: {format_keys(p.keys)}" if p.keys else p.stage
+    parts = [x for x in (p.tier, format_keys(p.keys)) if x]
+    return f"{p.stage}: {'; '.join(parts)}" if parts else p.stage
 
 
 def final_places_of(data: ReportData) -> list[Place]:

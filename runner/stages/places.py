@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from runner.stages.base import StageState
 
 DECIDING_KEYS = ("seed", "name")  # total orders: a rank_by naming one leaves no tie behind it
+# planners that rank by progress in a bracket first (tiers), then by rank_by inside each tier
+BRACKET_PLANNERS = {"potm_elimination": "the bracket reached", "knockout": "the round reached"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Place:
     stage: str  # the stage whose ranking placed the entry ("" if none did)
     keys: dict[str, float] = field(default_factory=dict)  # that stage's rank_by values
     tie_rule: str = ""  # for a shared place: why the contest's rules leave it tied
+    tier: str = ""  # in a bracket stage, how far the entry got ("eliminated in round 7"), ranked first
 
     @property
     def label(self) -> str:
@@ -65,6 +68,7 @@ class Place:
             "stage": self.stage,
             "keys": dict(self.keys),
             "tie_rule": self.tie_rule,
+            "tier": self.tier,
         }
 
 
@@ -119,10 +123,12 @@ def final_places(
         rows = {r.entry: r for r in state.standings} if state is not None else {}
         shared = len(g.entries) > 1
         rule = tie_rule(g, keys, state) if shared else ""
+        bracket = state is not None and state.planner in BRACKET_PLANNERS
         for e in g.entries:
             row = rows.get(e)
             values = key_values(row, keys) if row is not None else {}
-            out.append(Place(pos, e, shared, g.stage, values, rule))
+            tier = row.status if bracket and row is not None else ""
+            out.append(Place(pos, e, shared, g.stage, values, rule, tier))
         pos += len(g.entries)
     return out
 
@@ -136,9 +142,6 @@ def place_labels(groups: Sequence[Sequence[str]]) -> dict[str, str]:
             out[e] = f"={pos}" if len(g) > 1 else str(pos)
         pos += len(g)
     return out
-
-
-BRACKET_PLANNERS = {"potm_elimination": "the bracket reached", "knockout": "the round reached"}
 
 
 def ranking_rule(stages: Sequence[tuple[str, Sequence[str], bool, str]]) -> str:
