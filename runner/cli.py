@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
-    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR")
+    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR[:VARIANT]")
 
     s = sub.add_parser("judge", help="referee transcripts; one JSON line each")
     s.add_argument("--game", required=True)

@@ -100,15 +100,29 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
     return text
 
 
+def named_entry(arg: str) -> EntrySpec:
+    """``ENTRY_DIR`` (its base entry) or ``ENTRY_DIR:VARIANT`` (one of its entry.yaml variants)."""
+    path, variant = arg, ""
+    if not Path(arg).is_dir() and ":" in arg:
+        path, _, variant = arg.rpartition(":")
+    try:
+        specs = load_entry(Path(path))
+    except EntryError as e:
+        raise UsageError(str(e)) from e
+    if not variant:
+        return specs[0]  # the base entry comes first
+    for spec in specs:
+        if spec.name == variant:
+            return spec
+    raise UsageError(f"{path}: no variant {variant!r}; it has {', '.join(s.name for s in specs)}")
+
+
 def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
     """The base entry of each ENTRY_DIR, renamed ``name#2``... when one plays itself."""
     specs: list[EntrySpec] = []
     seen: dict[str, int] = {}
     for d in args.entries:
-        try:
-            spec = load_entry(Path(d))[0]  # the base entry comes first
-        except EntryError as e:
-            raise UsageError(str(e)) from e
+        spec = named_entry(d)
         if game.name not in protocol_class(spec.protocol).games:
             raise UsageError(
                 f"{d}: protocol {spec.protocol} cannot play {game.name} (the entry is for {spec.game})"

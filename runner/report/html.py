@@ -42,8 +42,15 @@ from runner.report.brackets import (
 from runner.report.exports import write_text
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
-from runner.report.terminal import extra_columns
+from runner.report.terminal import (
+    contest_ranking_rule,
+    extra_columns,
+    final_places_of,
+    rating_column_title,
+    shared_place_lines,
+)
 from runner.stages.base import StageState
+from runner.stages.places import place_labels
 
 REPLAY_BUDGET_CHARS = 12_000_000
 REPLAY_MAX_GAMES = 3_000
@@ -239,6 +246,11 @@ def render_report(
         sandbox=data.sandbox,
         stages=stages,
         final_ranking=list(data.tournament.final_ranking),
+        final_places=final_places_of(data),
+        ranking_rule=contest_ranking_rule(data),
+        shared_places=shared_place_lines(final_places_of(data)),
+        rating_title=rating_column_title(overall.title),
+        place_labels=place_labels,
         overall=overall,
         total_matches=len(data.matches),
         done_matches=sum(1 for m in data.matches if m.finished),

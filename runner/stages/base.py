@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.contracts import MatchPlan
+from runner.stages.places import Place
 
 #: what a planner produces; one type with the spec's plan (kept under its old name for planners)
 PlannedMatch = MatchPlan
@@ -72,6 +73,8 @@ class StageState:
     advancing: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)  # entry -> reason (system_test)
     notes: list[str] = field(default_factory=list)
+    # the stage ranking's tie groups, shared places (runner.stages.places); set once done
+    groups: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -80,3 +83,4 @@ class TournamentState:
     stages: list[StageState]
     finished: bool
     final_ranking: list[str] = field(default_factory=list)  # set once finished
+    final_places: list[Place] = field(default_factory=list)  # the same, with shared places marked

@@ -49,6 +49,7 @@ from runner.scoring import Ranking, ScoringModel, effective_winner, match_winner
 from runner.stages import PLANNERS
 from runner.stages.base import PlannedMatch, StageState, TournamentState
 from runner.stages.common import StageContext, StageOutcome, completed
+from runner.stages.places import TieGroup, compose_groups, final_places, place_labels, stage_groups
 
 Results = Mapping[str, Sequence[GameRecord]]
 
@@ -85,6 +86,7 @@ def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
 def advance(config: TournamentConfig, results: Results) -> TournamentState:
     """Every match that exists now, each stage's state, and the final ranking once finished."""
     ranking = list(config.entry_specs())
+    groups = [TieGroup(tuple(ranking), "")] if len(ranking) > 1 else [TieGroup((e,), "") for e in ranking]
     advancing = list(ranking)
     last: Ranking | None = None
     matches: list[PlannedMatch] = []
@@ -132,6 +134,9 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
             continue
         ranked = set(out.ranking.order)
         ranking = out.ranking.order + [e for e in ranking if e not in ranked]
+        own_groups = stage_groups(out.ranking, st.name, st.rank_by)
+        state.groups = [list(g.entries) for g in own_groups]
+        groups = compose_groups(groups, own_groups)
         if tiebreak:
             keep = set(advancing)
             advancing = [e for e in ranking if e in keep]
@@ -147,8 +152,13 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
                 for r in state.standings
             ]
     finished = not blocked
+    places = final_places(groups, stages, {st.name: st.rank_by for st in config.stages}) if finished else []
     return TournamentState(
-        matches=matches, stages=stages, finished=finished, final_ranking=ranking if finished else []
+        matches=matches,
+        stages=stages,
+        finished=finished,
+        final_ranking=ranking if finished else [],
+        final_places=places,
     )
 
 
@@ -210,6 +220,7 @@ def standings_json(state: TournamentState) -> dict[str, Any]:
     return {
         "finished": state.finished,
         "final_ranking": list(state.final_ranking),
+        "final_places": [p.to_dict() for p in state.final_places],
         "stages": [
             {
                 "name": s.name,
@@ -229,7 +240,10 @@ def standings_json(state: TournamentState) -> dict[str, Any]:
                     }
                     for r in s.rounds
                 ],
-                "standings": [row.to_dict() for row in s.standings],
+                "standings": [
+                    {**row.to_dict(), "place": place_labels(s.groups).get(row.entry, str(row.rank))}
+                    for row in s.standings
+                ],
             }
             for s in state.stages
         ],
