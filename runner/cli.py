@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run tasks whose config says 'sandbox: none' (trusted entries only); refused otherwise",
     )
+    s.add_argument(
+        "--sandbox-bind",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a read-only host path added to every sandbox, e.g. a language runtime under /opt (repeatable)",
+    )
     s.add_argument("--max-move-wall-s", type=float, help="ceiling on any task's per-move time limit")
     s.add_argument("--max-memory-mb", type=int, help="ceiling on any task's memory limit")
     s.add_argument(
@@ -78,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
-    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR")
+    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR[:VARIANT]")
 
     s = sub.add_parser("judge", help="referee transcripts; one JSON line each")
     s.add_argument("--game", required=True)

@@ -25,7 +25,16 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.contracts import EntryRef, GameRecord, Limits, MatchSpec, MoveRecord, VerdictKind, stable_id
+from runner.contracts import (
+    EntryRef,
+    GameRecord,
+    Limits,
+    MatchPlan,
+    MatchSpec,
+    MoveRecord,
+    VerdictKind,
+    stable_id,
+)
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import get_game
 from runner.games.base import BoardError, Game
@@ -91,15 +100,29 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
     return text
 
 
+def named_entry(arg: str) -> EntrySpec:
+    """``ENTRY_DIR`` (its base entry) or ``ENTRY_DIR:VARIANT`` (one of its entry.yaml variants)."""
+    path, variant = arg, ""
+    if not Path(arg).is_dir() and ":" in arg:
+        path, _, variant = arg.rpartition(":")
+    try:
+        specs = load_entry(Path(path))
+    except EntryError as e:
+        raise UsageError(str(e)) from e
+    if not variant:
+        return specs[0]  # the base entry comes first
+    for spec in specs:
+        if spec.name == variant:
+            return spec
+    raise UsageError(f"{path}: no variant {variant!r}; it has {', '.join(s.name for s in specs)}")
+
+
 def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
     """The base entry of each ENTRY_DIR, renamed ``name#2``... when one plays itself."""
     specs: list[EntrySpec] = []
     seen: dict[str, int] = {}
     for d in args.entries:
-        try:
-            spec = load_entry(Path(d))[0]  # the base entry comes first
-        except EntryError as e:
-            raise UsageError(str(e)) from e
+        spec = named_entry(d)
         if not protocol_carries(spec.protocol, game.name):
             raise UsageError(
                 f"{d}: protocol {spec.protocol} cannot play {game.name} (the entry is for {spec.game})"
@@ -192,17 +215,15 @@ def _play(args: argparse.Namespace) -> int:
     limits = Limits(move_wall_s=move_time)
     names = [s.name for s in specs]
     refs = {s.name: s.ref() for s in specs}
+    match_id = stable_id("play", args.game, board, names, [s.digest for s in specs], args.games)
     spec = MatchSpec(
-        match_id=stable_id("play", args.game, board, names, [s.digest for s in specs], args.games),
+        plan=MatchPlan.ad_hoc(match_id, stable_id(board), seat_orders(names, args.games), stage="play"),
         game=args.game,  # the reference as given: a worker resolves it the same way
-        board_id=stable_id(board),
         board_text=board,
-        orders=seat_orders(names, args.games),
         entries=refs,
         limits=limits,
         seed=args.seed,
         sandbox=args.sandbox,
-        stage="play",
     )
     fetch = local_fetch({s.digest: s.path for s in specs})
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)

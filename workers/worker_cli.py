@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, urlsplit
 import redis
 
 from runner.redis_server import BROKER_ENV
+from runner.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.signing import RunKey
 from workers.sandbox.cgroups import sandbox_memory_note
 
@@ -132,6 +133,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     allow_unsandboxed = bool(getattr(args, "allow_unsandboxed", False))
     key_file = Path(args.key_file).expanduser() if getattr(args, "key_file", None) else None
     sandbox_works = True
+    binds = list(getattr(args, "sandbox_bind", None) or [])
+    if binds:
+        # pool processes read them (``workers.sandbox.bwrap.extra_binds``), checked by the health check below
+        os.environ[SANDBOX_BINDS_ENV] = merged_binds(os.environ.get(SANDBOX_BINDS_ENV, ""), binds)
     try:
         check_broker(url)
         key = check_run_key(key_file)

@@ -7,8 +7,10 @@ real builds."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -17,8 +19,9 @@ import pytest
 
 from runner.contracts import Limits, VerdictKind
 from runner.inert import inert
+from runner.registry import SANDBOX_BINDS_ENV
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
-from workers.sandbox.base import HostFactory
+from workers.sandbox.base import HostError, HostFactory
 from workers.sandbox.cgroups import PREFIX, Cgroups, process_start_time, shared_cgroups
 
 from .conftest import FAULTY, FIXTURES, ROOT, STEADY, Recorder, entry_ref, faulty_copy, play
@@ -74,6 +77,41 @@ def test_sandbox_shows_only_the_runtime_directories(bwrap_factory: HostFactory, 
     assert all(line.endswith("False") for line in lines[1:-2]), lines
     assert lines[-2] in ("shadow unreadable", "shadow ''"), lines[-2]
     assert lines[-1] == "own mine"
+
+
+def test_a_bind_the_worker_allows_is_shown_read_only(
+    bwrap_factory: HostFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sandbox_binds`` / ``--sandbox-bind``: a runtime under /opt is visible, read-only."""
+    from workers.sandbox.bwrap import BwrapHostFactory
+
+    runtime = Path(tempfile.mkdtemp(prefix="tourney-bind-test-", dir="/opt"))
+    try:
+        runtime.chmod(0o755)  # world-readable, like an installed runtime
+        (runtime / "lib.txt").write_text("runtime\n")
+        monkeypatch.setenv(SANDBOX_BINDS_ENV, str(runtime))
+        entry = tmp_path / "entry"
+        entry.mkdir()
+        script = (
+            f"print(open('{runtime}/lib.txt').read().strip())\n"
+            "try:\n"
+            f"    open('{runtime}/new.txt', 'w')\n"
+            "    print('writable')\n"
+            "except OSError:\n"
+            "    print('read-only')\n"
+        )
+        limits = Limits(move_wall_s=10.0)
+        with BwrapHostFactory().open(entry, limits, "A") as host:
+            out = host.run(["python3", "-c", script], b"", limits)
+        assert out.failure is None, out.stderr_tail
+        assert out.stdout.decode().split() == ["runtime", "read-only"]
+        assert not (runtime / "new.txt").exists()
+        # a path entries must never see is refused by the worker, whatever asks for it
+        monkeypatch.setenv(SANDBOX_BINDS_ENV, "/root")
+        with pytest.raises(HostError, match="never see"):
+            BwrapHostFactory()
+    finally:
+        shutil.rmtree(runtime)
 
 
 def test_builds_see_only_the_runtime_directories(bwrap_factory: HostFactory, tmp_path: Path) -> None:

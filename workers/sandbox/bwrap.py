@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.contracts import Limits, VerdictKind
+from runner.registry import SANDBOX_BINDS_ENV, sandbox_bind_problem
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.cgroups import LAUNCHER_SLACK_BYTES, PIDS_SLACK, Cgroups, SandboxCgroup, shared_cgroups
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
@@ -216,7 +217,7 @@ def system_view(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     An allow-list (DESIGN §7): ``RUNTIME_DIRS`` where they exist (top-level
     symlinks such as ``/bin -> usr/bin`` stay links), ``/etc`` with its
     secrets masked, and the read-only ``extra`` paths a worker adds for a
-    language runtime (``TOURNEY_SANDBOX_BINDS``). The organiser's checkout,
+    language runtime (``SANDBOX_BINDS_ENV``). The organiser's checkout,
     run directories, caches, other entries, ``/home``, ``/root``, ``/var``,
     ``/opt``, ``/srv``, ``/mnt`` are simply not there. The sandbox's root
     stays bwrap's own tmpfs, where ``/entry`` can be made.
@@ -236,20 +237,20 @@ def system_view(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 def extra_binds() -> tuple[str, ...]:
-    """Read-only paths the worker adds to every sandbox (``TOURNEY_SANDBOX_BINDS``,
+    """Read-only paths the worker adds to every sandbox (``SANDBOX_BINDS_ENV``,
     colon-separated absolute paths; e.g. a language runtime under ``/opt``).
 
     The worker's own policy: never taken from a match message.
     """
-    raw = os.environ.get("TOURNEY_SANDBOX_BINDS", "")
     paths = []
-    for part in raw.split(":"):
+    for part in os.environ.get(SANDBOX_BINDS_ENV, "").split(":"):
         if not part:
             continue
-        if not os.path.isabs(part) or ".." in Path(part).parts:
-            raise HostError(f"TOURNEY_SANDBOX_BINDS: {part!r} is not an absolute path without '..'")
+        problem = sandbox_bind_problem(part)
+        if problem is not None:
+            raise HostError(f"{SANDBOX_BINDS_ENV}: {problem}")
         if not os.path.exists(part):
-            raise HostError(f"TOURNEY_SANDBOX_BINDS: {part} does not exist")
+            raise HostError(f"{SANDBOX_BINDS_ENV}: {part} does not exist on this machine")
         paths.append(os.path.normpath(part))
     return tuple(paths)
 
