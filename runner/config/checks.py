@@ -267,6 +267,7 @@ class Checker:
                     (*loc, "max_entrants"), f"{game.name} takes at most {game.max_players} players in a game"
                 )
             if count is not None:
+                self._object(loc, requirements.game_objections(st, count, len(opponents)))
                 admitted = requirements.admission(st, count)
                 self._object(loc, admitted.objections)
                 count = admitted.out
