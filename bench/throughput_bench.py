@@ -36,6 +36,7 @@ from typing import Any
 import redis
 
 from runner.redis_server import EmbeddedRedis
+from runner.signing import KEY_ENV, RunKey
 from runner.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +94,8 @@ def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float
     run_dir = tmp / f"run-{workers}"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # the run key the coordinator signs with and the workers check (DESIGN §6.1): one for both
+    env[KEY_ENV] = RunKey.generate().hex()
     with ExitStack() as stack:
         hosts: list[Any] = []
         if use_netns:
