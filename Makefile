@@ -24,7 +24,8 @@ tournament: $(STAMP)
 
 worker: $(STAMP)
 	@test -n "$(BROKER_URL)" || { echo "usage: make worker BROKER_URL=redis://:PASSWORD@HOST:PORT/0 [KEY_FILE=run.key]"; exit 2; }
-	$(BIN)/tourney worker --broker '$(BROKER_URL)' $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
+	@# through the environment: a password on the worker's command line is visible to every local user
+	@TOURNEY_BROKER_URL='$(BROKER_URL)' $(BIN)/tourney worker $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
 
 rerun: $(STAMP)
 	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--accept]"; exit 2; }

@@ -126,6 +126,21 @@ def _open(factory: BwrapHostFactory, entry: Path) -> tuple[EntryHost, float]:
     return host, (time.perf_counter() - t) * 1000.0
 
 
+def setup_costs(factory: BwrapHostFactory, entry: Path, reps: int) -> tuple[float, float]:
+    """Median ms to open and close one game's sandbox, with its cgroup and without
+    (the same factory told to make none), interleaved so load drifts hit both alike."""
+    without = BwrapHostFactory()
+    without._cgroup = lambda *_: None  # type: ignore[method-assign]  # rlimits only, for comparison
+    with_ms: list[float] = []
+    without_ms: list[float] = []
+    for _ in range(reps):
+        for f, into in ((factory, with_ms), (without, without_ms)):
+            t = time.perf_counter()
+            f.open(entry, Limits(), "A").close()
+            into.append((time.perf_counter() - t) * 1000.0)
+    return statistics.median(with_ms), statistics.median(without_ms)
+
+
 def _line(label: str, value: str) -> None:
     print(f"{label}: {value}", flush=True)
 
@@ -147,7 +162,7 @@ def main(quick: bool = False) -> None:
         native.mkdir()
         (native / "main.c").write_text(FIRST_FIT_C)
         subprocess.run(["cc", "-O2", "-o", "a.out", "main.c"], cwd=native, check=True)
-        host, setup_ms = _open(factory, native)
+        host, _ = _open(factory, native)
         try:
             ratio, bare_ms, boxed_ms = overhead_ratio(host, ["./a.out", "A"], native, arena, reps_native)
         finally:
@@ -157,7 +172,13 @@ def main(quick: bool = False) -> None:
             f"  native first-fit C, median of {reps_native} interleaved moves",
             f"bare {bare_ms:.3f} ms, sandboxed {boxed_ms:.3f} ms",
         )
-        _line("  sandbox setup per game, in bare native moves", f"{setup_ms / bare_ms:.1f}")
+        setup_ms, setup_plain_ms = setup_costs(factory, native, 5 if quick else 21)
+        _line("sandbox setup+teardown per game, in bare native moves", f"{setup_ms / bare_ms:.1f}")
+        _line(
+            f"  {factory.memory_mode}: median open+close {setup_ms:.1f} ms; without a cgroup "
+            f"{setup_plain_ms:.1f} ms",
+            f"cgroup cost ratio {setup_ms / setup_plain_ms:.2f}",
+        )
 
         greedy = ROOT / "entries" / "boxing" / "greedy"
         if (greedy / "main.c").is_file():

@@ -84,7 +84,7 @@ def play_game(
     refs = {c.name: c.ref for c in seats}
     if len(refs) != len(seats):
         raise ValueError(f"two seats with one name: {[c.name for c in seats]}")
-    spec = MatchSpec(
+    spec = MatchSpec.of(
         match_id=stable_id("strength", game, board_text, [c.ref.to_dict() for c in seats], seed),
         game=game,
         board_id=stable_id(board_text),

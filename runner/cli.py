@@ -46,7 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
 
     s = sub.add_parser("worker", help="serve matches from a broker")
-    s.add_argument("--broker", required=True)
+    s.add_argument(
+        "--broker",
+        help="redis://:PASSWORD@HOST:PORT/0; default: $TOURNEY_BROKER_URL or --broker-file "
+        "(a password on a command line is visible to every local user)",
+    )
+    s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
     s.add_argument("--concurrency", type=int)
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
@@ -56,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-unsandboxed",
         action="store_true",
         help="run tasks whose config says 'sandbox: none' (trusted entries only); refused otherwise",
+    )
+    s.add_argument(
+        "--sandbox-bind",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a read-only host path added to every sandbox, e.g. a language runtime under /opt (repeatable)",
     )
     s.add_argument("--max-move-wall-s", type=float, help="ceiling on any task's per-move time limit")
     s.add_argument("--max-memory-mb", type=int, help="ceiling on any task's memory limit")
@@ -73,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
-    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR")
+    s.add_argument("entries", nargs="+", metavar="ENTRY_DIR[:VARIANT]")
 
     s = sub.add_parser("judge", help="referee transcripts; one JSON line each")
     s.add_argument("--game", required=True)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -96,38 +97,165 @@ class EntryRef:
 
 
 @dataclass(frozen=True)
-class MatchSpec:
-    """One match: several games between the same entries on one board.
+class MatchPlan:
+    """One match as a planner decides it: who plays, where, and in which seat orders.
 
-    ``orders`` lists, per game, the entry names in seat order (seat 0 first).
+    ``orders`` lists, per game, the entry names in seat order (seat 0 moves
+    first). This is the one description of a match's place in the tournament:
+    ``MatchSpec`` holds it, the store persists it inside the spec, and the
+    report and ``tourney matches`` read it back from a ``MatchRecord``.
+    Adding a field here is enough for it to travel everywhere (``to_dict`` and
+    ``from_dict`` walk the dataclass fields).
     """
 
-    match_id: str
-    game: str
+    stage: str
+    round: int
+    bracket: str  # "" when the stage has none; "winners" / "losers" in potm_elimination
+    pairing: int  # position within the round (and bracket)
+    players: tuple[str, ...]
     board_id: str
+    orders: tuple[tuple[str, ...], ...]
+    #: derived from the plan (DESIGN §4.5) unless given: ad-hoc matches (``tourney play``, tests)
+    #: name their own
+    match_id: str = ""
+
+    def __post_init__(self) -> None:
+        # frozen: normalise the sequences once, and compute the id once rather than on every read
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "orders", tuple(tuple(o) for o in self.orders))
+        if not self.match_id:
+            # DESIGN §4.5: derived from (stage, round, bracket, pairing, board, seat order)
+            parts = (self.stage, self.round, self.bracket, self.pairing, self.board_id, self.orders)
+            object.__setattr__(self, "match_id", stable_id(*parts))
+
+    @classmethod
+    def ad_hoc(
+        cls,
+        match_id: str,
+        board_id: str,
+        orders: Sequence[Sequence[str]],
+        stage: str = "",
+        round: int = 0,
+        bracket: str = "",
+    ) -> MatchPlan:
+        """A match outside any tournament plan (``tourney play``, benchmarks, tests): its
+        players are everyone seated, in order of first appearance."""
+        players = tuple(dict.fromkeys(p for o in orders for p in o))
+        return cls(stage, round, bracket, 0, players, board_id, tuple(tuple(o) for o in orders), match_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"match_id": self.match_id}
+        for f in fields(self):
+            if f.name != "match_id":
+                d[f.name] = getattr(self, f.name)
+        d["players"] = list(self.players)
+        d["orders"] = [list(o) for o in self.orders]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MatchPlan:
+        """A plan from ``to_dict`` output or from a flat spec dict; specs written before
+        ``pairing`` and ``players`` travelled with them read as pairing 0 and the seated players."""
+        orders = [list(o) for o in d["orders"]]
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in known}
+        values.setdefault("stage", "")
+        values.setdefault("round", 0)
+        values.setdefault("bracket", "")
+        values.setdefault("pairing", 0)
+        values.setdefault("players", list(dict.fromkeys(p for o in orders for p in o)))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match as a worker plays it: the plan plus what execution needs
+    (the board's text, the entries' artifacts and argv, limits, seed, sandbox).
+
+    ``to_dict`` is flat (the plan's fields beside the rest), the JSON the
+    store keeps and the workers receive.
+    """
+
+    plan: MatchPlan
+    game: str
     board_text: str
-    orders: list[list[str]]
     entries: dict[str, EntryRef]
     limits: Limits
     seed: int
     sandbox: str = "bwrap"  # "bwrap" | "none"
     game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
-    stage: str = ""
-    round: int = 0
-    bracket: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        match_id: str,
+        game: str,
+        board_id: str,
+        board_text: str,
+        orders: Sequence[Sequence[str]],
+        entries: dict[str, EntryRef],
+        limits: Limits,
+        seed: int,
+        sandbox: str = "bwrap",
+        game_params: dict[str, Any] | None = None,
+        stage: str = "",
+        round: int = 0,
+        bracket: str = "",
+    ) -> MatchSpec:
+        """A spec for a match outside any tournament plan (``tourney play``, benchmarks,
+        tests), from the flat fields in the order of ``to_dict``; its plan is ``MatchPlan.ad_hoc``."""
+        plan = MatchPlan.ad_hoc(match_id, board_id, orders, stage=stage, round=round, bracket=bracket)
+        return cls(plan, game, board_text, entries, limits, seed, sandbox, dict(game_params or {}))
+
+    # the plan's fields a worker reads, by their old names
+    @property
+    def match_id(self) -> str:
+        return self.plan.match_id
+
+    @property
+    def board_id(self) -> str:
+        return self.plan.board_id
+
+    @property
+    def orders(self) -> list[list[str]]:
+        return [list(o) for o in self.plan.orders]
+
+    @property
+    def stage(self) -> str:
+        return self.plan.stage
+
+    @property
+    def round(self) -> int:
+        return self.plan.round
+
+    @property
+    def bracket(self) -> str:
+        return self.plan.bracket
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["entries"] = {k: v.to_dict() for k, v in self.entries.items()}
-        d["limits"] = self.limits.to_dict()
-        return d
+        return {
+            **self.plan.to_dict(),
+            "game": self.game,
+            "board_text": self.board_text,
+            "entries": {k: v.to_dict() for k, v in self.entries.items()},
+            "limits": self.limits.to_dict(),
+            "seed": self.seed,
+            "sandbox": self.sandbox,
+            "game_params": dict(self.game_params),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MatchSpec:
-        d = dict(d)
-        d["entries"] = {k: EntryRef.from_dict(v) for k, v in d["entries"].items()}
-        d["limits"] = Limits.from_dict(d["limits"])
-        return cls(**d)
+        return cls(
+            plan=MatchPlan.from_dict(d),
+            game=d["game"],
+            board_text=d["board_text"],
+            entries={k: EntryRef.from_dict(v) for k, v in d["entries"].items()},
+            limits=Limits.from_dict(d["limits"]),
+            seed=d["seed"],
+            sandbox=d.get("sandbox", "bwrap"),
+            game_params=dict(d.get("game_params", {})),
+        )
 
 
 @dataclass(frozen=True)

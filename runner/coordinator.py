@@ -66,6 +66,8 @@ from runner.dispatch import (
 )
 from runner.entries import pack_entry
 from runner.redis_server import EmbeddedRedis, RedisServerError
+from runner.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.report.model import ReportData
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, default_mode
 from runner.run_dir import (
     ResumeRefused,
@@ -156,11 +158,9 @@ class Coordinator:
     def replan(self) -> TournamentState:
         results = self.store.official_results()
         state = advance(self.config, results)
-        planned = [
-            (self._spec(pm), pm.players, pm.pairing, self._spec(pm).board_text) for pm in state.matches
-        ]
+        planned = [self._spec(pm) for pm in state.matches]
         if self.check_resume:
-            self._check_same_plan([p[0] for p in planned])
+            self._check_same_plan(planned)
             self.check_resume = False
         sync = self.store.sync_plan(planned)
         for mid in sync.obsolete:
@@ -226,7 +226,7 @@ class Coordinator:
             self._show(t0)
         self._show(t0, force=True)
         assert state is not None
-        failed = [r.match_id for r in self.store.match_rows() if r.state == "failed"]
+        failed = [r.match_id for r in self.store.match_records(states=("failed",))]
         return RunOutcome(
             finished=state.finished,
             state=state,
@@ -525,11 +525,16 @@ def pack_artifacts(config: TournamentConfig, rd: RunDir) -> dict[str, Path]:
     return out
 
 
-def check_sandbox(kind: str) -> None:
-    """Fail early, with the sandbox's own message, if entries cannot be isolated here."""
+def check_sandbox(kind: str) -> str:
+    """Fail early, with the sandbox's own message, if entries cannot be isolated here;
+    else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
+    it is "memory: rlimit only" and how to fix that)."""
     from workers.sandbox import host_factory
 
-    host_factory(kind)  # the bwrap factory probes the machine and raises HostError with the reason
+    factory = host_factory(kind)  # the bwrap factory probes the machine and raises HostError with the reason
+    from workers.sandbox.cgroups import sandbox_memory_note
+
+    return sandbox_memory_note() if factory.name == "bwrap" else ""
 
 
 def _setup_logging(rd: RunDir) -> logging.Handler:
@@ -542,13 +547,13 @@ def _setup_logging(rd: RunDir) -> logging.Handler:
     return handler
 
 
-def print_standings(run_dir: Path, state: TournamentState) -> None:
-    try:
-        from runner.report.terminal import print_final
-    except ImportError:
-        print_final = None  # type: ignore[assignment]
-    if print_final is not None:
-        print_final(run_dir)
+def print_standings(run_dir: Path, state: TournamentState, data: ReportData | None = None) -> None:
+    """The end-of-run summary from the run's report data; without it (the run could not be
+    read back), a plain table of the coordinator's own final state."""
+    if data is not None:
+        from runner.report.terminal import make_console, print_summary
+
+        print_summary(data, make_console())
         return
     from rich.console import Console
     from rich.table import Table
@@ -577,16 +582,6 @@ def print_standings(run_dir: Path, state: TournamentState) -> None:
         console.print(
             "final ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(state.final_ranking, 1))
         )
-
-
-def write_report(run_dir: Path) -> Path | None:
-    try:
-        from runner.report.html import write_report as write
-    except ImportError:
-        return None
-    out = run_dir / "report.html"
-    write(run_dir, out)
-    return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -676,16 +671,26 @@ def _play(
         )
     else:
         progress.log(f"new run {rd.path} ({config.name})")
+    if config.sandbox_binds:
+        # this run's own workers (inline, or local ones, which inherit the environment)
+        os.environ[SANDBOX_BINDS_ENV] = merged_binds(
+            os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
+        )
+        progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
     if config.sandbox == "none":
         progress.log("sandbox: none — entries run unisolated; only for trusted entries")
     elif args.inline or not args.no_local_workers:
         from workers.sandbox import HostError
 
         try:
-            check_sandbox(config.sandbox)
+            memory = check_sandbox(config.sandbox)
         except HostError as e:
             print(f"tourney run: sandbox {config.sandbox} unavailable: {e}", file=sys.stderr)
             return 2, None
+        if memory:
+            progress.log(f"sandbox {config.sandbox}: {memory}")
+            # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
+            store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
     blobs = pack_artifacts(config, rd)
     timing = Timing.from_env()
@@ -761,7 +766,7 @@ def _play(
     )
     if not outcome.finished:
         for mid in outcome.failed:
-            row = store.match_row(mid)
+            row = store.match_record(mid)
             err = row.result.system_error if row and row.result else None
             outcome.failed_details[mid] = err.detail if err else "?"
         return 1, outcome
@@ -810,13 +815,20 @@ def _masked(url: str) -> str:
 
 
 def _finish_outputs(rd: RunDir, outcome: RunOutcome, finished: bool) -> None:
-    """After the progress display is gone: the report, then the standings."""
+    """After the progress display is gone: the report, then the standings, from one
+    reading of the run."""
+    from runner.report.exports import write_text
+    from runner.report.html import render_report
+    from runner.report.model import load_report_data
+
+    data: ReportData | None = None
     try:
-        write_report(rd.path)
+        data = load_report_data(rd.path)
+        write_text(rd.report, render_report(data))
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
-    print_standings(rd.path, outcome.state)
+    print_standings(rd.path, outcome.state, data)
     if not finished:
         print(
             f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after {ATTEMPT_CAP} attempts "

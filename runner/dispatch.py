@@ -44,7 +44,7 @@ from runner.contracts import (
     note_from_dict,
 )
 from runner.contracts import Note as WireNote
-from runner.redis_server import parent_death_signal
+from runner.redis_server import BROKER_ENV, parent_death_signal
 from runner.signing import RunKey, SignatureError, artifact_signature, sign, verify
 
 log = logging.getLogger("tourney.dispatch")
@@ -459,8 +459,6 @@ class LocalWorkers:
                         "-m",
                         "runner.cli",
                         "worker",
-                        "--broker",
-                        self.broker_url,
                         "--concurrency",
                         "1",
                         "--name",
@@ -475,6 +473,8 @@ class LocalWorkers:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     preexec_fn=parent_death_signal(signal.SIGKILL),
+                    # never on the command line: any local user reads that with ps
+                    env={**os.environ, BROKER_ENV: self.broker_url},
                 )
             self.procs.append(proc)
             procs_mod.record(work / "worker.pid", proc.pid, f"tourney worker {i} of {self.run_dir}")

@@ -2,10 +2,14 @@
 
 The replay is exactly the stored ``MatchSpec``: same board, seat orders, RNG
 seed and entry digests, played in this process from the run's own packed
-artifacts. Before playing, every entry directory's digest is computed again;
-if one changed, the rerun is refused (exit 2) unless ``--allow-changed-code``
-says to play the current code instead (the new digests are then recorded in
-the new result).
+artifacts. The run directory is enough: the match's record and the run's
+``resolved.json`` say what to play, ``artifacts/`` holds the code. Before
+playing, the directory of each of the match's entries (where it was when the
+run started) is hashed again; if one changed, the rerun is refused (exit 2)
+unless ``--allow-changed-code`` says to play the current code instead (the new
+digests are then recorded in the new result). A directory that is gone (the
+entries tree moved) is no reason to refuse: the packed artifact is the code
+the match was played with.
 
 The new result is kept beside the old one as a *candidate*; old and new are
 printed side by side, with the first move where they differ. ``--accept``
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,38 +34,47 @@ from rich.table import Table
 
 from runner.config import ConfigError, TournamentConfig
 from runner.contracts import EntryRef, GameRecord, MatchResult, MatchSpec
-from runner.entries import pack_entry
-from runner.run_dir import ResumeRefused, RunDir, coordinator_lock, load_run_config
+from runner.entries import directory_digest, pack_entry
+from runner.match_record import MatchRecord, UnknownMatch
+from runner.match_record import find_match as find_record
+from runner.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.stages.base import TournamentState
 from runner.stages.tournament import advance, match_spec
-from runner.store import MatchRow, RunStore, StoreError
+from runner.store import RunStore, StoreError
 
 
 class RerunRefused(RuntimeError):
     pass
 
 
-def find_match(store: RunStore, wanted: str) -> MatchRow:
-    """A match by id or unique id prefix."""
-    rows = [r for r in store.match_rows() if r.match_id.startswith(wanted)]
-    exact = [r for r in rows if r.match_id == wanted]
-    if exact:
-        return exact[0]
-    if not rows:
-        raise RerunRefused(f"no match {wanted!r} in this run (see `tourney matches RUN_DIR`)")
-    if len(rows) > 1:
-        raise RerunRefused(f"{wanted!r} is ambiguous: {', '.join(r.match_id for r in rows[:6])}")
-    return rows[0]
+def find_match(store: RunStore, wanted: str) -> MatchRecord:
+    """A match by id or unique id prefix (``runner.match_record.find_match`` over the store)."""
+    try:
+        return find_record(store.match_records(), wanted)
+    except UnknownMatch as e:
+        raise RerunRefused(str(e)) from e
 
 
-def changed_entries(config: TournamentConfig, spec: MatchSpec) -> dict[str, tuple[str, EntryRef]]:
-    """Entries whose directory no longer has the digest the match was played with: name -> (old, new ref)."""
-    out: dict[str, tuple[str, EntryRef]] = {}
+def changed_entries(
+    recorded: TournamentConfig, spec: MatchSpec, live: Callable[[], TournamentConfig]
+) -> tuple[dict[str, tuple[str, EntryRef]], list[str]]:
+    """Entries whose directory no longer has the digest the match was played with:
+    name -> (old digest, new ref); and the entries whose directory is gone (moved or
+    deleted: the replay uses their packed artifact). Only this match's entries are
+    hashed; the live config (``live``) is loaded only when some entry changed, for
+    the new code's refs."""
+    changed: list[str] = []
+    gone: list[str] = []
     for name, ref in spec.entries.items():
-        now = config.resolve_player(name).ref()
-        if now.digest != ref.digest:
-            out[name] = (ref.digest, now)
-    return out
+        path = recorded.resolve_player(name).path
+        if not path.is_dir():
+            gone.append(name)
+        elif directory_digest(path) != ref.digest:
+            changed.append(name)
+    if not changed:
+        return {}, gone
+    now = live()
+    return {n: (spec.entries[n].digest, now.resolve_player(n).ref()) for n in changed}, gone
 
 
 def replay(spec: MatchSpec, rd: RunDir, worker: str = "rerun") -> MatchResult:
@@ -182,7 +196,9 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
         )
     config = load_run_config(rd.path)
     spec = row.spec
-    changed = changed_entries(config, spec)
+    changed, gone = changed_entries(config, spec, lambda: live_run_config(rd.path))
+    if gone:
+        console.print(f"entry directory gone, replaying its packed artifact: {', '.join(gone)}")
     if changed and not args.allow_changed_code:
         lines = [f"{n}: {old[:12]} -> {new.digest[:12]}" for n, (old, new) in changed.items()]
         raise RerunRefused(
@@ -227,9 +243,7 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
     before = advance(config, store.official_results())
     store.accept_candidate(row.match_id, attempt)
     after = advance(config, store.official_results())
-    sync = store.sync_plan(
-        [(s, pm.players, pm.pairing, s.board_text) for pm in after.matches for s in [match_spec(config, pm)]]
-    )
+    sync = store.sync_plan([match_spec(config, pm) for pm in after.matches])
     pending = store.pending()
     show_replan(console, before, after, sync.new + sync.revived, sync.obsolete)
     console.print(f"accepted: attempt {attempt} is official, the old result is kept as superseded")

@@ -2,6 +2,8 @@
 
     runs/<name>/
       config.yaml        frozen copy of the config; its digest guards resume
+      resolved.json      the entries (names, digests, protocols, argv, variants) and board
+                         texts it resolved to: reading the run needs no entries tree
       tournament.sqlite  the run store (runner.store), the source of truth
       artifacts/         packed entries, <digest>.tar.gz (also pushed to Redis)
       report.html        written at the end of every run
@@ -9,9 +11,12 @@
       redis/             the embedded Redis (config, append-only file; disposable)
       workers/<n>/       local workers' build caches
 
-The frozen copy keeps the config's text; relative paths in it (entries,
-boards) still resolve against the original config's directory, recorded in
-the store's meta as ``config_dir`` (``load_config(..., base_dir=...)``).
+The frozen copy keeps the config's text; ``resolved.json`` (``runner.resolved``)
+keeps what it resolved to (entries with their digests, board texts), so every
+command that reads a run works from the run directory alone, even once the
+entries tree has moved. Resuming resolves the config again against the
+original config's directory (``config_dir`` in the store's meta) and checks
+the entries still have their recorded digests.
 
 Resuming (``tourney run`` on an existing run directory) requires the same
 config digest, and that every match the store already holds is planned
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import IO
 
 from runner.config import TournamentConfig, load_config
+from runner.resolved import RESOLVED_FILE, read_resolved, run_config, write_resolved
 from runner.store import STORE_FILE, RunStore, StoreError
 
 FROZEN_CONFIG = "config.yaml"
@@ -49,6 +55,10 @@ class RunDir:
     @property
     def config(self) -> Path:
         return self.path / FROZEN_CONFIG
+
+    @property
+    def resolved(self) -> Path:
+        return self.path / RESOLVED_FILE
 
     @property
     def store(self) -> Path:
@@ -88,11 +98,13 @@ def file_digest(path: Path) -> str:
 
 def create_run(rd: RunDir, config_path: Path, config: TournamentConfig, run_id: str) -> RunStore:
     """A new run: freeze the config and create the store."""
-    rd.path.mkdir(parents=True, exist_ok=True)
+    rd.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    rd.path.chmod(0o700)
     for d in (rd.artifacts, rd.logs):
         d.mkdir(exist_ok=True)
     data = config_path.read_bytes()
     rd.config.write_bytes(data)
+    write_resolved(rd.path, config)
     return RunStore.create(
         rd.path,
         {
@@ -136,22 +148,43 @@ def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> 
                 f"entry {name!r} changed since this run started (digest {digest[:12]} -> {now[name][:12]}); "
                 "restore it, or start a new run with --run-dir"
             )
+    if read_resolved(rd.path) is None:  # a run started before runs recorded what they resolved to
+        write_resolved(rd.path, config)
     return store
 
 
 def load_run_config(run_dir: Path) -> TournamentConfig:
-    """The run's frozen config, resolved against the original config's directory."""
+    """The run's frozen config with the entries and boards it resolved to when the run
+    started (``resolved.json``): no entries tree needed, nothing hashed again. A run
+    without that record resolves the frozen config against the original config's
+    directory, as it was run."""
     rd = RunDir(Path(run_dir))
+    resolved = read_resolved(rd.path)
+    if resolved is None:
+        return live_run_config(rd.path)
+    return run_config(rd.config, resolved, _config_dir(rd))
+
+
+def live_run_config(run_dir: Path) -> TournamentConfig:
+    """The run's frozen config resolved against the entries tree as it is now
+    (every entry read and hashed again)."""
+    rd = RunDir(Path(run_dir))
+    return load_config(rd.config, base_dir=_config_dir(rd))
+
+
+def _config_dir(rd: RunDir) -> Path:
+    """Where the run's config lived: relative paths in the frozen copy resolve against it."""
     with RunStore.open(rd.path) as store:
         meta = store.meta()
-    base = Path(str(meta.get("config_dir") or Path(str(meta.get("config_path", rd.config))).parent))
-    return load_config(rd.config, base_dir=base)
+    return Path(str(meta.get("config_dir") or Path(str(meta.get("config_path", rd.config))).parent))
 
 
 @contextlib.contextmanager
 def coordinator_lock(rd: RunDir) -> Iterator[None]:
     """One coordinator per run directory; the kernel drops the lock if it is killed."""
     rd.path.mkdir(parents=True, exist_ok=True)
+    # results, artifacts and the broker's files: nobody else's business
+    rd.path.chmod(0o700)
     f: IO[str] = open(rd.path / ".coordinator.lock", "a+")  # noqa: SIM115 (held for the whole run)
     try:
         try:

@@ -8,8 +8,10 @@ commands read concurrently.
 Tables::
 
     meta     key -> JSON value (name, config_path, config_digest, run_id, created, finished, ...)
-    matches  one row per planned match: plan fields, the MatchSpec (JSON), and
-             its life: state, attempt, failures, lease_expires, worker, times
+    matches  one row per planned match: the MatchSpec (JSON; it holds the whole
+             MatchPlan), a few plan fields as columns for queries (written from the
+             plan, read back only for specs stored before the plan travelled in
+             them), and its life: state, attempt, failures, lease_expires, worker, times
     results  every result ever received that mattered: (match_id, attempt,
              status official|superseded|candidate|rejected, result JSON)
     boards   board_id -> board text
@@ -50,8 +52,9 @@ READ API (used by ``runner.report``; kept stable):
 * ``store.meta() -> dict[str, Any]``
 * ``store.official_results() -> dict[match_id, list[GameRecord]]``: the current
   official result per live (not obsolete) match, failed matches included.
-* ``store.match_rows() -> list[MatchRow]`` in plan order.
-* ``store.match_row(match_id) -> MatchRow | None``
+* ``store.match_records() -> list[MatchRecord]`` in plan order (``runner.match_record``:
+  the plan, the spec, the match's life and every kept result; ``match_rows`` is the old name).
+* ``store.match_record(match_id) -> MatchRecord | None``
 * ``store.events() -> list[Event]``
 * ``store.board_texts() -> dict[board_id, text]``
 * ``runner.run_dir.load_run_config(run_dir) -> TournamentConfig`` (the frozen config).
@@ -64,11 +67,12 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from runner.contracts import GameRecord, MatchResult, MatchSpec, system_error_result
+from runner.match_record import MatchRecord
 
 STORE_FILE = "tournament.sqlite"
 SCHEMA_VERSION = 1
@@ -137,33 +141,8 @@ class Event:
     detail: str
 
 
-@dataclass(frozen=True)
-class MatchRow:
-    """A match as the store knows it (plan fields, life, and every kept result)."""
-
-    match_id: str
-    stage: str
-    round: int
-    bracket: str
-    pairing: int
-    players: list[str]
-    board_id: str
-    orders: list[list[str]]
-    state: str
-    attempt: int
-    worker: str
-    result: MatchResult | None  # the official one
-    superseded: list[MatchResult]  # older official results replaced by ``rerun --accept``
-    candidates: list[MatchResult]  # rerun results not accepted (yet)
-    updated_at: float
-    seq: int = 0
-    failures: int = 0
-    lease_expires: float | None = None
-    dispatched_at: float | None = None
-    started_at: float | None = None
-    finished_at: float | None = None
-    rejected: list[MatchResult] = field(default_factory=list)  # system_error results of failed attempts
-    spec: MatchSpec | None = None
+#: the store's match value is the one ``MatchRecord`` (old name kept importable)
+MatchRow = MatchRecord
 
 
 @dataclass(frozen=True)
@@ -172,16 +151,6 @@ class Accepted:
 
     status: Literal["accepted", "retry", "failed", "ignored", "redelivered"]
     detail: str = ""
-
-
-@dataclass(frozen=True)
-class InFlight:
-    match_id: str
-    attempt: int
-    state: str
-    worker: str
-    lease_expires: float | None
-    dispatched_at: float | None
 
 
 @dataclass(frozen=True)
@@ -312,66 +281,84 @@ class RunStore:
         )
         return {r["match_id"]: MatchResult.from_dict(json.loads(r["result"])).games for r in rows}
 
-    def match_rows(self) -> list[MatchRow]:
+    def match_records(self, *, states: Sequence[str] = ()) -> list[MatchRecord]:
+        """Every match (or those in ``states``) with its kept results, in plan order."""
+        where = f" WHERE state IN ({','.join('?' * len(states))})" if states else ""
+        matches = self._conn.execute(f"SELECT * FROM matches{where} ORDER BY seq", tuple(states)).fetchall()
+        if states:
+            ids = [m["id"] for m in matches]
+            marks = ",".join("?" * len(ids))
+            rs = self._conn.execute(
+                f"SELECT match_id, status, result FROM results WHERE match_id IN ({marks}) ORDER BY id", ids
+            ).fetchall()
+        else:
+            rs = self._conn.execute("SELECT match_id, status, result FROM results ORDER BY id").fetchall()
         results: dict[str, list[sqlite3.Row]] = {}
-        for r in self._conn.execute("SELECT match_id, status, result FROM results ORDER BY id"):
+        for r in rs:
             results.setdefault(r["match_id"], []).append(r)
-        return [
-            self._row(m, results.get(m["id"], []))
-            for m in self._conn.execute("SELECT * FROM matches ORDER BY seq")
-        ]
+        return [self._record(m, results.get(m["id"], [])) for m in matches]
 
-    def match_row(self, match_id: str) -> MatchRow | None:
+    def match_record(self, match_id: str) -> MatchRecord | None:
         m = self._conn.execute("SELECT * FROM matches WHERE id=?", (match_id,)).fetchone()
         if m is None:
             return None
         rs = self._conn.execute(
             "SELECT match_id, status, result FROM results WHERE match_id=? ORDER BY id", (match_id,)
         ).fetchall()
-        return self._row(m, rs)
+        return self._record(m, rs)
+
+    # the names the report and tests used before ``MatchRecord``
+    def match_rows(self) -> list[MatchRecord]:
+        return self.match_records()
+
+    def match_row(self, match_id: str) -> MatchRecord | None:
+        return self.match_record(match_id)
 
     @staticmethod
-    def _row(m: sqlite3.Row, results: Sequence[sqlite3.Row]) -> MatchRow:
+    def _parse_spec(m: sqlite3.Row) -> MatchSpec:
+        """The one place a stored spec is read back. Specs stored before the plan's
+        ``pairing`` and ``players`` travelled inside them take those from their columns."""
+        d = json.loads(m["spec"])
+        d.setdefault("pairing", m["pairing"])
+        d.setdefault("players", json.loads(m["players"]))
+        return MatchSpec.from_dict(d)
+
+    @classmethod
+    def _record(cls, m: sqlite3.Row, results: Sequence[sqlite3.Row]) -> MatchRecord:
         by_status: dict[str, list[MatchResult]] = {}
         for r in results:
             by_status.setdefault(r["status"], []).append(MatchResult.from_dict(json.loads(r["result"])))
         official = by_status.get("official", [])
-        return MatchRow(
-            match_id=m["id"],
-            stage=m["stage"],
-            round=m["round"],
-            bracket=m["bracket"],
-            pairing=m["pairing"],
-            players=json.loads(m["players"]),
-            board_id=m["board_id"],
-            orders=json.loads(m["orders"]),
+        spec = cls._parse_spec(m)
+        return MatchRecord(
+            plan=spec.plan,
+            spec=spec,
             state=m["state"],
             attempt=m["attempt"],
             worker=m["worker"],
-            result=official[-1] if official else None,
-            superseded=by_status.get("superseded", []),
-            candidates=by_status.get("candidate", []),
-            updated_at=m["updated_at"],
-            seq=m["seq"],
             failures=m["failures"],
+            result=official[-1] if official else None,
+            superseded=tuple(by_status.get("superseded", [])),
+            candidates=tuple(by_status.get("candidate", [])),
+            rejected=tuple(by_status.get("rejected", [])),
+            seq=m["seq"],
             lease_expires=m["lease_expires"],
             dispatched_at=m["dispatched_at"],
             started_at=m["started_at"],
             finished_at=m["finished_at"],
-            rejected=by_status.get("rejected", []),
-            spec=MatchSpec.from_dict(json.loads(m["spec"])),
+            updated_at=m["updated_at"],
         )
 
     def spec(self, match_id: str) -> MatchSpec:
-        r = self._conn.execute("SELECT spec FROM matches WHERE id=?", (match_id,)).fetchone()
+        r = self._conn.execute("SELECT * FROM matches WHERE id=?", (match_id,)).fetchone()
         if r is None:
             raise StoreError(f"no match {match_id!r} in {self.path}")
-        return MatchSpec.from_dict(json.loads(r["spec"]))
+        return self._parse_spec(r)
 
     def specs(self) -> dict[str, MatchSpec]:
         return {
-            r["id"]: MatchSpec.from_dict(json.loads(r["spec"]))
-            for r in self._conn.execute("SELECT id, spec FROM matches")
+            r["id"]: self._parse_spec(r)
+            for r in self._conn.execute("SELECT id, pairing, players, spec FROM matches")
         }
 
     def counts(self) -> dict[str, int]:
@@ -395,32 +382,28 @@ class RunStore:
             r["id"] for r in self._conn.execute("SELECT id FROM matches WHERE state='pending' ORDER BY seq")
         ]
 
-    def in_flight(self) -> list[InFlight]:
-        return [
-            InFlight(r["id"], r["attempt"], r["state"], r["worker"], r["lease_expires"], r["dispatched_at"])
-            for r in self._conn.execute(
-                "SELECT id, attempt, state, worker, lease_expires, dispatched_at FROM matches "
-                "WHERE state IN ('queued','running') ORDER BY seq"
-            )
-        ]
+    def in_flight(self) -> list[MatchRecord]:
+        """Queued and running matches, in plan order (a handful: at most one per worker slot)."""
+        return self.match_records(states=IN_FLIGHT)
 
     # -- planning ------------------------------------------------------------
-    def sync_plan(self, planned: Sequence[tuple[MatchSpec, Sequence[str], int, str]]) -> PlanSync:
-        """Make the live matches exactly ``planned``: (spec, players, pairing, board_text) in plan order.
+    def sync_plan(self, planned: Sequence[MatchSpec]) -> PlanSync:
+        """Make the live matches exactly ``planned`` (specs, in plan order).
 
         New ids are inserted as ``pending``; live ids no longer planned become
         ``obsolete``; obsolete ids planned again come back (``done`` when they
         still hold an official result: same id, same players, board and seats).
         """
         now = time.time()
-        wanted = {spec.match_id for spec, *_ in planned}
+        wanted = {spec.match_id for spec in planned}
         new: list[str] = []
         revived: list[str] = []
         obsolete: list[str] = []
         with self._tx() as c:
             existing = {r["id"]: r["state"] for r in c.execute("SELECT id, state FROM matches")}
             seq = int(c.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0])
-            for spec, players, pairing, board_text in planned:
+            for spec in planned:
+                plan = spec.plan
                 state = existing.get(spec.match_id)
                 if state is None:
                     seq += 1
@@ -431,19 +414,20 @@ class RunStore:
                         (
                             spec.match_id,
                             seq,
-                            spec.stage,
-                            spec.round,
-                            spec.bracket,
-                            pairing,
-                            json.dumps(list(players)),
-                            spec.board_id,
+                            plan.stage,
+                            plan.round,
+                            plan.bracket,
+                            plan.pairing,
+                            json.dumps(list(plan.players)),
+                            plan.board_id,
                             json.dumps(spec.orders),
                             json.dumps(spec.to_dict(), sort_keys=True),
                             now,
                         ),
                     )
                     c.execute(
-                        "INSERT OR IGNORE INTO boards(id, text) VALUES(?, ?)", (spec.board_id, board_text)
+                        "INSERT OR IGNORE INTO boards(id, text) VALUES(?, ?)",
+                        (spec.board_id, spec.board_text),
                     )
                     new.append(spec.match_id)
                 elif state == "obsolete":
@@ -471,7 +455,7 @@ class RunStore:
         """Hand out the next attempt of a pending match: pending -> queued."""
         now = time.time()
         with self._tx() as c:
-            r = c.execute("SELECT spec, attempt, state FROM matches WHERE id=?", (match_id,)).fetchone()
+            r = c.execute("SELECT * FROM matches WHERE id=?", (match_id,)).fetchone()
             if r is None or r["state"] != "pending":
                 raise StoreError(f"match {match_id} is not pending")
             attempt = int(r["attempt"]) + 1
@@ -482,7 +466,7 @@ class RunStore:
                 (attempt, now, now, match_id),
             )
             self._log_in(c, "dispatched", match_id, f"attempt {attempt}")
-        return MatchSpec.from_dict(json.loads(r["spec"])), attempt
+        return self._parse_spec(r), attempt
 
     def mark_started(
         self,
@@ -598,9 +582,7 @@ class RunStore:
     ) -> Accepted:
         now = time.time()
         if failures >= attempt_cap:
-            spec = MatchSpec.from_dict(
-                json.loads(c.execute("SELECT spec FROM matches WHERE id=?", (match_id,)).fetchone()["spec"])
-            )
+            spec = self._parse_spec(c.execute("SELECT * FROM matches WHERE id=?", (match_id,)).fetchone())
             detail = f"gave up after {failures} failed attempts; last: {reason}"
             c.execute(
                 "UPDATE matches SET state='failed', failures=?, lease_expires=NULL, finished_at=?, "

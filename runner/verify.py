@@ -18,9 +18,6 @@ detail of a verdict, and *which* entry faults happened (a timeout is a fact
 of the worker's clock). A ``GameRecord`` keeps only the first verdict, so in
 an N-player game (boxing permutations) a later seat that drops out silently
 is accepted only when the record carries some verdict.
-
-The game limit of ``MAX_MOVES`` moves (``workers.match``) is mirrored here
-rather than imported: ``runner`` imports nothing from ``workers`` (DESIGN §3).
 """
 
 from __future__ import annotations
@@ -29,10 +26,7 @@ from typing import Any
 
 from runner.contracts import GameRecord, MatchResult, MatchSpec, VerdictKind
 from runner.games import get_game
-from runner.games.base import Game, RulesError
-
-#: workers.match.MAX_MOVES: a game stopped there is scored as a draw
-MAX_MOVES = 10_000
+from runner.games.base import MAX_MOVES, Game, RulesError
 
 
 class ResultMismatch(ValueError):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -72,8 +73,22 @@ def _build_log(command: str, outcome: RunOutcome) -> str:
     return "\n".join(p.rstrip("\n") for p in parts if p) + "\n"
 
 
-def _failure_line(outcome: RunOutcome) -> str:
-    """One line for the verdict: what broke, and the compiler's last complaint."""
+ERROR_LIKE = re.compile(
+    r"\b(error|fatal|undefined reference|cannot|not found|no such file|failed)\b", re.IGNORECASE
+)
+ERROR_LINES_SHOWN = 3
+
+
+def error_lines(text: str, most: int = ERROR_LINES_SHOWN) -> list[str]:
+    """The first lines of a build log that look like errors (a compiler's first complaint is the
+    cause; its last is often a consequence such as 'N errors generated')."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("$ ")]
+    return [ln[:200] for ln in lines if ERROR_LIKE.search(ln)][:most]
+
+
+def _failure_line(outcome: RunOutcome, log_path: Path | None = None) -> str:
+    """One line for the verdict: what broke, the compiler's first error-like lines (else its last
+    line), and where the full build log is."""
     failure = outcome.failure
     if failure is not None and failure is not VerdictKind.CRASH:
         why = f"{failure.value}: {outcome.detail}" if outcome.detail else failure.value
@@ -83,10 +98,15 @@ def _failure_line(outcome: RunOutcome) -> str:
         why = f"exit code {outcome.exit_code}"
     else:
         why = outcome.detail or "the build did not run"
-    text = (outcome.stderr_tail or outcome.stdout).decode("utf-8", errors="replace")
+    text = "\n".join(b.decode("utf-8", errors="replace") for b in (outcome.stdout, outcome.stderr_tail))
+    found = error_lines(text)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if lines:
+    if found:
+        why = f"{why}: {' | '.join(found)}"
+    elif lines:
         why = f"{why}: {lines[-1][:160]}"
+    if log_path is not None:
+        why = f"{why} (full log: {log_path})"
     return why
 
 
@@ -133,6 +153,7 @@ class ArtifactCache:
         if done is not None:
             return done
         self.root.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o700)  # built entries: no other local user reads them
         with _locked(self.root / f"{ref.digest}.lock"):
             done = self.cached(ref.digest)  # someone else built it while we waited
             if done is not None:
@@ -187,7 +208,8 @@ class ArtifactCache:
         if outcome.failure is None and outcome.exit_code == 0:
             (work / "ready").write_text("")
         else:
-            (work / "build_failed").write_text(_failure_line(outcome) + "\n")
+            log = self.root / ref.digest / "build.log"  # where it lands once published
+            (work / "build_failed").write_text(_failure_line(outcome, log) + "\n")
 
 
 def local_fetch(paths: Mapping[str, Path]) -> Callable[[str], bytes]:

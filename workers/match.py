@@ -35,14 +35,13 @@ from typing import Any
 
 from runner.contracts import EntryRef, GameRecord, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
 from runner.games import get_game
-from runner.games.base import Game, IllegalMove
+from runner.games.base import MAX_MOVES, Game, IllegalMove
+from runner.placeholders import board_size, fill
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
 
 log = logging.getLogger(__name__)
-
-MAX_MOVES = 10_000
 
 
 class MatchObserver:
@@ -58,9 +57,10 @@ class MatchObserver:
         """Game ``number`` is over (``state`` is None after a system error)."""
 
 
-def argv_for(ref: EntryRef, mark: str) -> list[str]:
-    """The entry's command line for a seat: ``run`` plus the variant's args, ``{mark}`` filled in."""
-    return [a.replace("{mark}", mark) for a in (*ref.run, *ref.args)]
+def argv_for(ref: EntryRef, mark: str, size: str = "", move_time: float | None = None) -> list[str]:
+    """The entry's command line for a seat: ``run`` plus the variant's args, with ``{mark}``,
+    ``{size}`` and ``{move_time}`` filled in (``runner.placeholders``)."""
+    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time)
 
 
 class _Game:
@@ -138,7 +138,7 @@ class _Game:
             ref.protocol,
             self.game,
             host,
-            argv_for(ref, mark),
+            argv_for(ref, mark, board_size(self.game, self.spec.board_text), self.spec.limits.move_wall_s),
             Seat(name, seat, mark),
             self.spec.limits,
             self.spec.board_text,

@@ -25,10 +25,20 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.contracts import EntryRef, GameRecord, Limits, MatchSpec, MoveRecord, VerdictKind, stable_id
+from runner.contracts import (
+    EntryRef,
+    GameRecord,
+    Limits,
+    MatchPlan,
+    MatchSpec,
+    MoveRecord,
+    VerdictKind,
+    stable_id,
+)
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import get_game
 from runner.games.base import BoardError, Game
+from runner.inert import inert
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver
@@ -90,15 +100,29 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
     return text
 
 
+def named_entry(arg: str) -> EntrySpec:
+    """``ENTRY_DIR`` (its base entry) or ``ENTRY_DIR:VARIANT`` (one of its entry.yaml variants)."""
+    path, variant = arg, ""
+    if not Path(arg).is_dir() and ":" in arg:
+        path, _, variant = arg.rpartition(":")
+    try:
+        specs = load_entry(Path(path))
+    except EntryError as e:
+        raise UsageError(str(e)) from e
+    if not variant:
+        return specs[0]  # the base entry comes first
+    for spec in specs:
+        if spec.name == variant:
+            return spec
+    raise UsageError(f"{path}: no variant {variant!r}; it has {', '.join(s.name for s in specs)}")
+
+
 def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
     """The base entry of each ENTRY_DIR, renamed ``name#2``... when one plays itself."""
     specs: list[EntrySpec] = []
     seen: dict[str, int] = {}
     for d in args.entries:
-        try:
-            spec = load_entry(Path(d))[0]  # the base entry comes first
-        except EntryError as e:
-            raise UsageError(str(e)) from e
+        spec = named_entry(d)
         if game.name not in protocol_class(spec.protocol).games:
             raise UsageError(
                 f"{d}: protocol {spec.protocol} cannot play {game.name} (the entry is for {spec.game})"
@@ -140,7 +164,7 @@ class _Printer(MatchObserver):
         if not self.positions:
             return
         who = f"{move.player} ({self.marks.get(move.player, '?')})"
-        print(f"{who} plays {move.move}  [{move.wall_ms:.0f} ms]", file=self.out)
+        print(f"{who} plays {inert(move.move, one_line=True)}  [{move.wall_ms:.0f} ms]", file=self.out)
         print(game.render(state), file=self.out)
 
     def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
@@ -153,7 +177,7 @@ def result_line(number: int, record: GameRecord) -> str:
     if v.kind is VerdictKind.NORMAL:
         why = record.reason
     else:
-        why = f"{v.kind.value} by {v.player or 'the runner'}: {v.detail}"
+        why = f"{v.kind.value} by {v.player or 'the runner'}: {inert(v.detail, one_line=True)}"
     scores = ", ".join(f"{name} {record.scores.get(name, 0)}" for name in record.order)
     return f"game {number}: {head} ({why}); scores: {scores}; {len(record.moves)} moves"
 
@@ -191,23 +215,21 @@ def _play(args: argparse.Namespace) -> int:
     limits = Limits(move_wall_s=move_time)
     names = [s.name for s in specs]
     refs = {s.name: s.ref() for s in specs}
+    match_id = stable_id("play", args.game, board, names, [s.digest for s in specs], args.games)
     spec = MatchSpec(
-        match_id=stable_id("play", args.game, board, names, [s.digest for s in specs], args.games),
+        plan=MatchPlan.ad_hoc(match_id, stable_id(board), seat_orders(names, args.games), stage="play"),
         game=game.name,
-        board_id=stable_id(board),
         board_text=board,
-        orders=seat_orders(names, args.games),
         entries=refs,
         limits=limits,
         seed=args.seed,
         sandbox=args.sandbox,
-        stage="play",
     )
     fetch = local_fetch({s.digest: s.path for s in specs})
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
     result = execute_match(spec, fetch, artifacts_dir(), worker="", observer=printer, hosts=hosts)
     for name, detail in _build_failures(ArtifactCache(artifacts_dir(), hosts), refs).items():
-        print(f"{name}: build failed: {detail}", file=sys.stderr)
+        print(f"{name}: build failed: {inert(detail, one_line=True)}", file=sys.stderr)
     if args.json:
         print(json.dumps({"games": [g.to_dict() for g in result.games]}))
     else:
@@ -217,6 +239,6 @@ def _play(args: argparse.Namespace) -> int:
         print(f"match: {summary}")
     error = result.system_error
     if error is not None:
-        print(f"tourney play: runner error: {error.detail}", file=sys.stderr)
+        print(f"tourney play: runner error: {inert(error.detail, one_line=True)}", file=sys.stderr)
         return 1
     return 0

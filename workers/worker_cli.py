@@ -30,7 +30,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
+from runner.redis_server import BROKER_ENV
+from runner.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.signing import RunKey
+from workers.sandbox.cgroups import sandbox_memory_note
 
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
@@ -90,9 +93,30 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
+def broker_url_of(args: argparse.Namespace) -> str:
+    """The broker URL from ``--broker``, ``--broker-file`` (which must be private:
+    mode 0600 or stricter) or ``$TOURNEY_BROKER_URL``, in that order."""
+    if getattr(args, "broker", None):
+        return str(args.broker)
+    path = getattr(args, "broker_file", None)
+    if path:
+        try:
+            st = os.stat(path)
+            text = Path(path).read_text().strip()
+        except OSError as e:
+            raise BrokerURLError(f"cannot read --broker-file {path}: {e.strerror}") from e
+        if st.st_mode & 0o077:
+            raise BrokerURLError(f"--broker-file {path} is readable by others: chmod 600 {path}")
+        return text
+    url = os.environ.get(BROKER_ENV)
+    if not url:
+        raise BrokerURLError(f"no broker: give --broker URL, --broker-file FILE or ${BROKER_ENV}")
+    return url
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
-    url: str = args.broker
     try:
+        url = broker_url_of(args)
         check_broker_url(url, allow_no_password=bool(args.allow_no_password))
     except BrokerURLError as e:
         print(f"tourney worker: {e}", file=sys.stderr)
@@ -109,6 +133,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     allow_unsandboxed = bool(getattr(args, "allow_unsandboxed", False))
     key_file = Path(args.key_file).expanduser() if getattr(args, "key_file", None) else None
     sandbox_works = True
+    binds = list(getattr(args, "sandbox_bind", None) or [])
+    if binds:
+        # pool processes read them (``workers.sandbox.bwrap.extra_binds``), checked by the health check below
+        os.environ[SANDBOX_BINDS_ENV] = merged_binds(os.environ.get(SANDBOX_BINDS_ENV, ""), binds)
     try:
         check_broker(url)
         key = check_run_key(key_file)
@@ -138,9 +166,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     work = Path(args.work_dir).expanduser() if args.work_dir else Path.home() / ".cache" / "tourney"
     work = work.resolve()
     work.mkdir(parents=True, exist_ok=True)
+    work.chmod(0o700)  # the artifact and build cache: no other local user reads it
     # pool processes read these (they inherit the environment)
     os.environ["TOURNEY_WORK_DIR"] = str(work)
-    os.environ["TOURNEY_BROKER_URL"] = url
+    os.environ[BROKER_ENV] = url
     os.environ["TOURNEY_WORKER_NAME"] = name
 
     from celery.signals import worker_process_init
@@ -158,6 +187,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         f"sandbox {'bwrap (unsandboxed tasks allowed)' if allow_unsandboxed else 'bwrap only'}",
         flush=True,
     )
+    print(f"tourney worker {name}: {sandbox_memory_note()}", flush=True)
     app.worker_main(
         [
             "worker",

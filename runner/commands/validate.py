@@ -38,6 +38,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(p)
         print(f"{len(e.problems)} problem(s) in {args.config}", file=sys.stderr)
         return 2
+    for w in config.warnings:
+        print(w)
     print(f"OK: {config.name}: {len(config.entry_specs())} entries, {len(config.stages)} stages")
     if config.seed_opponent_specs():
         print(f"  seed opponents: {', '.join(config.seed_opponent_specs())}")

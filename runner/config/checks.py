@@ -21,12 +21,14 @@ from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry
 from runner.config.models import (
     STAGE_ADAPTER,
     AnyStage,
+    EliminationStage,
     EntrySource,
     GauntletStage,
     PermutationsStage,
     SeedingStage,
     SystemTestStage,
 )
+from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.entries import EntryError, EntrySpec, load_entry
 from runner.games import GAME_NAMES, get_game
@@ -49,6 +51,7 @@ class Checker:
         self.smap = smap
         self.base_dir = base_dir
         self.problems: list[ConfigProblem] = []
+        self.warnings: list[ConfigProblem] = []
         self.entries: dict[str, EntrySpec] = {}
         self.opponents: dict[str, EntrySpec] = {}
         self._dirs: dict[Path, list[EntrySpec]] = {}
@@ -56,6 +59,9 @@ class Checker:
 
     def add(self, loc: Sequence[str | int], message: str, *, key: bool = False) -> None:
         self.problems.append(self.smap.problem(loc, message, key=key))
+
+    def warn(self, loc: Sequence[str | int], message: str) -> None:
+        self.warnings.append(replace(self.smap.problem(loc, message), warning=True))
 
     def _parsed(self, section: str, parse: Any) -> Iterator[tuple[int | str, Any]]:
         """The items of a section that pass the schema once their faulty keys are dropped.
@@ -130,6 +136,9 @@ class Checker:
                 game.validate_board(text)
             except (BoardError, ValueError, TypeError) as e:
                 self.add(loc, f"board {name!r}: {e}")
+                continue
+            for rule in start_board_rules(game.name, text):
+                (self.warn if rule.warning else self.add)(loc, f"board {name!r}: {rule.message}")
 
     def _entry_dirs(self, loc: Loc, pattern: str) -> list[Path]:
         full = self.base_dir / pattern
@@ -262,10 +271,14 @@ class Checker:
                     f"no seed opponent {st.reference!r}{did_you_mean(st.reference, opponents)}",
                 )
             self._object(loc, requirements.board_objections(st, boards))
+            if isinstance(st, EliminationStage):
+                self._object(loc, requirements.finalist_objections(st))
             if isinstance(st, PermutationsStage) and game is not None and st.max_entrants > game.max_players:
                 self.add(
                     (*loc, "max_entrants"), f"{game.name} takes at most {game.max_players} players in a game"
                 )
+            if isinstance(st, PermutationsStage) and game is not None and count is not None:
+                self._object(loc, requirements.unbreakable_tie(st, count, game.max_players))
             if count is not None:
                 self._object(loc, requirements.game_objections(st, count, len(opponents)))
                 admitted = requirements.admission(st, count)
@@ -274,4 +287,7 @@ class Checker:
 
     def _object(self, loc: Loc, objections: Sequence[Objection]) -> None:
         for objection in objections:
-            self.add((*loc, *objection.at), objection.message)
+            if objection.warning:
+                self.warn((*loc, *objection.at), objection.message)
+            else:
+                self.add((*loc, *objection.at), objection.message)

@@ -20,9 +20,11 @@ class ConfigProblem:
     line: int  # 1-based
     col: int  # 1-based
     message: str
+    warning: bool = False  # a warning does not stop the config; `validate` prints it and exits 0
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}: {self.message}"
+        tag = "warning: " if self.warning else ""
+        return f"{self.file}:{self.line}:{self.col}: {tag}{self.message}"
 
 
 class ConfigError(ValueError):

@@ -40,12 +40,14 @@ def load_config_text(text: str, *, file: str = "<config>", base_dir: Path | None
     if problems or config is None:
         problems.sort(key=lambda p: (p.line, p.col))
         raise ConfigError(problems)
-    return config.bind(
+    bound = config.bind(
         base_dir=base,
         entries=checker.entries,
         seed_opponents=checker.opponents,
         config_path=Path(file) if file != "<config>" else None,
     )
+    bound._warnings = sorted(checker.warnings, key=lambda p: (p.line, p.col))
+    return bound
 
 
 def load_config(path: str | Path, *, base_dir: Path | None = None) -> TournamentConfig:

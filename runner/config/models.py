@@ -12,6 +12,7 @@ admission rules live in ``runner.stages``, keyed by these names.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -28,11 +29,12 @@ from pydantic import (
 )
 
 from runner.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
+from runner.config.errors import ConfigProblem
 from runner.contracts import EntryRef, Limits
 from runner.entries import EntrySpec
 from runner.games import GAME_NAMES, get_game
 from runner.games.base import Game
-from runner.registry import SandboxKind
+from runner.registry import SandboxKind, sandbox_bind_problem
 from runner.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
 MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
@@ -207,15 +209,17 @@ class EliminationStage(TwoPlayerStage):
         "seed's 4..8).",
     )
     match_win_by: list[MatchKey] = Field(
-        default=["wins", "score"],
+        default=["wins"],
         min_length=1,
-        description="How a match is won: the first key on which the two differ; equal on all is a tie.",
+        description="How a match is won: the first key on which the two differ; equal on all is a tie, "
+        "and a tied match keeps both in their bracket (seed 000: 'If an entry wins or ties, it "
+        "advances'). Default: game wins only, so a 1-1 split is a tie.",
     )
     stall_rounds: int = Field(
         default=3,
         ge=1,
         description="A bracket that still has to shrink but produced no loser in this many consecutive "
-        "rounds (tied matches) is cut to its size by seed.",
+        "rounds in which it had to shrink (tied matches) is cut to its size by seed.",
     )
     max_rounds: int | None = Field(
         default=None,
@@ -233,7 +237,8 @@ class RoundRobinStage(TwoPlayerStage):
 
 
 class PermutationsStage(StageBase):
-    """Seed 002 stage 2: N-player games on each board, one per each of the N! seat orders."""
+    """Seed 002 stage 2: N-player games on each board, one per each of the N! seat orders (a balanced
+    design beyond max_entrants)."""
 
     planner: Literal["permutations"] = Field(description="Which planner runs the stage.")
     games_per_order: int = Field(default=1, ge=1, description="Games per seat order on each board.")
@@ -241,7 +246,8 @@ class PermutationsStage(StageBase):
         default=6,
         ge=2,
         le=8,
-        description="More entrants than this (N! games) and the stage is skipped with a note.",
+        description="Up to this many entrants every one of the N! seat orders is played; with more, a "
+        "balanced Williams design (every entry in every seat equally often, N or 2N orders).",
     )
     rank_by: list[RankKey] = Field(
         default=["wins", "score"], min_length=1, description="Default: wins, then score (seed 002)."
@@ -329,6 +335,12 @@ class TournamentConfig(BaseModel):
     sandbox: SandboxKind = Field(
         default="bwrap", description="'none' runs entries without namespaces: only for trusted entries."
     )
+    sandbox_binds: list[str] = Field(
+        default_factory=list,
+        description="Read-only host paths added to every sandbox, e.g. a language runtime under /opt "
+        "(absolute; never under /home, /root, /var, /srv, /mnt, /run, /tmp, /proc, /sys, /dev). "
+        "Given to this run's own workers; remote workers add them with --sandbox-bind.",
+    )
     limits: LimitsModel = Field(default_factory=LimitsModel, description="Per-move limits.")
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
@@ -344,6 +356,16 @@ class TournamentConfig(BaseModel):
     _entries: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
     _opponents: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
     _boards: BoardResolver | None = PrivateAttr(default=None)
+    _warnings: list[ConfigProblem] = PrivateAttr(default_factory=list)  # set by load_config
+
+    @field_validator("sandbox_binds")
+    @classmethod
+    def _sandbox_binds(cls, v: list[str]) -> list[str]:
+        for path in v:
+            problem = sandbox_bind_problem(path)
+            if problem is not None:
+                raise ValueError(problem)
+        return [posixpath.normpath(p) for p in v]
 
     @field_validator("boards")
     @classmethod
@@ -377,6 +399,11 @@ class TournamentConfig(BaseModel):
     @property
     def config_path(self) -> Path | None:
         return self._config_path
+
+    @property
+    def warnings(self) -> list[ConfigProblem]:
+        """What ``load_config`` found that departs from a seed's rules without stopping the run."""
+        return list(self._warnings)
 
     @property
     def limits_obj(self) -> Limits:

@@ -49,6 +49,10 @@ class Outcome:
     reason: str
 
 
+#: the most moves a game may take; a game stopped there is scored as a draw by the
+#: worker's referee loop (``workers.match``) and by the coordinator's replay (``runner.verify``)
+MAX_MOVES = 10_000
+
 S = TypeVar("S")
 M = TypeVar("M")
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runner.report.model import ELIMINATION_PLANNERS, MatchView, ReportData
+from runner.match_record import MatchRecord
+from runner.report.model import ELIMINATION_PLANNERS, ReportData
 from runner.stages.base import StageState
 
 BRACKET_ORDER = {"winners": 0, "": 1, "losers": 2}
@@ -20,7 +21,7 @@ BRACKET_ORDER = {"winners": 0, "": 1, "losers": 2}
 
 @dataclass(frozen=True)
 class BracketMatch:
-    match: MatchView
+    match: MatchRecord
     outcome: dict[str, str] = field(default_factory=dict)  # player -> "stays", "drops to losers", "out", ...
 
 
@@ -78,7 +79,7 @@ def bracket_rounds(data: ReportData, stage: StageState) -> list[BracketRound]:
 
 
 def _outcomes(
-    m: MatchView, bracket: str, next_round: dict[str, str] | None, stage: StageState, single: bool
+    m: MatchRecord, bracket: str, next_round: dict[str, str] | None, stage: StageState, single: bool
 ) -> dict[str, str]:
     if not m.finished:
         return {}

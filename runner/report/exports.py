@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from runner.report.model import ReportData
-from runner.stages.tournament import matches_rows
+from runner.stages.common import completed
+from runner.stages.places import place_labels
+from runner.stages.tournament import match_row
 from runner.stages.tournament import standings_json as tournament_standings_json
 
 STANDINGS_COLUMNS = [
@@ -25,6 +27,7 @@ STANDINGS_COLUMNS = [
     "planner",
     "stage_status",
     "rank",
+    "place",  # the rank as the contest's rules give it: "=2" for a shared place
     "entry",
     "games",
     "wins",
@@ -34,6 +37,8 @@ STANDINGS_COLUMNS = [
     "score",
     "verdicts_against",
     "status",
+    "final_place",  # the entry's place in the final ranking ("=1": shared), the same on each of its rows
+    "final_tie_rule",  # for a shared final place: the rule that left it tied
 ]
 RATING_COLUMNS = ["elo", "elo_ci95", "mu", "sigma", "ordinal"]
 
@@ -41,14 +46,20 @@ RATING_COLUMNS = ["elo", "elo_ci95", "mu", "sigma", "ordinal"]
 def standings_records(data: ReportData) -> list[dict[str, Any]]:
     """One dict per entry per stage (stages without standings give none)."""
     out: list[dict[str, Any]] = []
+    final = {p.entry: p for p in data.tournament.final_places}
     for stage in data.stages:
         ratings = data.stage_ratings(stage.name)
+        labels = place_labels(stage.groups)
         for row in stage.standings:
+            fp = final.get(row.entry)
             rec: dict[str, Any] = {
                 "stage": stage.name,
                 "planner": stage.planner,
                 "stage_status": stage.status,
                 **{k: v for k, v in row.to_dict().items() if k != "extra"},
+                "place": labels.get(row.entry, str(row.rank)),
+                "final_place": fp.label if fp is not None else None,
+                "final_tie_rule": fp.tie_rule if fp is not None and fp.shared else None,
             }
             rec.update(dict.fromkeys(RATING_COLUMNS))
             rec.update(ratings.fields(row.entry))
@@ -90,23 +101,22 @@ def standings_csv(data: ReportData) -> str:
 
 
 def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str, Any]]:
-    """``runner.stages.tournament.matches_rows`` (plan, board, seat orders,
-    games and the match winner by the stage's rules) plus what the store
-    knows of each match: state, attempt, worker, superseded and candidate
-    results."""
-    rows = matches_rows(data.tournament, data.results(), data.config)
+    """Each match's ``runner.stages.tournament.match_row`` (plan, board, seat orders, games
+    and the match winner by the stage's rules) plus what the store knows of it: state,
+    attempt, worker, superseded and candidate results (nothing for a match not stored yet)."""
+    results = data.results()
     out = []
-    for row in rows:
-        if stage is not None and row["stage"] != stage:
+    for m in data.matches:
+        if stage is not None and m.stage != stage:
             continue
-        m = data.match(row["match_id"])
-        if m is not None:
+        row = match_row(m.plan, completed(results, m.plan), data.config)
+        if m.stored:
             row.update(
                 state=m.state,
                 attempt=m.attempt,
                 worker=m.worker,
-                superseded=m.superseded,
-                candidates=m.candidates,
+                superseded=len(m.superseded),
+                candidates=len(m.candidates),
             )
         out.append(row)
     return out

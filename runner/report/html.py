@@ -30,6 +30,7 @@ from typing import Any
 import jinja2
 
 from runner.contracts import GameRecord, VerdictKind
+from runner.match_record import MatchRecord
 from runner.report.boards import Grid, grid_changes, grid_of
 from runner.report.brackets import (
     BRACKET_ORDER,
@@ -39,10 +40,17 @@ from runner.report.brackets import (
     is_bracket_stage,
 )
 from runner.report.exports import write_text
-from runner.report.model import MatchView, RatingTable, ReportData, load_report_data
+from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
-from runner.report.terminal import extra_columns
+from runner.report.terminal import (
+    contest_ranking_rule,
+    extra_columns,
+    final_places_of,
+    rating_column_title,
+    shared_place_lines,
+)
 from runner.stages.base import StageState
+from runner.stages.places import place_labels
 
 REPLAY_BUDGET_CHARS = 12_000_000
 REPLAY_MAX_GAMES = 3_000
@@ -53,7 +61,7 @@ def replay_key(match_id: str, game_no: int) -> str:
     return f"{match_id}:{game_no}"
 
 
-def replay_json(data: ReportData, match: MatchView, game_no: int, record: GameRecord) -> dict[str, Any]:
+def replay_json(data: ReportData, match: MatchRecord, game_no: int, record: GameRecord) -> dict[str, Any]:
     """One game's replay as the page's viewer reads it (compact keys)."""
     replay = replay_game(data.game, data.boards.get(match.board_id, ""), record)
     players = len(record.order)
@@ -138,8 +146,10 @@ class GameRow:
 
 
 @dataclass
-class MatchRow:
-    match: MatchView
+class MatchPanel:
+    """One match's panel in a stage section: the match, its game rows, the entrants' seeds."""
+
+    match: MatchRecord
     games: list[GameRow]
     seeds: dict[str, int]
 
@@ -152,7 +162,7 @@ class MatchRow:
 class StageView:
     stage: StageState
     ratings: RatingTable
-    matches: list[MatchRow]
+    matches: list[MatchPanel]
     done: int
     games: int
     brackets: list[BracketRound] = field(default_factory=list)
@@ -179,7 +189,7 @@ def _stage_views(data: ReportData, embedded: set[str]) -> list[StageView]:
                 GameRow(k, g, replay_key(m.match_id, k), replay_key(m.match_id, k) in embedded)
                 for k, g in enumerate(m.games, start=1)
             ]
-            rows.append(MatchRow(m, games, seeds))
+            rows.append(MatchPanel(m, games, seeds))
         view = StageView(
             stage=stage,
             ratings=data.stage_ratings(stage.name),
@@ -236,6 +246,11 @@ def render_report(
         sandbox=data.sandbox,
         stages=stages,
         final_ranking=list(data.tournament.final_ranking),
+        final_places=final_places_of(data),
+        ranking_rule=contest_ranking_rule(data),
+        shared_places=shared_place_lines(final_places_of(data)),
+        rating_title=rating_column_title(overall.title),
+        place_labels=place_labels,
         overall=overall,
         total_matches=len(data.matches),
         done_matches=sum(1 for m in data.matches if m.finished),

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runner.report.model import MatchView, ReportData
+from runner.match_record import MatchRecord
+from runner.report.model import ReportData
 from runner.run_dir import load_run_config
 from runner.stages.tournament import advance
 from runner.store import RunStore
@@ -32,25 +33,14 @@ def load(run_dir: Path) -> ReportData:
         raise FileNotFoundError(f"{run_dir}: no such run directory")
     with RunStore.open(run_dir) as store:
         meta = store.meta()
-        results = store.official_results()
-        rows = {r.match_id: r for r in store.match_rows()}
+        stored = {r.match_id: r for r in store.match_records()}
         boards = store.board_texts()
     config = load_run_config(run_dir)
+    results = {mid: list(r.games) for mid, r in stored.items() if r.games}
     state = advance(config, results)
     matches = []
     for pm in state.matches:
-        row = rows.get(pm.match_id)
-        known: dict[str, Any] = {"games": tuple(results.get(pm.match_id, ()))}
-        if row is not None:
-            known.update(
-                state=row.state,
-                attempt=row.attempt,
-                worker=row.worker,
-                superseded=len(row.superseded),
-                candidates=len(row.candidates),
-                updated_at=str(_when(row.updated_at)),
-            )
-        matches.append(MatchView.from_planned(pm, **known))
+        matches.append(stored.get(pm.match_id) or MatchRecord.planned(pm))
         if pm.board_id not in boards:
             with contextlib.suppress(KeyError, ValueError):  # unknown to the config: the replay says so
                 boards[pm.board_id] = config.board_text(pm.board_id)

@@ -3,9 +3,10 @@
 Every renderer (terminal tables, the HTML page, the CSV/JSON exports) is a
 pure function of a ``ReportData``, so they agree with each other and tests
 can build one by hand without a run directory. ``load_report_data`` is the
-only place that reads a run: the store's rows and official results, the
-frozen config, and the tournament state that ``advance(config, results)``
-derives from them (the same pure function the coordinator plans with).
+only place that reads a run: the store's ``MatchRecord``s, the frozen config
+bound to the entries it resolved to (``resolved.json``: no entries tree
+needed), and the tournament state that ``advance(config, results)`` derives
+from them (the same pure function the coordinator plans with).
 """
 
 from __future__ import annotations
@@ -20,108 +21,16 @@ from typing import TYPE_CHECKING, Any
 from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
 from runner.contracts import GameRecord, VerdictKind
 from runner.games.base import Game
+from runner.match_record import MatchRecord, find_match
 from runner.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
-from runner.scoring import game_result, is_system_error
-from runner.stages.base import PlannedMatch, StageState, TournamentState
+from runner.stages.base import StageState, TournamentState
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
 
 
-@dataclass(frozen=True)
-class MatchView:
-    """A planned match with what the store knows about it."""
-
-    match_id: str
-    stage: str
-    round: int
-    bracket: str
-    pairing: int
-    players: tuple[str, ...]
-    board_id: str
-    orders: tuple[tuple[str, ...], ...]
-    state: str = "planned"  # the store's state: queued | running | done | ... ("planned": no row yet)
-    attempt: int = 0
-    worker: str = ""
-    games: tuple[GameRecord, ...] = ()  # the official result (empty until there is one)
-    superseded: int = 0  # earlier results replaced by an accepted rerun
-    candidates: int = 0  # rerun results waiting for --accept
-    updated_at: str = ""
-
-    @classmethod
-    def from_planned(cls, pm: PlannedMatch, **known: Any) -> MatchView:
-        return cls(
-            match_id=pm.match_id,
-            stage=pm.stage,
-            round=pm.round,
-            bracket=pm.bracket,
-            pairing=pm.pairing,
-            players=tuple(pm.players),
-            board_id=pm.board_id,
-            orders=tuple(tuple(o) for o in pm.orders),
-            **known,
-        )
-
-    @property
-    def finished(self) -> bool:
-        """Played to a result that counts (a failed match holds only a system_error result)."""
-        return bool(self.games) and self.state != "failed"
-
-    @property
-    def failed(self) -> bool:
-        return self.state == "failed"
-
-    def game_wins(self) -> dict[str, int]:
-        """Games won per player (a verdict against the opponent counts, as in the standings)."""
-        wins = dict.fromkeys(self.players, 0)
-        for g in self.games:
-            for p in g.order:
-                if p in wins and not is_system_error(g) and game_result(g, p) == "win":
-                    wins[p] += 1
-        return wins
-
-    def total_scores(self) -> dict[str, int]:
-        totals = dict.fromkeys(self.players, 0)
-        for g in self.games:
-            for name, s in g.scores.items():
-                if name in totals:
-                    totals[name] += s
-        return totals
-
-    def draws(self) -> int:
-        return sum(
-            1
-            for g in self.games
-            if not is_system_error(g) and all(game_result(g, p) == "tie" for p in g.order)
-        )
-
-    def leaders(self) -> tuple[str, ...]:
-        """Players with the most game wins (all of them when level, none before a result)."""
-        if not self.games:
-            return ()
-        wins = self.game_wins()
-        best = max(wins.values())
-        return tuple(p for p in self.players if wins[p] == best)
-
-    def result_text(self) -> str:
-        """``"2-0"``, ``"1-1 (1 draw)"``; ``"-"`` while there is no result."""
-        if not self.games:
-            return "-"
-        wins = self.game_wins()
-        text = "-".join(str(wins[p]) for p in self.players)
-        d = self.draws()
-        if d:
-            text += f" ({d} draw{'s' if d > 1 else ''})"
-        return text
-
-    def verdicts(self) -> list[str]:
-        """``"timeout: bob"`` for every game not ended by the rules."""
-        out = []
-        for g in self.games:
-            v = g.verdict
-            if v.kind is not VerdictKind.NORMAL:
-                out.append(f"{v.kind.value}: {v.player}" if v.player else v.kind.value)
-        return out
+#: the report reads the store's own match value (old name kept importable)
+MatchView = MatchRecord
 
 
 @dataclass(frozen=True)
@@ -173,7 +82,7 @@ class ReportData:
     name: str
     game_name: str
     tournament: TournamentState
-    matches: list[MatchView]  # plan order
+    matches: list[MatchRecord]  # plan order
     boards: dict[str, str] = field(default_factory=dict)  # board_id -> board text
     game_params: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)  # the store's run metadata
@@ -196,31 +105,24 @@ class ReportData:
         return get_game(self.game_name, **self.game_params)
 
     @cached_property
-    def _by_id(self) -> dict[str, MatchView]:
+    def _by_id(self) -> dict[str, MatchRecord]:
         return {m.match_id: m for m in self.matches}
 
-    def match(self, match_id: str) -> MatchView | None:
+    def match(self, match_id: str) -> MatchRecord | None:
         return self._by_id.get(match_id)
 
-    def find_match(self, prefix: str) -> MatchView:
-        """The match whose id is or starts with ``prefix``; ``KeyError`` with a reason."""
+    def find_match(self, prefix: str) -> MatchRecord:
+        """The match whose id is or starts with ``prefix``; ``UnknownMatch`` (a ``KeyError``) otherwise."""
         exact = self._by_id.get(prefix)
-        if exact is not None:
-            return exact
-        hits = [m for m in self.matches if m.match_id.startswith(prefix)] if prefix else []
-        if len(hits) == 1:
-            return hits[0]
-        if not hits:
-            raise KeyError(f"no match {prefix!r} in this run (see `tourney matches`)")
-        raise KeyError(f"{prefix!r} is ambiguous: {len(hits)} matches start with it")
+        return exact if exact is not None else find_match(self.matches, prefix)
 
     def stage(self, name: str) -> StageState | None:
         return next((s for s in self.stages if s.name == name), None)
 
-    def stage_matches(self, name: str) -> list[MatchView]:
+    def stage_matches(self, name: str) -> list[MatchRecord]:
         return [m for m in self.matches if m.stage == name]
 
-    def games(self, stage: str | None = None) -> Iterator[tuple[MatchView, int, GameRecord]]:
+    def games(self, stage: str | None = None) -> Iterator[tuple[MatchRecord, int, GameRecord]]:
         """Every finished game as (match, 1-based game number, record), plan order."""
         for m in self.matches:
             if stage is not None and m.stage != stage:

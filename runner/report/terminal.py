@@ -17,10 +17,52 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from runner.inert import inert
+from runner.match_record import MatchRecord
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
-from runner.report.model import MatchView, ReportData, load_report_data
+from runner.report.model import ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.stages.base import StageState
+from runner.stages.places import Place, format_keys, place_labels, ranking_rule
+
+
+def _ranked_by(p: Place) -> str:
+    parts = [x for x in (p.tier, format_keys(p.keys)) if x]
+    return f"{p.stage}: {'; '.join(parts)}" if parts else p.stage
+
+
+def final_places_of(data: ReportData) -> list[Place]:
+    """The final places; a run recorded before places existed gets unshared ones from its order."""
+    places = data.tournament.final_places
+    if places or not data.tournament.final_ranking:
+        return list(places)
+    return [Place(i, e, False, "") for i, e in enumerate(data.tournament.final_ranking, 1)]
+
+
+def contest_ranking_rule(data: ReportData) -> str:
+    """``the contest's rule: stage final by points; a tie for first then goes to ...``."""
+    if data.config is None:
+        return ""
+    stages = [(s.name, s.rank_by, s.when == "tied_for_first", s.planner) for s in data.config.stages]
+    rule = ranking_rule(stages)
+    return f"the contest's rule: {rule}" if rule else ""
+
+
+def rating_column_title(title: str) -> str:
+    """Ratings sit beside the contest's ranking as information, never as its rule."""
+    return f"rating: {title} (all games)"
+
+
+def shared_place_lines(places: list[Place]) -> list[str]:
+    """One line per shared place: who shares it and the rule that left them tied."""
+    lines = []
+    seen: set[int] = set()
+    for p in places:
+        if p.shared and p.place not in seen:
+            seen.add(p.place)
+            who = ", ".join(q.entry for q in places if q.place == p.place)
+            lines.append(f"={p.place} shared by {who}: {p.tie_rule}")
+    return lines
 
 
 def _num(x: float) -> str:
@@ -69,7 +111,7 @@ def standings_table(data: ReportData, stage: StageState, extras: bool = True) ->
     t.add_column("status", overflow="fold")
     for r in stage.standings:
         cells: list[str | Text] = [
-            str(r.rank),
+            place_labels(stage.groups).get(r.entry, str(r.rank)),
             Text(r.entry),
             str(r.games),
             str(r.wins),
@@ -103,7 +145,7 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
         console.print(fitted_standings_table(data, stage, console))
         if stage.excluded:
             for entry, why in stage.excluded.items():
-                console.print(Text(f"  excluded: {entry}: {why}"), style="yellow")
+                console.print(Text(f"  excluded: {entry}: {inert(why, one_line=True)}"), style="yellow")
         for note in stage.notes:
             console.print(Text(f"  note: {note}"), style="dim")
         console.print()
@@ -114,7 +156,7 @@ def _player(stage: StageState, name: str) -> str:
     return f"{name} ({seed})" if seed else name
 
 
-def _outcome_text(m: MatchView, outcome: dict[str, str]) -> str:
+def _outcome_text(m: MatchRecord, outcome: dict[str, str]) -> str:
     return ", ".join(f"{p} {outcome[p]}" for p in m.players if outcome.get(p))
 
 
@@ -164,17 +206,27 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
             )
         )
         return
+    rule = contest_ranking_rule(data)
+    if rule:
+        console.print(Text(f"Final ranking by {rule}"), soft_wrap=True)
     t = Table(title=f"Final ranking: {data.name}", title_justify="left", header_style="bold")
-    t.add_column("#", justify="right")
-    t.add_column("entry")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("entry", overflow="fold")
+    t.add_column("ranked by", overflow="fold")
     if ratings.kind != "none":
-        t.add_column(f"{ratings.title} (all games)", justify="right")
-    for i, e in enumerate(data.tournament.final_ranking, start=1):
-        row: list[str | Text] = [str(i), Text(e)]
+        t.add_column(rating_column_title(ratings.title), justify="right", no_wrap=True)
+    for p in final_places_of(data):
+        row: list[str | Text] = [p.label, Text(p.entry), Text(_ranked_by(p))]
         if ratings.kind != "none":
-            row.append(ratings.label(e))
+            row.append(ratings.label(p.entry))
         t.add_row(*row)
     console.print(t)
+    if ratings.kind != "none":
+        console.print(
+            Text(f"The {ratings.title} column is a rating over all games, shown beside the ranking.")
+        )
+    for line in shared_place_lines(final_places_of(data)):
+        console.print(Text(line), soft_wrap=True)
 
 
 def print_verdicts(data: ReportData, console: Console) -> None:
@@ -191,7 +243,7 @@ def print_verdicts(data: ReportData, console: Console) -> None:
         console.print(Text(f"  {entry}: {', '.join(kinds)}"))
 
 
-def _failed(matches: Sequence[MatchView]) -> str:
+def _failed(matches: Sequence[MatchRecord]) -> str:
     n = sum(1 for m in matches if m.failed)
     return f", {n} FAILED" if n else ""
 
@@ -218,7 +270,7 @@ def print_final(run_dir: Path | str, console: Console | None = None) -> None:
     print_summary(load_report_data(run_dir), console or make_console())
 
 
-def print_replay(data: ReportData, match: MatchView, game_no: int, console: Console) -> None:
+def print_replay(data: ReportData, match: MatchRecord, game_no: int, console: Console) -> None:
     """A game position by position: each move with its player, mark and time."""
     record = match.games[game_no - 1]
     board = data.boards.get(match.board_id, "")
@@ -242,9 +294,9 @@ def print_replay(data: ReportData, match: MatchView, game_no: int, console: Cons
         cpu = f", cpu {mv.cpu_ms:.1f} ms" if mv.cpu_ms is not None else ""
         timing = f"[{mv.wall_ms:.1f} ms{cpu}]"
         console.print(
-            Text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {mv.move}  {timing}")
+            Text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {inert(mv.move)}  {timing}")
         )
         console.print(Text(data.game.render(replay.states[step.number])))
     if replay.stopped:
-        console.print(Text(replay.stopped, style="yellow"))
+        console.print(Text(inert(replay.stopped), style="yellow"))
     console.print(Text(replay.ending(), style="bold"))

@@ -14,38 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.contracts import stable_id
+from runner.contracts import MatchPlan
+from runner.stages.places import Place
 
-
-@dataclass(frozen=True)
-class PlannedMatch:
-    """One match as the planner decides it. ``orders`` lists, per game, the
-    entry names in seat order (seat 0 moves first)."""
-
-    stage: str
-    round: int
-    bracket: str  # "" when the stage has none; "winners" / "losers" in potm_elimination
-    pairing: int  # position within the round (and bracket)
-    players: tuple[str, ...]
-    board_id: str
-    orders: tuple[tuple[str, ...], ...]
-
-    @property
-    def match_id(self) -> str:
-        # DESIGN §4.5: derived from (stage, round, bracket, pairing, board, seat order)
-        return stable_id(self.stage, self.round, self.bracket, self.pairing, self.board_id, self.orders)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "match_id": self.match_id,
-            "stage": self.stage,
-            "round": self.round,
-            "bracket": self.bracket,
-            "pairing": self.pairing,
-            "players": list(self.players),
-            "board_id": self.board_id,
-            "orders": [list(o) for o in self.orders],
-        }
+#: what a planner produces; one type with the spec's plan (kept under its old name for planners)
+PlannedMatch = MatchPlan
 
 
 @dataclass(frozen=True)
@@ -100,11 +73,14 @@ class StageState:
     advancing: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)  # entry -> reason (system_test)
     notes: list[str] = field(default_factory=list)
+    # the stage ranking's tie groups, shared places (runner.stages.places); set once done
+    groups: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
 class TournamentState:
-    matches: list[PlannedMatch]  # every match that exists now, in plan order
+    matches: list[MatchPlan]  # every match that exists now, in plan order
     stages: list[StageState]
     finished: bool
     final_ranking: list[str] = field(default_factory=list)  # set once finished
+    final_places: list[Place] = field(default_factory=list)  # the same, with shared places marked

@@ -31,10 +31,13 @@ pairing exists are repeats allowed, as few as possible.
 
 Matches. ``games_per_pairing`` games (2: each side first once) on the round's
 board. The match goes to the first of ``match_win_by`` (default: game wins,
-then total game score) on which the two differ; equal on all is a tie.
+as seed 000 says "If an entry wins or ties, it advances") on which the two
+differ; equal on all is a tie, and a tied match keeps both where they are.
 
 Ties that loop. A bracket that must still shrink but produced no loser for
-``stall_rounds`` consecutive rounds it played is cut by seed: the winners
+``stall_rounds`` consecutive rounds in which it had to shrink is cut by seed
+(the losers bracket has to shrink only once the winners bracket has stopped;
+its rounds before that never count towards a stall): the winners
 bracket keeps its 2K best seeds (the rest drop to the losers bracket); the
 losers bracket keeps the best seeds that fit in 3K (the rest are
 eliminated). ``max_rounds``, when set, cuts both brackets the same way.
@@ -183,10 +186,14 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         for which, active in ((WINNERS, w_play), (LOSERS, l_play)):
             if not active:
                 continue
-            s.stall[which] = 0 if which in losers_now.values() else s.stall[which] + 1
-            # during the winners phase the losers bracket has no size to reach
+            # during the winners phase the losers bracket has no size to reach: such a round
+            # cannot stall it, so the stall count only runs over rounds that had to shrink it
             must_shrink = which == WINNERS or not w_play
-            if must_shrink and s.stall[which] >= st.stall_rounds:
+            if not must_shrink or which in losers_now.values():
+                s.stall[which] = 0
+            else:
+                s.stall[which] += 1
+            if s.stall[which] >= st.stall_rounds:
                 notes.append(f"round {r}: {which} bracket produced no loser in {st.stall_rounds} rounds")
                 _cut(s, which, entrants, k, r, notes)
                 s.stall[which] = 0

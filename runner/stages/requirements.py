@@ -36,6 +36,7 @@ class Objection:
 
     at: tuple[str, ...]
     message: str
+    warning: bool = False  # the stage can happen, but not as its seed says (validate warns)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,29 @@ class Admission:
 
 # Each rule: (stage, at most n entrants) -> the bound on what comes out, and objections.
 Rule = Callable[[Any, int], tuple[int, list[Objection]]]
+
+
+SEED_000_FINALISTS = (4, 8)  # "there will be no fewer than 4 and no more than 8 entries remaining"
+
+
+def finalist_objections(st: EliminationStage) -> list[Objection]:
+    """Seed 000's 4..8 finalists against what K gives (K+2 to 3K): refused when no outcome fits,
+    a warning when some outcomes do not."""
+    least, most = SEED_000_FINALISTS
+    low, high = st.k + 2, 3 * st.k
+    rule = f"seed 000: 'there will be no fewer than {least} and no more than {most} entries remaining'"
+    if high < least or low > most:
+        return [Objection(("k",), f"k={st.k} gives {low}..{high} finalists, never {least}..{most} ({rule})")]
+    if low < least or high > most:
+        return [
+            Objection(
+                ("k",),
+                f"k={st.k} gives {low}..{high} finalists, which can fall outside {least}..{most} ({rule}); "
+                "k=2 always fits",
+                warning=True,
+            )
+        ]
+    return []
 
 
 def _elimination(st: EliminationStage, n: int) -> tuple[int, list[Objection]]:
@@ -78,10 +102,23 @@ def _swiss(st: SwissStage, n: int) -> tuple[int, list[Objection]]:
 
 
 def _permutations(st: PermutationsStage, n: int) -> tuple[int, list[Objection]]:
-    if n > st.max_entrants:
-        too_many = f"up to {n} entrants would play {n}! orders; max_entrants is {st.max_entrants}"
-        return n, [Objection((), too_many)]
+    # beyond max_entrants the planner plays a balanced design instead of all N! orders
     return n, []
+
+
+def unbreakable_tie(st: PermutationsStage, n: int, max_players: int) -> list[Objection]:
+    """A warning when up to ``n`` entrants may reach a permutations stage whose game seats fewer:
+    such a tie cannot be played off and stays shared."""
+    if n <= max_players:
+        return []
+    return [
+        Objection(
+            (),
+            f"up to {n} entrants can reach stage {st.name!r}, but a game seats at most {max_players}: "
+            "a tie among more would be left unbroken (shared places)",
+            warning=True,
+        )
+    ]
 
 
 # planners not named here keep everyone they are given

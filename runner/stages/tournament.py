@@ -49,6 +49,7 @@ from runner.scoring import Ranking, ScoringModel, effective_winner, match_winner
 from runner.stages import PLANNERS
 from runner.stages.base import PlannedMatch, StageState, TournamentState
 from runner.stages.common import StageContext, StageOutcome, completed
+from runner.stages.places import TieGroup, compose_groups, final_places, place_labels, stage_groups
 
 Results = Mapping[str, Sequence[GameRecord]]
 
@@ -61,19 +62,14 @@ def match_seed(config: TournamentConfig, planned: PlannedMatch) -> int:
 def match_spec(config: TournamentConfig, planned: PlannedMatch) -> MatchSpec:
     """The ``MatchSpec`` a worker plays for ``planned``."""
     return MatchSpec(
-        match_id=planned.match_id,
+        plan=planned,
         game=config.game,
-        board_id=planned.board_id,
         board_text=config.board_text(planned.board_id),
-        orders=[list(o) for o in planned.orders],
         entries=config.player_refs([p for o in planned.orders for p in o]),
         limits=config.limits_obj,
         seed=match_seed(config, planned),
         sandbox=config.sandbox,
         game_params=dict(config.game_params),
-        stage=planned.stage,
-        round=planned.round,
-        bracket=planned.bracket,
     )
 
 
@@ -90,6 +86,7 @@ def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
 def advance(config: TournamentConfig, results: Results) -> TournamentState:
     """Every match that exists now, each stage's state, and the final ranking once finished."""
     ranking = list(config.entry_specs())
+    groups = [TieGroup(tuple(ranking), "")] if len(ranking) > 1 else [TieGroup((e,), "") for e in ranking]
     advancing = list(ranking)
     last: Ranking | None = None
     matches: list[PlannedMatch] = []
@@ -137,6 +134,9 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
             continue
         ranked = set(out.ranking.order)
         ranking = out.ranking.order + [e for e in ranking if e not in ranked]
+        own_groups = stage_groups(out.ranking, st.name, st.rank_by)
+        state.groups = [list(g.entries) for g in own_groups]
+        groups = compose_groups(groups, own_groups)
         if tiebreak:
             keep = set(advancing)
             advancing = [e for e in ranking if e in keep]
@@ -152,8 +152,13 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
                 for r in state.standings
             ]
     finished = not blocked
+    places = final_places(groups, stages, {st.name: st.rank_by for st in config.stages}) if finished else []
     return TournamentState(
-        matches=matches, stages=stages, finished=finished, final_ranking=ranking if finished else []
+        matches=matches,
+        stages=stages,
+        finished=finished,
+        final_ranking=ranking if finished else [],
+        final_places=places,
     )
 
 
@@ -167,43 +172,47 @@ def _stage_decider(config: TournamentConfig | None, stage: str) -> tuple[Scoring
     return ScoringModel(), ["wins", "score"]
 
 
+def match_row(
+    plan: PlannedMatch, games: Sequence[GameRecord] | None, config: TournamentConfig | None = None
+) -> dict[str, Any]:
+    """A match as ``tourney matches --json`` prints it: where it sits in the bracket, its board
+    and seat orders, its result.
+
+    ``result`` is None until the match is played (``games`` None); then every game (order,
+    winner, scores, verdict) and, for two-player matches, the match winner by the stage's
+    ``match_win_by`` (None: tied match).
+    """
+    row = plan.to_dict()
+    if games is None:
+        row["status"] = "pending"
+        row["result"] = None
+        return row
+    row["status"] = "done"
+    result: dict[str, Any] = {
+        "games": [
+            {
+                "order": list(g.order),
+                "winner": effective_winner(g),
+                "scores": dict(g.scores),
+                "verdict": g.verdict.to_dict(),
+                "reason": g.reason,
+                "moves": len(g.moves),
+            }
+            for g in games
+        ]
+    }
+    if len(plan.players) == 2:
+        table, decide_by = _stage_decider(config, plan.stage)
+        result["match_winner"] = match_winner(games, plan.players[0], plan.players[1], table, decide_by)
+    row["result"] = result
+    return row
+
+
 def matches_rows(
     state: TournamentState, results: Results, config: TournamentConfig | None = None
 ) -> list[dict[str, Any]]:
-    """One row per planned match: where it sits in the bracket, its board and seat orders, its result.
-
-    ``result`` is None until the match is played; then every game (order,
-    winner, scores, verdict) and, for two-player matches, the match winner by
-    the stage's ``match_win_by`` (None: tied match).
-    """
-    rows = []
-    for m in state.matches:
-        row = m.to_dict()
-        games = completed(results, m)
-        if games is None:
-            row["status"] = "pending"
-            row["result"] = None
-        else:
-            row["status"] = "done"
-            result: dict[str, Any] = {
-                "games": [
-                    {
-                        "order": list(g.order),
-                        "winner": effective_winner(g),
-                        "scores": dict(g.scores),
-                        "verdict": g.verdict.to_dict(),
-                        "reason": g.reason,
-                        "moves": len(g.moves),
-                    }
-                    for g in games
-                ]
-            }
-            if len(m.players) == 2:
-                table, decide_by = _stage_decider(config, m.stage)
-                result["match_winner"] = match_winner(games, m.players[0], m.players[1], table, decide_by)
-            row["result"] = result
-        rows.append(row)
-    return rows
+    """``match_row`` for every planned match, plan order."""
+    return [match_row(m, completed(results, m), config) for m in state.matches]
 
 
 def standings_json(state: TournamentState) -> dict[str, Any]:
@@ -211,6 +220,7 @@ def standings_json(state: TournamentState) -> dict[str, Any]:
     return {
         "finished": state.finished,
         "final_ranking": list(state.final_ranking),
+        "final_places": [p.to_dict() for p in state.final_places],
         "stages": [
             {
                 "name": s.name,
@@ -230,7 +240,10 @@ def standings_json(state: TournamentState) -> dict[str, Any]:
                     }
                     for r in s.rounds
                 ],
-                "standings": [row.to_dict() for row in s.standings],
+                "standings": [
+                    {**row.to_dict(), "place": place_labels(s.groups).get(row.entry, str(row.rank))}
+                    for row in s.standings
+                ],
             }
             for s in state.stages
         ],

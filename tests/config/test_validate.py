@@ -201,3 +201,88 @@ def test_cmd_validate_prints_and_exits_2(project: Path, capsys: pytest.CaptureFi
     assert capsys.readouterr().out.startswith("OK: t: 3 entries, 1 stages\n")
     assert cmd_validate(argparse.Namespace(config=str(project / "missing.yaml"))) == 2
     assert "cannot read config" in capsys.readouterr().out
+
+
+def test_sandbox_binds_are_absolute_and_never_private(project: Path) -> None:
+    ok = load_config(write(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/opt/ghc/]")))
+    assert ok.sandbox_binds == ["/opt/ghc"]
+    got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [opt/ghc, /home/me/ghc, /]"))
+    assert got == [
+        "3:16: sandbox_binds: 'opt/ghc' is not an absolute path without '..'"
+    ], got
+    got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/home/me/ghc]"))
+    assert got == [
+        "3:16: sandbox_binds: /home/me/ghc is under /home, which entries must never see"
+    ], got
+
+
+# -- what the seeds allow ----------------------------------------------------------
+
+SIX = GOOD.replace(
+    "  - path: ../entries/boxing/gamma\n",
+    "  - path: ../entries/boxing/gamma\n  - path: ../entries/boxing/delta\n  - path: ../entries/boxing/eps\n"
+    "  - path: ../entries/boxing/multi\n",
+)
+
+
+def elimination(k: int) -> str:
+    text = SIX.replace("X: {generate: {blocked: 10}}", "X: {generate: {blocked: 10}, per_round: true}")
+    return text.replace("planner: round_robin", f"planner: potm_elimination\n    k: {k}")
+
+
+def test_k_giving_too_few_finalists_is_refused_naming_seed_000(project: Path) -> None:
+    got = problems(project, elimination(1))
+    assert any(
+        "k=1 gives 3..3 finalists, never 4..8 (seed 000: 'there will be no fewer than 4 and no more than 8"
+        in g
+        for g in got
+    ), got
+
+
+def test_k_that_can_give_more_than_8_finalists_warns(project: Path) -> None:
+    assert load_config(write(project, elimination(2))).warnings == []
+    warned = [str(w) for w in load_config(write(project, elimination(3))).warnings]  # 7 entries
+    assert len(warned) == 1, warned
+    assert ":warning: stages[0].k: k=3 gives 5..9 finalists, which can fall outside 4..8 (seed 000" in (
+        warned[0].replace(": warning", ":warning")
+    )
+
+
+def test_arena_with_a_players_mark_is_refused(project: Path) -> None:
+    arena = "-" * 31 + "A\n" + ("-" * 32 + "\n") * 15
+    (project / "configs" / "a.txt").write_text(arena)
+    got = problems(project, edit("X: {generate: {blocked: 10}}", "X: {file: a.txt}"))
+    assert len(got) == 1 and "line 1 column 32 holds 'A'" in got[0] and "seed 002" in got[0]
+
+
+def test_arena_of_another_size_warns_and_validate_prints_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = write(project, edit("{blocked: 10}", "{width: 16, height: 8, blocked: 10}"))
+    cfg = load_config(p)
+    assert [w.message for w in cfg.warnings] == [
+        "boards.X.generate: board 'X': the arena is 16x8; seed 002's 'is 32x16 and remains 32x16 always'"
+    ]
+    assert cmd_validate(argparse.Namespace(config=str(p))) == 0
+    out = capsys.readouterr().out
+    assert ": warning: boards.X.generate: board 'X': the arena is 16x8" in out and "OK: t" in out
+
+
+def test_a_tie_too_big_for_the_game_warns(project: Path) -> None:
+    for name in ("p2", "p3"):
+        make_entry(project, "pousse", name)
+    text = """\
+    name: t
+    game: pousse
+    boards: {six: {text: "6"}}
+    entries:
+      - path: ../entries/pousse/*
+    stages:
+      - {name: rr, planner: round_robin, boards: [six]}
+      - {name: perm, planner: permutations, when: tied_for_first, boards: [six], max_entrants: 2}
+    """
+    cfg = load_config(write(project, text))
+    assert [w.message for w in cfg.warnings] == [
+        "stages[1]: up to 3 entrants can reach stage 'perm', but a game seats at most 2: "
+        "a tie among more would be left unbroken (shared places)"
+    ]

@@ -8,6 +8,7 @@ from runner.contracts import (
     EntryRef,
     GameRecord,
     Limits,
+    MatchPlan,
     MatchResult,
     MatchSpec,
     MoveRecord,
@@ -20,16 +21,45 @@ from runner.contracts import (
 def _spec() -> MatchSpec:
     ref = EntryRef(name="greedy", digest="ab" * 32, protocol="potm-arena", run=["./a.out", "{mark}"],
                    build="cc -O2 -o a.out main.c", args=["--seed", "3"])
-    return MatchSpec(match_id="m1", game="boxing", board_id="b1", board_text="--\n--\n",
-                     orders=[["greedy", "random"], ["random", "greedy"]],
+    plan = MatchPlan("s", 2, "losers", 3, ("greedy", "random"), "b1",
+                     (("greedy", "random"), ("random", "greedy")), match_id="m1")
+    return MatchSpec(plan=plan, game="boxing", board_text="--\n--\n",
                      entries={"greedy": ref, "random": ref}, limits=Limits(move_wall_s=0.5),
-                     seed=42, game_params={"max_box": 16}, stage="s", round=2, bracket="losers")
+                     seed=42, game_params={"max_box": 16})
 
 
 def test_match_spec_round_trips_through_json() -> None:
     spec = _spec()
     again = MatchSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
     assert again == spec
+    assert again.plan == spec.plan and again.match_id == "m1"
+    assert again.orders == [["greedy", "random"], ["random", "greedy"]]
+
+
+def test_match_spec_json_is_flat_and_holds_the_whole_plan() -> None:
+    """Workers read the flat keys they always did; the plan's pairing and players travel too."""
+    d = _spec().to_dict()
+    assert "plan" not in d
+    assert {k: d[k] for k in ("match_id", "stage", "round", "bracket", "pairing", "players", "board_id")} == {
+        "match_id": "m1", "stage": "s", "round": 2, "bracket": "losers", "pairing": 3,
+        "players": ["greedy", "random"], "board_id": "b1",
+    }
+    assert d["orders"] == [["greedy", "random"], ["random", "greedy"]]
+
+
+def test_a_spec_stored_before_the_plan_travelled_reads_with_its_seated_players() -> None:
+    d = _spec().to_dict()
+    del d["pairing"], d["players"]
+    plan = MatchSpec.from_dict(d).plan
+    assert (plan.pairing, plan.players, plan.match_id) == (0, ("greedy", "random"), "m1")
+
+
+def test_a_plan_derives_its_id_from_where_it_sits_unless_named() -> None:
+    a = MatchPlan("rr", 1, "", 0, ("x", "y"), "b", (("x", "y"),))
+    assert a.match_id == stable_id("rr", 1, "", 0, "b", (("x", "y"),))
+    assert MatchPlan.from_dict(a.to_dict()) == a
+    assert MatchPlan("rr", 1, "", 1, ("x", "y"), "b", (("x", "y"),)).match_id != a.match_id
+    assert MatchPlan.ad_hoc("mine", "b", [["x", "y"], ["y", "x"]]).match_id == "mine"
 
 
 def test_match_result_round_trips_and_reports_system_errors() -> None:

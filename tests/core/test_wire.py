@@ -31,7 +31,7 @@ from runner.contracts import (
 
 def _spec() -> MatchSpec:
     ref = EntryRef(name="a", digest="cd" * 32, protocol="mnk", run=["./a.out"], build="cc main.c")
-    return MatchSpec(
+    return MatchSpec.of(
         match_id="m7", game="mnk", board_id="b", board_text="7 7 4", orders=[["a", "b"], ["b", "a"]],
         entries={"a": ref, "b": ref}, limits=Limits(move_wall_s=0.5, game_wall_s=9.0), seed=3,
         sandbox="none", stage="final", round=1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
 
 import pytest
 
@@ -107,7 +108,31 @@ def test_lookahead_keeps_to_about_a_second_on_20x20(roster: Roster) -> None:
     moves = [(10, 10), (11, 11), (10, 11), (11, 10), (12, 12), (9, 9)]
     text = "\n".join(["20 20 5", *(f"{x} {y}" for x, y in moves)]) + "\n"
     _, wall = run_move(player, "X", text)
-    assert wall < 2.0  # 0.5 s budget plus start-up, with room for a loaded machine
+    assert wall < 2.0  # 0.8 s safety-net budget plus start-up, with room for a loaded machine
+
+
+def _stderr_of(player: Player, text: str) -> tuple[str, str]:
+    done = subprocess.run(
+        player.command("X"), cwd=player.cwd, input=text.encode(), capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode(), done.stderr.decode()
+
+
+def test_lookahead_reports_when_the_budget_cuts_its_fixed_foresight(roster: Roster) -> None:
+    """Seed 004's 'level of foresight' is fixed; the budget is a safety net that says when it fires."""
+    player = with_args(roster("mnk")["lookahead"], "--foresight", "4", "--budget-ms", "20")
+    out, err = _stderr_of(player, "20 20 5\n10 10\n11 11\n")
+    assert re.fullmatch(r"\d+ \d+\n", out)
+    assert re.search(r"lookahead: the 20 ms time budget cut the search: played foresight [0-3] of 4", err), (
+        err
+    )
+
+
+def test_lookahead_plays_its_full_foresight_silently_when_in_time(roster: Roster) -> None:
+    player = with_args(roster("mnk")["lookahead"], "--foresight", "3", "--verbose", "1")
+    _, err = _stderr_of(player, "6 6 4\n3 3\n4 4\n")
+    assert "foresight 3:" in err and "cut the search" not in err
 
 
 def test_lookahead_beats_greedy(roster: Roster) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -9,11 +12,12 @@ from pathlib import Path
 import pytest
 import redis
 
+from runner.dispatch import LocalWorkers
 from runner.redis_server import EmbeddedRedis, free_port
-from runner.signing import RunKey
+from runner.signing import RunKey, write_key_file
 from tests.integration.helpers import TOURNEY, env
 from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S
-from workers.worker_cli import BrokerURLError, check_broker_url
+from workers.worker_cli import BrokerURLError, broker_url_of, check_broker_url
 
 
 def test_embedded_redis_is_private_and_persistent(tmp_path: Path) -> None:
@@ -153,3 +157,46 @@ def test_worker_without_a_run_key_refuses_to_start(tmp_path: Path) -> None:
         )
     assert done.returncode == 3 and "no run key" in done.stderr, done.stderr
     assert readable.returncode == 3 and "chmod 600" in readable.stderr, readable.stderr
+
+
+def _command_lines() -> list[str]:
+    lines = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                lines.append(
+                    Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                )
+    return lines
+
+
+def test_local_workers_have_no_password_on_their_command_line(tmp_path: Path) -> None:
+    """A real embedded Redis and real local workers: ``ps`` (every process's
+    cmdline) never shows the password while they serve."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    key_file = tmp_path / "run.key"
+    write_key_file(key_file, RunKey.generate())
+    workers = LocalWorkers(server.url(), tmp_path / "run", 1, key_file=key_file).start()
+    try:
+        deadline = time.monotonic() + 60
+        log = tmp_path / "run" / "logs" / "worker-1.log"
+        while time.monotonic() < deadline and "ready" not in (log.read_text() if log.exists() else ""):
+            assert server.password not in " ".join(_command_lines())
+            time.sleep(0.2)
+        assert "ready" in log.read_text(), log.read_text()[-2000:]
+        assert workers.alive() == 1
+        assert server.password not in " ".join(_command_lines())
+    finally:
+        workers.stop()
+        server.stop()
+
+
+def test_worker_takes_the_broker_from_a_private_file_only(tmp_path: Path) -> None:
+    url_file = tmp_path / "broker"
+    url_file.write_text("redis://:pw@127.0.0.1:1/0\n")
+    url_file.chmod(0o644)
+    args = argparse.Namespace(broker=None, broker_file=str(url_file))
+    with pytest.raises(BrokerURLError, match="readable by others"):
+        broker_url_of(args)
+    url_file.chmod(0o600)
+    assert broker_url_of(args) == "redis://:pw@127.0.0.1:1/0"

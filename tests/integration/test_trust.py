@@ -85,7 +85,7 @@ def evil_entry(directory: Path, marker: Path) -> EntryRef:
 
 def envelope(run: str, match_id: str, ref: EntryRef, sandbox: str) -> dict[str, Any]:
     other = EntryRef("evil2", ref.digest, ref.protocol, ref.run)
-    spec = MatchSpec(
+    spec = MatchSpec.of(
         match_id,
         "mnk",
         "b",

@@ -29,7 +29,7 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     specs = [load_entry(FIXTURES / "boxing" / name)[0] for name in ("native", "first_fit")]
     refs = {s.name: s.ref() for s in specs}
     order = list(refs)
-    spec = MatchSpec(
+    spec = MatchSpec.of(
         match_id="wire", game="boxing", board_id="b", board_text="----\n----\n", orders=[order, order[::-1]],
         entries=refs, limits=Limits(move_wall_s=10.0), seed=0, sandbox="none",
     )  # fmt: skip

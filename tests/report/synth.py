@@ -9,19 +9,28 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.contracts import GameRecord, MoveRecord, Verdict, VerdictKind, stable_id
+from runner.contracts import GameRecord, MatchResult, MoveRecord, Verdict, VerdictKind, stable_id
 from runner.entries import EntrySpec
 from runner.games import get_game
 from runner.games.base import Game
-from runner.report.model import MatchView, ReportData
+from runner.match_record import MatchRecord
+from runner.report.model import ReportData
 from runner.stages.base import PlannedMatch, RoundInfo, StageState, StandingRow, TournamentState
 from runner.stages.tournament import advance
 
 POUSSE_ENTRIES = ["alice", "bob", "carol", "dave", "erin", "frank"]
+
+
+def played(pm: PlannedMatch, games: Sequence[GameRecord], worker: str = "") -> MatchRecord:
+    """A match the store would hold as done after its first attempt."""
+    result = MatchResult(pm.match_id, list(games), worker)
+    return MatchRecord(pm, state="done", attempt=1, worker=worker, result=result)
 
 
 FAULTS = [
@@ -78,14 +87,14 @@ def _play_match(
     orders: list[tuple[str, ...]],
     rng: random.Random,
     fault_rate: float = 0.004,
-) -> MatchView:
+) -> MatchRecord:
     pm = PlannedMatch(stage, rnd, bracket, pairing, players, _board_id(board_text), tuple(orders))
     games = tuple(play_random(game, board_text, list(o), rng, fault_rate=fault_rate) for o in orders)
-    return MatchView.from_planned(pm, state="done", attempt=1, worker="w1", games=games)
+    return played(pm, games, worker="w1")
 
 
 def tally(
-    stage: str, matches: list[MatchView], entrants: list[str], status: dict[str, str]
+    stage: str, matches: list[MatchRecord], entrants: list[str], status: dict[str, str]
 ) -> list[StandingRow]:
     """Standings by points (win 1, tie 1/2), then score; what a round robin gives."""
     rows: dict[str, dict[str, float]] = {
@@ -132,11 +141,11 @@ def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
     rng = random.Random(seed)
     game = get_game("pousse")
     boards = {_board_id(t): t for t in ("6", "5", "4", "7")}
-    matches: list[MatchView] = []
+    matches: list[MatchRecord] = []
     stages: list[StageState] = []
 
     # 1. seeding: round robin, each pair twice (each side first once)
-    seeding: list[MatchView] = []
+    seeding: list[MatchRecord] = []
     for k, (a, b) in enumerate(itertools.combinations(POUSSE_ENTRIES, 2)):
         seeding.append(_play_match(game, "seeding", 1, "", k, (a, b), "6", [(a, b), (b, a)], rng))
     matches += seeding
@@ -155,7 +164,7 @@ def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
     )
 
     # 2. elimination: round 1 all in winners; round 2 winners (bye to best seed) + losers
-    elim: list[MatchView] = []
+    elim: list[MatchRecord] = []
     rounds: list[RoundInfo] = []
     r1 = [(seeds[0], seeds[5]), (seeds[1], seeds[4]), (seeds[2], seeds[3])]
     r1m = [
@@ -195,12 +204,12 @@ def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
     stages.append(StageState("elimination", "potm_elimination", "done", seeds, rounds, e_rows, finalists))
 
     # 3. final: round robin among the four
-    final: list[MatchView] = []
+    final: list[MatchRecord] = []
     for k, (a, b) in enumerate(itertools.combinations(finalists, 2)):
         final.append(_play_match(game, "final", 1, "", k, (a, b), "7", [(a, b), (b, a)], rng))
     if not finished:
         final = [
-            MatchView(**{**m.__dict__, "games": (), "state": "running" if i == 0 else "queued"})
+            replace(m, result=None, state="running" if i == 0 else "queued")
             for i, m in enumerate(final)
         ]
     matches += final
@@ -244,11 +253,11 @@ def boxing_permutations(seed: int = 2, sandbox: str = "none") -> ReportData:
     arena = game.generate_board(random.Random(seed), width=8, height=5, blocked=4)
     bid = _board_id(arena)
     entries = ["greedy", "corner", "random"]
-    ms: list[MatchView] = []
+    ms: list[MatchRecord] = []
     for k, order in enumerate(itertools.permutations(entries)):
         pm = PlannedMatch("tiebreak", 1, "", k, tuple(entries), bid, (order,))
         rec = play_random(game, arena, list(order), rng, max_moves=200, fault_rate=0.02)
-        ms.append(MatchView.from_planned(pm, state="done", attempt=1, games=(rec,)))
+        ms.append(played(pm, (rec,)))
     rows = tally("tiebreak", ms, entries, {})
     stage = StageState(
         "tiebreak",
@@ -305,7 +314,7 @@ def mnk_knockout(seed: int = 3) -> ReportData:
     return ReportData("mnk-demo", "mnk", ts, ms, {bid: board}, {}, {"name": "mnk-demo", "sandbox": "bwrap"})
 
 
-def _planned(m: MatchView) -> PlannedMatch:
+def _planned(m: MatchRecord) -> PlannedMatch:
     return PlannedMatch(m.stage, m.round, m.bracket, m.pairing, m.players, m.board_id, m.orders)
 
 
@@ -382,7 +391,7 @@ def potm_finals(n: int = 13, seed: int = 5) -> ReportData:
     state = advance(cfg, results)
     assert state.finished
     matches = [
-        MatchView.from_planned(pm, state="done", attempt=1, worker="w1", games=tuple(results[pm.match_id]))
+        played(pm, results[pm.match_id], worker="w1")
         for pm in state.matches
     ]
     boards = {m.board_id: cfg.board_text(m.board_id) for m in matches}

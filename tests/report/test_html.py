@@ -209,7 +209,9 @@ def test_names_are_escaped_in_markup_and_in_replay_json() -> None:
             dataclasses.replace(mv, player=evil if mv.player == g.order[0] else mv.player) for mv in g.moves
         ],
     )
-    data.matches[0] = dataclasses.replace(m, games=(renamed, *m.games[1:]))
+    assert m.result is not None
+    result = dataclasses.replace(m.result, games=[renamed, *m.games[1:]])
+    data.matches[0] = dataclasses.replace(m, result=result)
     page = render_report(data)
     assert evil not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from runner.contracts import EntryRef, Limits, MatchResult, MatchSpec
+from runner.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
 from runner.entries import load_entry
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
@@ -181,11 +181,9 @@ def play(
     refs = {name: entry_ref(path, name) for name, path in seats}
     paths = {refs[name].digest: path for name, path in seats}
     spec = MatchSpec(
-        match_id=match_id,
+        plan=MatchPlan.ad_hoc(match_id, "test-board", orders or [[name for name, _ in seats]]),
         game=game,
-        board_id="test-board",
         board_text=board,
-        orders=orders or [[name for name, _ in seats]],
         entries=refs,
         limits=limits,
         seed=0,

@@ -35,6 +35,16 @@ class Case:
 CPU_HOG = Limits(move_wall_s=5.0, move_cpu_s=0.3)
 #: filling half a gigabyte takes a while on a loaded machine
 MEMORY_HOG = Limits(move_wall_s=5.0)
+#: the hoarders try to pin 1 GB that no process maps, against a 256 MiB limit
+HOARDER = Limits(move_wall_s=20.0, memory_mb=256)
+#: walking every visible directory takes seconds on a loaded machine
+WALKER = Limits(move_wall_s=120.0)
+#: entries of entries/_faulty tested elsewhere (not a boxing move's fault)
+ELSEWHERE = {
+    "busy-children": "test_trust.py::test_busy_children_are_frozen_between_turns",
+    "hostile-build": "test_trust.py::test_hostile_build_is_build_failed_and_cached",
+    "terminal-escapes": "test_trust.py::test_terminal_escapes_are_inert_in_tourney_play",
+}
 
 
 CASES = [
@@ -53,12 +63,17 @@ CASES = [
     Case("snoop", VerdictKind.CRASH, "exit code 43", seat=1),
     Case("escape", VerdictKind.CRASH, "exit code 44"),
     Case("stdout-closer", VerdictKind.TIMEOUT, "wall-clock limit 1 s exceeded"),
+    Case("shm-hoarder", VerdictKind.MEMORY_LIMIT, "memory limit 256 MiB exceeded", limits=HOARDER),
+    Case("memfd-hoarder", VerdictKind.MEMORY_LIMIT, "memory limit 256 MiB exceeded", limits=HOARDER),
+    Case("tmpfs-hoarder", VerdictKind.CRASH, "exit code 45", limits=HOARDER),
+    Case("inode-hoarder", VerdictKind.CRASH, "exit code 45", limits=HOARDER),
+    Case("run-snoop", VerdictKind.CRASH, "exit code 43", seat=1, limits=WALKER),
 ]
 
 
 def test_every_faulty_entry_is_covered() -> None:
     on_disk = {p.parent.name for p in (STEADY.parents[3] / "entries" / "_faulty").glob("*/entry.yaml")}
-    assert on_disk == {c.entry for c in CASES}
+    assert on_disk == {c.entry for c in CASES} | set(ELSEWHERE)
 
 
 class NormalMatch(threading.Thread):

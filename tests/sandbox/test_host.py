@@ -278,6 +278,6 @@ def test_a_sandbox_that_cannot_start_is_a_host_error_with_bwraps_reason(
 ) -> None:
     from workers.sandbox import bwrap
 
-    monkeypatch.setattr(bwrap, "system_view", lambda: ("--ro-bind", "/no/such/dir", "/usr"))
+    monkeypatch.setattr(bwrap, "system_view", lambda *_: ("--ro-bind", "/no/such/dir", "/usr"))
     with pytest.raises(HostError, match="Can't find source path /no/such/dir"):
         bwrap_factory.open(entry_dir, QUICK, "A")

@@ -105,3 +105,53 @@ def test_running_stage_shows_only_the_rounds_that_exist() -> None:
 
 def _players(state: object, match_id: str) -> tuple[str, ...]:
     return next(m.players for m in state.matches if m.match_id == match_id)  # type: ignore[attr-defined]
+
+
+def _split_with_more_marks_for_the_first(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
+    # each side wins the game it moves first in, the better seed with more marks: a 1-1 split
+    first, second = order
+    marks = {first: 40 if first < second else 10, second: 0}
+    return GameRecord(list(order), first, marks, Verdict(VerdictKind.NORMAL, None, ""), [])
+
+
+def test_a_split_match_is_a_tie_whatever_the_marks() -> None:
+    """Seed 000: 'If an entry wins or ties, it advances'; marks do not decide a 1-1 match."""
+    cfg = make_config(elimination(12, 0, stall_rounds=2), 12)
+    state, results = simulate(cfg, 0, _split_with_more_marks_for_the_first)
+    stage = standings_json(state)["stages"][0]
+    rows = matches_rows(state, results, cfg)
+    first_round = [r for r in rows if r["round"] == 1]
+    assert first_round and all(r["result"]["match_winner"] is None for r in first_round)
+    # nobody lost in round 1, so nobody dropped: only the stall cut (a safeguard) shrinks the bracket
+    assert any("round 2: winners bracket produced no loser in 2 rounds" in n for n in stage["notes"])
+
+
+def test_the_old_tiebreak_on_marks_still_available_by_config() -> None:
+    cfg = make_config(elimination(12, 0, match_win_by=["wins", "score"]), 12)
+    state, results = simulate(cfg, 0, _split_with_more_marks_for_the_first)
+    first_round = [r for r in matches_rows(state, results, cfg) if r["round"] == 1]
+    assert all(r["result"]["match_winner"] == min(r["players"]) for r in first_round)
+
+
+def test_stall_counts_only_rounds_in_which_the_bracket_had_to_shrink() -> None:
+    """The issue's case: decisive winners-bracket matches, tied losers-bracket matches. The losers
+    bracket's tied rounds while the winners bracket still plays do not count towards the cut."""
+
+    def game(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
+        if m.bracket == "losers":
+            return GameRecord(
+                list(order), None, {p: 0 for p in order}, Verdict(VerdictKind.NORMAL, None, ""), []
+            )
+        best = min(order)
+        return GameRecord(list(order), best, {best: 5}, Verdict(VerdictKind.NORMAL, None, ""), [])
+
+    cfg = make_config(elimination(40, 0, stall_rounds=3), 40)
+    state, results = simulate(cfg, 0, game)
+    stage = standings_json(state)["stages"][0]
+    last_winners_round = max(r["round"] for r in stage["rounds"] if r["bracket"] == "winners")
+    losers_rounds = sorted({r["round"] for r in stage["rounds"] if r["bracket"] == "losers"})
+    assert last_winners_round >= 3 and losers_rounds[0] < last_winners_round  # tied rounds before
+    cut_round = last_winners_round + 3
+    assert f"round {cut_round}: losers bracket produced no loser in 3 rounds" in stage["notes"]
+    assert losers_rounds[-1] == cut_round
+    check_elimination(stage, matches_rows(state, results, cfg), 2)

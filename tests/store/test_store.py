@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ from runner.contracts import (
     EntryRef,
     GameRecord,
     Limits,
+    MatchPlan,
     MatchResult,
     MatchSpec,
     MoveRecord,
@@ -23,18 +26,15 @@ from runner.store import RunStore, StoreError
 REF = EntryRef(name="a", digest="0" * 64, protocol="mnk", run=["./a"])
 
 
-def spec(mid: str, stage: str = "rr", players: tuple[str, str] = ("a", "b")) -> MatchSpec:
+def spec(mid: str, stage: str = "rr", players: tuple[str, str] = ("a", "b"), pairing: int = 0) -> MatchSpec:
     a, b = players
     return MatchSpec(
-        match_id=mid,
+        plan=MatchPlan(stage, 0, "", pairing, (a, b), "b", ((a, b), (b, a)), match_id=mid),
         game="mnk",
-        board_id="b",
         board_text="3 3 3",
-        orders=[[a, b], [b, a]],
         entries={a: REF, b: EntryRef(name=b, digest="1" * 64, protocol="mnk", run=["./b"])},
         limits=Limits(),
         seed=1,
-        stage=stage,
     )
 
 
@@ -59,7 +59,7 @@ def error_result(mid: str) -> MatchResult:
 
 
 def plan(store: RunStore, *mids: str) -> None:
-    store.sync_plan([(spec(m), ("a", "b"), i, "3 3 3") for i, m in enumerate(mids)])
+    store.sync_plan([spec(m, pairing=i) for i, m in enumerate(mids)])
 
 
 @pytest.fixture
@@ -154,10 +154,10 @@ def test_sync_plan_marks_obsolete_and_revives(store: RunStore) -> None:
     plan(store, "m1", "m2")
     store.dispatch("m1")
     store.accept("m1", 1, result("m1"), attempt_cap=3)
-    sync = store.sync_plan([(spec("m2"), ("a", "b"), 0, "3 3 3"), (spec("m3"), ("a", "b"), 1, "3 3 3")])
+    sync = store.sync_plan([spec("m2"), spec("m3", pairing=1)])
     assert sync.new == ["m3"] and sync.obsolete == ["m1"]
     assert "m1" not in store.official_results()  # obsolete results do not count
-    sync = store.sync_plan([(spec(m), ("a", "b"), i, "3 3 3") for i, m in enumerate(["m1", "m2", "m3"])])
+    sync = store.sync_plan([spec(m, pairing=i) for i, m in enumerate(["m1", "m2", "m3"])])
     assert sync.revived == ["m1"]
     assert store.match_row("m1").state == "done"  # type: ignore[union-attr]
     assert "m1" in store.official_results()
@@ -176,7 +176,7 @@ def test_rerun_candidate_then_accept(store: RunStore) -> None:
     row = store.match_row("m1")
     assert row is not None and row.result is not None and row.result.games[0].winner == "b"
     assert [s.games[0].winner for s in row.superseded] == ["a"]
-    assert row.candidates == []
+    assert row.candidates == ()
     assert store.official_results()["m1"][0].winner == "b"
 
 
@@ -187,9 +187,9 @@ def test_read_api_shapes(store: RunStore) -> None:
     r = rows[0]
     assert (r.stage, r.players, r.board_id, r.orders, r.state, r.attempt) == (
         "rr",
-        ["a", "b"],
+        ("a", "b"),
         "b",
-        [["a", "b"], ["b", "a"]],
+        (("a", "b"), ("b", "a")),
         "pending",
         0,
     )
@@ -223,3 +223,55 @@ def test_redelivered_attempt_counts_as_a_failure(store: RunStore) -> None:
     assert row.result.system_error is not None and "handed out again" in row.result.system_error.detail
     # the last execution's result, should it come, changes nothing
     assert store.accept("m1", 1, result("m1"), attempt_cap=3).status == "ignored"
+
+
+def test_a_match_record_holds_the_plan_and_spec_it_was_stored_with(store: RunStore) -> None:
+    planned = [spec("m1"), spec("m2", stage="final", players=("b", "a"), pairing=1)]
+    store.sync_plan(planned)
+    records = store.match_records()
+    assert [r.spec for r in records] == planned
+    assert [r.plan for r in records] == [s.plan for s in planned]
+    r = records[1]
+    assert (r.match_id, r.stage, r.pairing, r.players, r.orders) == (
+        "m2",
+        "final",
+        1,
+        ("b", "a"),
+        (("b", "a"), ("a", "b")),
+    )
+    assert r.games == () and not r.finished and r.result_text() == "-"
+    assert store.match_record("m2") == r and store.match_record("nope") is None
+
+
+def test_in_flight_lists_the_records_of_queued_and_running_matches(store: RunStore) -> None:
+    plan(store, "m1", "m2", "m3")
+    store.dispatch("m1")
+    store.dispatch("m2")
+    store.mark_started("m2", 1, "w7", 1e12, execution="e1", attempt_cap=3)
+    flying = store.in_flight()
+    assert [(f.match_id, f.state, f.attempt, f.worker) for f in flying] == [
+        ("m1", "queued", 1, ""),
+        ("m2", "running", 1, "w7"),
+    ]
+    assert flying[1].lease_expires == 1e12 and flying[0].dispatched_at is not None
+    assert all(f.spec is not None for f in flying)
+
+
+def test_a_spec_stored_before_the_plan_travelled_in_it_reads_its_pairing_and_players_from_the_row(
+    store: RunStore,
+) -> None:
+    """Runs stored by earlier versions keep ``pairing`` and ``players`` only in their columns."""
+    store.sync_plan([spec("m1", players=("b", "a"), pairing=4)])
+    old = spec("m1", players=("b", "a"), pairing=4).to_dict()
+    del old["pairing"], old["players"]
+    store._conn.execute("UPDATE matches SET spec=? WHERE id='m1'", (json.dumps(old),))
+    r = store.match_record("m1")
+    assert r is not None and (r.pairing, r.players) == (4, ("b", "a"))
+    assert store.spec("m1") == spec("m1", players=("b", "a"), pairing=4)
+    assert store.dispatch("m1")[0].plan.pairing == 4
+
+
+def test_the_plan_is_kept_once_in_the_stored_spec() -> None:
+    """Adding a plan field needs no store change: the spec's JSON carries every plan field."""
+    d = spec("m1", pairing=2).to_dict()
+    assert {f.name for f in dataclasses.fields(MatchPlan)} <= set(d)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.report.model import MatchView
+from runner.contracts import MatchPlan
+from runner.match_record import MatchRecord
 from runner.report.progress import ProgressSnapshot, StageProgress, plain_line
 from runner.store import RunStore
 from tests.store.test_store import error_result, plan, result
@@ -35,15 +36,6 @@ def test_progress_line_shows_failed_matches_and_quarantined_workers() -> None:
 
 
 def test_a_failed_match_view_is_not_finished() -> None:
-    fields = {
-        "match_id": "m",
-        "stage": "rr",
-        "round": 0,
-        "bracket": "",
-        "pairing": 0,
-        "players": ("a", "b"),
-        "board_id": "b",
-        "orders": (("a", "b"),),
-    }
-    view = MatchView(**fields, games=error_result("m").games, state="failed")  # type: ignore[arg-type]
-    assert view.failed and not view.finished
+    plan = MatchPlan("rr", 0, "", 0, ("a", "b"), "b", (("a", "b"),), match_id="m")
+    view = MatchRecord(plan, state="failed", result=error_result("m"))
+    assert view.games and view.failed and not view.finished

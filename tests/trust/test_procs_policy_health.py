@@ -55,7 +55,7 @@ def test_wait_unreaped_keeps_the_pid_until_we_reap_it() -> None:
 
 def _spec(sandbox: str, limits: Limits) -> MatchSpec:
     ref = EntryRef("a", "0" * 64, "mnk", ["./a.out"])
-    return MatchSpec("m", "mnk", "b", "3 3 3", [["a", "b"]], {"a": ref, "b": ref}, limits, 0, sandbox)
+    return MatchSpec.of("m", "mnk", "b", "3 3 3", [["a", "b"]], {"a": ref, "b": ref}, limits, 0, sandbox)
 
 
 def test_a_task_cannot_turn_the_sandbox_off() -> None:

@@ -29,7 +29,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> ArtifactCache:
 
 
 def spec_of(result: MatchResult, game: str, board: str, **params: Any) -> MatchSpec:
-    return MatchSpec(
+    return MatchSpec.of(
         match_id=result.match_id,
         game=game,
         board_id="b",

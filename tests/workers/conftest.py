@@ -8,10 +8,11 @@ from typing import Any
 import psutil
 import pytest
 
-from runner.contracts import EntryRef, Limits, MatchResult, MatchSpec
+from runner.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
 from runner.entries import load_entry
+from runner.games.base import MAX_MOVES
 from workers.artifacts import ArtifactCache, local_fetch
-from workers.match import MAX_MOVES, MatchObserver, play_match
+from workers.match import MatchObserver, play_match
 from workers.sandbox import HostError, HostFactory, host_factory
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -69,11 +70,9 @@ def play(
         paths[r.digest] = path if isinstance(path, Path) else fixture(path)
     names = list(refs)
     spec = MatchSpec(
-        match_id="test",
+        plan=MatchPlan.ad_hoc("test", "b", orders or [names]),
         game=game,
-        board_id="b",
         board_text=board,
-        orders=orders or [names],
         entries=refs,
         limits=limits,
         seed=0,

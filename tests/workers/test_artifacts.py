@@ -10,7 +10,7 @@ import pytest
 
 from runner.contracts import EntryRef
 from runner.entries import pack_entry
-from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
+from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, error_lines, local_fetch
 from workers.sandbox.plain import PlainHostFactory
 
 from .conftest import fixture, ref
@@ -87,9 +87,27 @@ def test_a_failed_build_is_cached_with_its_log(tmp_path: Path) -> None:
     cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
     failed = cache.ensure(r, fetch)
     assert isinstance(failed, BuildFailed)
-    assert failed.detail == "exit code 1: main.c:1: error: expected a program"
-    assert "expected a program" in failed.log
+    log = tmp_path / "cache" / r.digest / "build.log"
+    assert failed.detail == f"exit code 1: main.c:1: error: expected a program (full log: {log})"
+    assert "expected a program" in failed.log and "expected a program" in log.read_text()
     assert cache.ensure(r, fetch) == failed and cache.builds == 1
+
+
+def test_the_first_error_like_lines_are_the_cause() -> None:
+    log = """$ cc -O2 -o a.out main.c
+main.c: In function 'main':
+main.c:3:5: error: unknown type name 'strng'
+main.c:4:9: warning: unused variable 'x'
+main.c:7:1: error: expected ';' before '}' token
+main.c:9:1: error: expected declaration
+main.c:12:1: error: one too many
+2 errors generated.
+"""
+    assert error_lines(log) == [
+        "main.c:3:5: error: unknown type name 'strng'",
+        "main.c:7:1: error: expected ';' before '}' token",
+        "main.c:9:1: error: expected declaration",
+    ]
 
 
 def test_a_native_entry_builds_with_cc(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def spec_of(*names: str, sandbox: str = "none") -> tuple[MatchSpec, dict[str, Pa
     refs = {ref(n).name: ref(n) for n in names}
     paths = {ref(n).digest: fixture(n) for n in names}
     order = list(refs)
-    spec = MatchSpec(
+    spec = MatchSpec.of(
         match_id="exec", game="boxing", board_id="b", board_text=BOARD, orders=[order, order[::-1]],
         entries=refs, limits=EASY, seed=0, sandbox=sandbox,
     )  # fmt: skip

@@ -6,7 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runner.contracts import EntryRef, GameRecord, Limits, MatchResult, MatchSpec, MoveRecord, VerdictKind
+from runner.contracts import (
+    EntryRef,
+    GameRecord,
+    Limits,
+    MatchPlan,
+    MatchResult,
+    MatchSpec,
+    MoveRecord,
+    VerdictKind,
+)
 from runner.games.base import Game
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.match import MatchObserver, argv_for, play_match
@@ -127,4 +136,5 @@ def test_the_observer_sees_every_move_and_result(cache: ArtifactCache) -> None:
 def _spec(
     game: str, board: str, entries: dict[str, EntryRef], orders: list[list[str]] | None = None
 ) -> MatchSpec:
-    return MatchSpec("m", game, "b", board, orders or [list(entries)], entries, EASY, 0, "none")
+    plan = MatchPlan.ad_hoc("m", "b", orders or [list(entries)])
+    return MatchSpec(plan, game, board, entries, EASY, 0, "none")

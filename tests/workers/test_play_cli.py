@@ -142,3 +142,37 @@ def test_board_from_size(game: str, size: str, board: str) -> None:
 def test_seats_rotate_between_games() -> None:
     assert seat_orders(["a", "b"], 3) == [["a", "b"], ["b", "a"], ["a", "b"]]
     assert seat_orders(["a", "b", "c"], 3) == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+
+
+STRICT = """\
+import sys
+
+# plays only if the contest's parameters reached its argv through {size} and {move_time}
+if sys.argv[1:] != ["--size", "3x3x3", "--move-time", "5"]:
+    sys.exit(3)
+lines = sys.stdin.read().split("\\n")
+w, h, _ = (int(v) for v in lines[0].split())
+taken = {tuple(int(v) for v in ln.split()) for ln in lines[1:] if ln.strip()}
+x, y = next((x, y) for y in range(1, h + 1) for x in range(1, w + 1) if (x, y) not in taken)
+print(x, y)
+"""
+
+
+def test_play_a_named_variant_that_learns_size_and_move_time(tmp_path: Path) -> None:
+    entry = tmp_path / "strict"
+    entry.mkdir()
+    (entry / "main.py").write_text(STRICT)
+    (entry / "entry.yaml").write_text(
+        "name: plain\ngame: mnk\nprotocol: mnk\nrun: [python3, main.py]\n"
+        'variants:\n  strict: {args: ["--size", "{size}", "--move-time", "{move_time}"]}\n'
+    )
+    p = tourney(
+        tmp_path, "--game", "mnk", "--size", "3x3x3", "--sandbox", "none", "--json", "--move-time", "5",
+        f"{entry}:strict", str(fixture("mnk/first_empty")),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (g,) = json.loads(p.stdout)["games"]
+    assert g["order"] == ["strict", "first-empty"]
+    assert g["verdict"]["kind"] == "normal", g["verdict"]
+    wrong = tourney(tmp_path, "--game", "mnk", "--sandbox", "none", f"{entry}:nope", str(entry))
+    assert wrong.returncode != 0 and "no variant 'nope'; it has plain, strict" in wrong.stderr

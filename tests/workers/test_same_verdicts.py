@@ -31,7 +31,8 @@ MOVES = [
     ),
     pytest.param(["yes"], EASY, VerdictKind.BAD_OUTPUT, "output over 16 KiB", id="output-flood"),
     pytest.param(
-        ["sh", "-c", "(sleep 35.2 &); echo 1"], EASY, VerdictKind.LEFT_PROCESSES,
+        # the pause lets the forked shell become `sleep` before the top process exits
+        ["sh", "-c", "(sleep 35.2 &); sleep 0.2; echo 1"], EASY, VerdictKind.LEFT_PROCESSES,
         "did not kill all its processes: 1 still running after it exited (sleep)", id="left-processes",
     ),
     pytest.param(["sh", "-c", "echo fine"], EASY, None, "", id="clean"),

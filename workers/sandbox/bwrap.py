@@ -10,12 +10,15 @@ paid once per game, not per move.
 
 What an entry sees inside:
 
-* the host's file system read-only (each top-level directory bound, so
-  nothing of the host is writable);
-* ``/entry``: its private working copy (cwd), on a size-capped tmpfs;
-* ``/tmp`` and ``/dev/shm``: private size-capped tmpfs, kept for the whole
-  game (POTM's ``/tmp/arena.<MARK>`` persists across the entry's own moves
-  and is gone with the sandbox); ``/run`` empty;
+* the system's runtime directories read-only, and nothing else of the host
+  (an allow-list, ``system_view``: no checkout, run, cache or other entry);
+* ``/entry``: its private working copy (cwd), on a size- and inode-capped tmpfs;
+* ``/tmp`` and ``/dev/shm``: private size- and inode-capped tmpfs, kept for the
+  whole game (POTM's ``/tmp/arena.<MARK>`` persists across the entry's own
+  moves and is gone with the sandbox); ``/run`` empty;
+* its own cgroup (``cgroups.py``): every byte it pins, its tasks and its CPU
+  are charged by the kernel, and a persistent process is frozen between its
+  turns;
 * its own PID, network (loopback only, with nothing listening: no Redis),
   IPC, UTS and user namespaces, and no way to make more user namespaces;
 * a clean environment.
@@ -48,8 +51,10 @@ import contextlib
 import dataclasses
 import functools
 import json
+import logging
 import os
 import select
+import shutil
 import socket
 import stat
 import struct
@@ -59,8 +64,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import Limits
+from runner.contracts import Limits, VerdictKind
+from runner.registry import SANDBOX_BINDS_ENV, sandbox_bind_problem
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
+from workers.sandbox.cgroups import LAUNCHER_SLACK_BYTES, PIDS_SLACK, Cgroups, SandboxCgroup, shared_cgroups
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.launcher import (
@@ -87,7 +94,7 @@ from workers.sandbox.launcher import (
     RunRequest,
     launcher_binary,
     put_messages,
-    tree_size,
+    tree_stats,
 )
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
 from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
@@ -117,46 +124,147 @@ HOST_SLACK_S = 5.0
 SCRATCH_FILES = 4
 BUILD_SCRATCH_BYTES = 1 << 30
 
+log = logging.getLogger(__name__)
+
+
+#: inode caps of the private tmpfs (files, directories and links each take one):
+#: a game's /tmp and /dev/shm, and the room a game or a build has beyond the
+#: entry's own files in /entry (a build's output is capped by it: count and bytes)
+GAME_SCRATCH_INODES = 4096
+BUILD_SCRATCH_INODES = 20000
+
 
 @dataclass(frozen=True)
 class Layout:
-    """Sizes of the sandbox's writable places, in bytes."""
+    """Sizes of the sandbox's writable places in bytes, and their inode caps."""
 
     tmp: int
     entry: int
     shm: int
+    tmp_inodes: int = GAME_SCRATCH_INODES
+    entry_inodes: int = GAME_SCRATCH_INODES
+    shm_inodes: int = GAME_SCRATCH_INODES
 
     @classmethod
-    def for_game(cls, entry_bytes: int, limits: Limits) -> Layout:
+    def for_game(cls, entry_bytes: int, limits: Limits, entry_inodes: int = 0) -> Layout:
         scratch = SCRATCH_FILES * (limits.file_size_mb << 20)
-        return cls(tmp=scratch, entry=entry_bytes + scratch, shm=scratch)
+        return cls(
+            tmp=scratch, entry=entry_bytes + scratch, shm=scratch,
+            entry_inodes=entry_inodes + GAME_SCRATCH_INODES,
+        )  # fmt: skip
 
     @classmethod
-    def for_build(cls, entry_bytes: int) -> Layout:
-        return cls(tmp=BUILD_SCRATCH_BYTES, entry=entry_bytes + BUILD_SCRATCH_BYTES, shm=64 << 20)
+    def for_build(cls, entry_bytes: int, entry_inodes: int = 0) -> Layout:
+        return cls(
+            tmp=BUILD_SCRATCH_BYTES, entry=entry_bytes + BUILD_SCRATCH_BYTES, shm=64 << 20,
+            tmp_inodes=BUILD_SCRATCH_INODES, entry_inodes=entry_inodes + BUILD_SCRATCH_INODES,
+        )  # fmt: skip
+
+    def mounts(self) -> str:
+        """The launcher's mount spec: each private tmpfs with its size and inode cap
+        (bwrap's own --tmpfs has no inode option; the launcher mounts over it)."""
+        places = (("/tmp", self.tmp, self.tmp_inodes), ("/dev/shm", self.shm, self.shm_inodes),
+                  (ENTRY_DIR, self.entry, self.entry_inodes))  # fmt: skip
+        return ",".join(f"{path}:{size}:{inodes}" for path, size, inodes in places)
+
+
+#: the system's runtime directories: all an entry (or its build) may see of the host
+RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+#: secrets under /etc, hidden even where the sandbox's user could read them
+#: (besides every top-level /etc entry that is not world-readable)
+ETC_SECRETS = (
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd", "/etc/krb5.keytab", "/etc/pip.conf",
+    "/etc/npmrc", "/etc/gitconfig", "/etc/machine-id", "/etc/.pwd.lock",
+)  # fmt: skip
+
+
+def _readable_by_sandbox(st: os.stat_result, uid: int) -> bool:
+    """Whether the sandbox's user could read it (masking what it cannot read costs
+    a mount per file for nothing: about 0.2 ms of set-up each)."""
+    if st.st_mode & stat.S_IROTH:
+        return True
+    by_owner = st.st_uid == uid and bool(st.st_mode & stat.S_IRUSR)
+    by_group = st.st_gid == uid and bool(st.st_mode & stat.S_IRGRP)
+    return by_owner or by_group
+
+
+def _etc_secrets() -> list[str]:
+    uid = sandbox_user()
+    uid = os.getuid() if uid is None else uid
+    candidates = set(ETC_SECRETS)
+    with contextlib.suppress(OSError):
+        candidates.update(e.path for e in os.scandir("/etc"))
+    found = []
+    for path in candidates:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        named = path in ETC_SECRETS
+        # a named secret the sandbox could read, or anything at the top of /etc that is
+        # private to someone but readable by the sandbox's user (a worker not run as root)
+        private = not st.st_mode & stat.S_IROTH
+        if _readable_by_sandbox(st, uid) and (named or private):
+            found.append(path)
+    return sorted(found)
 
 
 @functools.cache
-def system_view() -> tuple[str, ...]:
-    """bwrap arguments that show the host's file system read-only.
+def system_view(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """bwrap arguments that show the system's runtime directories read-only, and nothing else.
 
-    Each top-level directory is bound on its own (not ``/`` as a whole) so the
-    sandbox's root stays bwrap's own tmpfs, where ``/entry`` can be made even
-    though the host has no such directory.
+    An allow-list (DESIGN §7): ``RUNTIME_DIRS`` where they exist (top-level
+    symlinks such as ``/bin -> usr/bin`` stay links), ``/etc`` with its
+    secrets masked, and the read-only ``extra`` paths a worker adds for a
+    language runtime (``SANDBOX_BINDS_ENV``). The organiser's checkout,
+    run directories, caches, other entries, ``/home``, ``/root``, ``/var``,
+    ``/opt``, ``/srv``, ``/mnt`` are simply not there. The sandbox's root
+    stays bwrap's own tmpfs, where ``/entry`` can be made.
     """
     args: list[str] = []
-    for name in sorted(os.listdir("/")):
-        if name in REPLACED:
-            continue
-        path = "/" + name
-        if os.path.islink(path):
+    for path in (*RUNTIME_DIRS, *extra):
+        if os.path.islink(path) and os.path.dirname(path) == "/":
             args += ["--symlink", os.readlink(path), path]
-        else:
+        elif os.path.exists(path):
             args += ["--ro-bind", path, path]
+    for secret in _etc_secrets():
+        if os.path.isdir(secret) and not os.path.islink(secret):
+            args += ["--perms", "0555", "--tmpfs", secret, "--remount-ro", secret]
+        else:
+            args += ["--ro-bind", "/dev/null", secret]
     return tuple(args)
 
 
-def bwrap_argv(bwrap: str, layout: Layout, *, launcher_fd: int, ctl_fd: int, info_fd: int) -> list[str]:
+def extra_binds() -> tuple[str, ...]:
+    """Read-only paths the worker adds to every sandbox (``SANDBOX_BINDS_ENV``,
+    colon-separated absolute paths; e.g. a language runtime under ``/opt``).
+
+    The worker's own policy: never taken from a match message.
+    """
+    paths = []
+    for part in os.environ.get(SANDBOX_BINDS_ENV, "").split(":"):
+        if not part:
+            continue
+        problem = sandbox_bind_problem(part)
+        if problem is not None:
+            raise HostError(f"{SANDBOX_BINDS_ENV}: {problem}")
+        if not os.path.exists(part):
+            raise HostError(f"{SANDBOX_BINDS_ENV}: {part} does not exist on this machine")
+        paths.append(os.path.normpath(part))
+    return tuple(paths)
+
+
+def bwrap_argv(
+    bwrap: str,
+    layout: Layout,
+    *,
+    launcher_fd: int,
+    ctl_fd: int,
+    info_fd: int,
+    binds: tuple[str, ...] = (),
+    cgroup_fd: int = -1,
+) -> list[str]:
     """The bwrap command line for one sandbox (order matters: later mounts go on top)."""
     return [
         bwrap,
@@ -168,7 +276,7 @@ def bwrap_argv(bwrap: str, layout: Layout, *, launcher_fd: int, ctl_fd: int, inf
         "--new-session",
         "--hostname",
         "sandbox",
-        *system_view(),
+        *system_view(binds),
         "--proc",
         "/proc",
         "--dev",
@@ -201,10 +309,16 @@ def bwrap_argv(bwrap: str, layout: Layout, *, launcher_fd: int, ctl_fd: int, inf
         ENTRY_DIR,
         "--info-fd",
         str(info_fd),
+        # for the launcher's inode-capped mounts only: it drops every capability
+        # before it reads a request (launcher.c setup_mounts, drop_capabilities)
+        "--cap-add",
+        "CAP_SYS_ADMIN",
         "--",
         LAUNCHER_PATH,
         str(ctl_fd),
         ENTRY_DIR,
+        str(cgroup_fd),
+        layout.mounts(),
     ]
 
 
@@ -227,16 +341,37 @@ def _read_until_eof(fd: int, timeout_s: float) -> bytes:
 class Sandbox:
     """One running bwrap sandbox and the launcher inside it."""
 
-    def __init__(self, bwrap: str, launcher: Path, layout: Layout, tree: Path):
+    def __init__(
+        self,
+        bwrap: str,
+        launcher: Path,
+        layout: Layout,
+        tree: Path,
+        *,
+        binds: tuple[str, ...] = (),
+        cgroup: SandboxCgroup | None = None,
+    ):
         self._closed = False
         self._lock = threading.Lock()
         self.active: BwrapProcess | None = None  # a persistent process holds the launcher
+        #: the sandbox's own cgroup (owned: destroyed on close), None: rlimits only
+        self.cgroup = cgroup
+        self._oom_kills_seen = 0
+        try:
+            cgroup_fd = cgroup.entry_procs_fd() if cgroup is not None else -1
+        except OSError as e:
+            if cgroup is not None:
+                cgroup.destroy()
+            raise HostError(f"cannot open the sandbox's cgroup: {e}") from e
         host_sock, sandbox_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         info_r, info_w = os.pipe()
         launcher_fd = os.open(launcher, os.O_RDONLY | os.O_CLOEXEC)
         bwrap_fd = os.open(bwrap, os.O_RDONLY | os.O_CLOEXEC)
-        fds = (sandbox_sock.fileno(), info_w, launcher_fd, bwrap_fd)
-        argv = bwrap_argv(bwrap, layout, launcher_fd=launcher_fd, ctl_fd=fds[0], info_fd=info_w)
+        fds = (sandbox_sock.fileno(), info_w, launcher_fd, bwrap_fd, *([cgroup_fd] if cgroup_fd >= 0 else []))
+        argv = bwrap_argv(
+            bwrap, layout, launcher_fd=launcher_fd, ctl_fd=fds[0], info_fd=info_w, binds=binds,
+            cgroup_fd=cgroup_fd,
+        )  # fmt: skip
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -252,11 +387,14 @@ class Sandbox:
             )
         except (OSError, subprocess.SubprocessError) as e:
             host_sock.close()
+            if cgroup is not None:
+                cgroup.destroy()
             raise HostError(f"cannot start bubblewrap: {e}") from e
         finally:
             sandbox_sock.close()
-            for fd in (info_w, launcher_fd, bwrap_fd):
-                os.close(fd)
+            for fd in (info_w, launcher_fd, bwrap_fd, cgroup_fd):
+                if fd >= 0:
+                    os.close(fd)
         self.channel = Channel(host_sock)
         try:
             try:
@@ -267,6 +405,10 @@ class Sandbox:
                 raise ChannelClosed("bwrap exited before starting the launcher")
             #: the launcher's pid on the host (psutil watches its descendants)
             self.pid = int(json.loads(info)["child-pid"])
+            if cgroup is not None:
+                # before the entry's files are written (they are charged to it) and
+                # before anything of the entry runs; its children inherit the cgroup
+                cgroup.attach(self.pid)
             self._put_tree(tree)
         except (TimeoutError, ValueError, KeyError, OSError, HostError) as e:
             if isinstance(e, ChannelClosed):
@@ -335,12 +477,41 @@ class Sandbox:
             if msg is None:  # a long move: watch its tree until it ends
                 msg, usage, stopped_for = self._watch(limits, sent + limits.move_wall_s)
         except ChannelClosed as e:
+            killed = self.oom_outcome(limits, time.monotonic() - sent)
+            if killed is not None:
+                self.close()  # the kernel's OOM killer took the launcher too
+                return killed
             raise HostError(f"{e}: {self._stderr_text()}") from e
         op, body = msg
         if op != REPLY_RESULT:
             raise HostError(f"sandbox launcher answered a move with message {op}")
         result = LauncherResult.unpack(body)
+        if not result.has(F_EXITED) or result.exit_code != 0:
+            self.charge_cgroup(usage)  # only an abnormal end can be the kernel's doing
         return judged(measure(result, usage, stopped_for), result.stdout, limits, cpu_limit_s=limits.cpu_s)
+
+    def charge_cgroup(self, usage: TreeUsage) -> None:
+        """Add what the cgroup counted since the last look to ``usage``: OOM kills
+        (the entry's ``memory_limit``) and the peak of every byte it pinned."""
+        if self.cgroup is None:
+            return
+        counted = self.cgroup.usage()
+        usage.oom_kills += counted.oom_kills - self._oom_kills_seen
+        self._oom_kills_seen = counted.oom_kills
+        usage.peak_rss_kb = max(usage.peak_rss_kb, counted.peak_memory_bytes // 1024)
+
+    def oom_outcome(self, limits: Limits, wall_s: float) -> RunOutcome | None:
+        """The ``memory_limit`` outcome of a move whose sandbox died of the cgroup's
+        OOM killer (None: it died of something else, the runner's problem)."""
+        usage = TreeUsage()
+        self.charge_cgroup(usage)
+        if not usage.oom_kills:
+            return None
+        killed = Measurement(
+            exit_code=None, signal=9, wall_ms=wall_s * 1000.0, tree_rss_kb=usage.peak_rss_kb,
+            oom_kills=usage.oom_kills,
+        )  # fmt: skip
+        return judged(killed, b"", limits, cpu_limit_s=None)
 
     def _watch(
         self, limits: Limits, deadline: float
@@ -412,6 +583,9 @@ class Sandbox:
             if self._closed:
                 return
             self._closed = True
+        if self.cgroup is not None:
+            with contextlib.suppress(OSError):
+                self.cgroup.thaw()  # a frozen process cannot die
         if self.active is not None:
             self.active.release()
         with contextlib.suppress(HostError):
@@ -426,6 +600,8 @@ class Sandbox:
         self.channel.close()
         if self._proc.stderr is not None:
             self._proc.stderr.close()
+        if self.cgroup is not None:
+            self.cgroup.destroy()
 
 
 def measure(result: LauncherResult, usage: TreeUsage, stopped_for: StopReason | None = None) -> Measurement:
@@ -444,6 +620,7 @@ def measure(result: LauncherResult, usage: TreeUsage, stopped_for: StopReason | 
         left_comm=result.left_comm,
         stderr_tail=result.stderr,
         stopped_for=stopped_for,
+        oom_kills=usage.oom_kills,
     )
 
 
@@ -468,12 +645,14 @@ class BwrapProcess(InteractiveProcess):
         self._usage = TreeUsage()
         self._started = time.monotonic()
         self._released = False
+        self._frozen = False  # by the sandbox cgroup's freezer, between its turns
 
     # -- InteractiveProcess --------------------------------------------------------
 
     def send(self, text: str) -> None:
         if self._ended is not None or self._in is None:
             return  # the next read_line reports why
+        self._thaw()
         self._pending += text.encode()
         self._flush()
 
@@ -482,6 +661,7 @@ class BwrapProcess(InteractiveProcess):
             return self._ended
         if self._released:
             raise HostError("read from a persistent process after it was closed")
+        self._thaw()
         deadline = time.monotonic() + max(0.0, timeout_s)
         next_sample = time.monotonic() + FIRST_SAMPLE_S
         watch = self._watch()
@@ -490,6 +670,7 @@ class BwrapProcess(InteractiveProcess):
         while True:
             line = self._take_line()
             if line is not None:
+                self._freeze()  # it answered: nothing of it runs on the opponent's time
                 return line
             if len(self._buf) > cap:
                 return self._stop(output_over=True)  # a line longer than the output cap
@@ -525,7 +706,13 @@ class BwrapProcess(InteractiveProcess):
                     try:
                         self._on_message(chan.recv(0))
                     except ChannelClosed as e:
-                        raise HostError(str(e)) from e
+                        killed = self._sandbox.oom_outcome(self.limits, time.monotonic() - self._started)
+                        if killed is None:
+                            raise HostError(str(e)) from e
+                        self._ended = killed  # the OOM killer took the launcher too
+                        self.release()
+                        self._sandbox.close()
+                        return killed
 
     @property
     def cpu_ms(self) -> float:
@@ -540,6 +727,27 @@ class BwrapProcess(InteractiveProcess):
         self.release()
 
     # -- inside ----------------------------------------------------------------------
+
+    def _freeze(self) -> None:
+        """Stop the entry's processes (cgroup freezer) until it is spoken to again."""
+        cgroup = self._sandbox.cgroup
+        if cgroup is None or self._frozen:
+            return
+        try:
+            cgroup.freeze()
+        except OSError as e:
+            raise HostError(f"cannot freeze a persistent entry between its turns: {e}") from e
+        self._frozen = True
+
+    def _thaw(self) -> None:
+        cgroup = self._sandbox.cgroup
+        if cgroup is None or not self._frozen:
+            return
+        try:
+            cgroup.thaw()
+        except OSError as e:
+            raise HostError(f"cannot thaw a persistent entry for its turn: {e}") from e
+        self._frozen = False
 
     def _watch(self) -> TreeWatch:
         watch = TreeWatch(
@@ -595,6 +803,7 @@ class BwrapProcess(InteractiveProcess):
     def _finish_exited(self) -> RunOutcome:
         result = self._result
         assert result is not None
+        self._sandbox.charge_cgroup(self._usage)
         ended = judged(
             measure(result, self._usage), result.stdout, self.limits, cpu_limit_s=self._cpu_limit_s
         )
@@ -641,6 +850,8 @@ class BwrapProcess(InteractiveProcess):
             return
         chan = self._sandbox.channel
         try:
+            with contextlib.suppress(HostError):
+                self._thaw()  # a frozen process cannot die
             chan.send(OP_KILL)
             while True:
                 msg = chan.recv(START_TIMEOUT_S)
@@ -690,47 +901,94 @@ class BwrapHost(EntryHost):
         self._sandbox.close()
 
 
-def copy_out(src: Path, dest: Path) -> None:
-    """Copy the tree at ``src`` (inside a sandbox, through /proc) over ``dest``.
+class BuildOutputError(Exception):
+    """A build's output cannot become the entry: the entry's own fault (``build_failed``)."""
+
+
+@dataclass
+class _CopyBudget:
+    files: int
+    bytes: int
+
+
+def copy_out(src: Path, dest: Path, *, max_files: int | None = None, max_bytes: int | None = None) -> None:
+    """Copy the tree at ``src`` (inside a sandbox, through /proc) into ``dest``,
+    which must not exist yet (a fresh directory: nothing of the build can
+    conflict with what was there).
 
     Symlinks are copied as links and never followed, and every step goes
     through directory fds with ``O_NOFOLLOW``: the tree was written by an
     untrusted build, and a link followed through ``/proc/<pid>/root`` would
-    resolve against the host's root.
+    resolve against the host's root. Anything the build's tree makes
+    impossible (an unreadable file, a fifo or socket, more than ``max_files``
+    entries or ``max_bytes`` bytes) raises ``BuildOutputError``; a failure to
+    write ``dest`` is the host's ``OSError``.
     """
-    top = os.open(src, os.O_RDONLY | os.O_DIRECTORY)
+    budget = _CopyBudget(files=max_files if max_files is not None else 1 << 62,
+                         bytes=max_bytes if max_bytes is not None else 1 << 62)  # fmt: skip
     try:
-        _copy_dir(top, dest)
+        top = os.open(src, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        raise BuildOutputError(f"the build left no readable working directory: {e.strerror}") from e
+    try:
+        dest.mkdir()
+        _copy_dir(top, dest, budget, "")
     finally:
         os.close(top)
 
 
-def _copy_dir(dir_fd: int, dest: Path) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
-    for entry in os.scandir(dir_fd):
-        st = entry.stat(follow_symlinks=False)
+def _copy_dir(dir_fd: int, dest: Path, budget: _CopyBudget, rel: str) -> None:
+    try:
+        entries = sorted(os.scandir(dir_fd), key=lambda e: e.name)
+    except OSError as e:
+        raise BuildOutputError(f"cannot list {rel or '.'}: {e.strerror}") from e
+    for entry in entries:
+        name = f"{rel}{entry.name}"
+        budget.files -= 1
+        if budget.files < 0:
+            raise BuildOutputError("the build's output has too many files")
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError as e:
+            raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
         target = dest / entry.name
         if stat.S_ISLNK(st.st_mode):
-            link = os.readlink(entry.name, dir_fd=dir_fd)
-            with contextlib.suppress(FileNotFoundError):
-                if target.is_symlink() or target.is_file():
-                    target.unlink()
-            os.symlink(link, target)
+            os.symlink(os.readlink(entry.name, dir_fd=dir_fd), target)
         elif stat.S_ISDIR(st.st_mode):
-            sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
             try:
-                _copy_dir(sub, target)
+                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            except OSError as e:
+                raise BuildOutputError(f"cannot read directory {name}: {e.strerror}") from e
+            try:
+                target.mkdir()
+                _copy_dir(sub, target, budget, f"{name}/")
             finally:
                 os.close(sub)
         elif stat.S_ISREG(st.st_mode):
-            fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
-            with os.fdopen(fd, "rb") as f:
-                if target.is_symlink():
-                    target.unlink()
-                with open(target, "wb") as out:
-                    while chunk := f.read(1 << 20):
-                        out.write(chunk)
+            budget.bytes -= st.st_size
+            if budget.bytes < 0:
+                raise BuildOutputError("the build's output is too large")
+            try:
+                fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            except OSError as e:
+                raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
+            with os.fdopen(fd, "rb") as f, open(target, "xb") as out:
+                while True:
+                    try:
+                        chunk = f.read(1 << 20)
+                    except OSError as e:
+                        raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
+                    if not chunk:
+                        break
+                    out.write(chunk)
             os.chmod(target, (st.st_mode & 0o777) | 0o600)
+        else:
+            raise BuildOutputError(f"{name} is not a regular file, directory or symlink")
+
+
+def build_output_failure(outcome: RunOutcome, why: str) -> RunOutcome:
+    """``outcome`` of a build whose output could not be taken: ``build_failed``."""
+    return dataclasses.replace(outcome, failure=VerdictKind.BUILD_FAILED, detail=f"unusable output: {why}")
 
 
 class BwrapHostFactory(HostFactory):
@@ -751,21 +1009,64 @@ class BwrapHostFactory(HostFactory):
         self.bwrap = bwrap
         self.launcher = launcher_binary()
         self.sandbox_uid = sandbox_user()
+        self.binds = extra_binds()
+        self.cgroups: Cgroups = shared_cgroups()
+        if self.cgroups.problem is not None:
+            log.warning("%s", self.cgroups.problem)
+
+    @property
+    def memory_mode(self) -> str:
+        """What charges an entry's memory: "memory: cgroup v1", "... v2" or "memory: rlimit only"."""
+        return self.cgroups.memory_mode
+
+    def _cgroup(self, memory_mb: int, entry_bytes: int, processes: int) -> SandboxCgroup | None:
+        if self.cgroups.version is None:
+            return None  # rlimits only: said once, at start
+        # the entry's limit, its own files (its working copy is charged to it) and
+        # the launcher: the sandbox can never pin more than this of the machine
+        memory = (memory_mb << 20) + entry_bytes + LAUNCHER_SLACK_BYTES
+        return self.cgroups.create(memory, processes + PIDS_SLACK)
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
-        layout = Layout.for_game(tree_size(entry_dir), limits)
-        return BwrapHost(Sandbox(self.bwrap, self.launcher, layout, entry_dir))
+        entry_bytes, entry_inodes = tree_stats(entry_dir)
+        layout = Layout.for_game(entry_bytes, limits, entry_inodes)
+        cgroup = self._cgroup(limits.memory_mb, entry_bytes, limits.processes)
+        return BwrapHost(self._sandbox(layout, entry_dir, cgroup))
+
+    def _sandbox(self, layout: Layout, entry_dir: Path, cgroup: SandboxCgroup | None) -> Sandbox:
+        try:
+            return Sandbox(self.bwrap, self.launcher, layout, entry_dir, binds=self.binds, cgroup=cgroup)
+        except BaseException:
+            if cgroup is not None:
+                cgroup.destroy()  # whatever failed, no cgroup outlives its sandbox
+            raise
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
-        sandbox = Sandbox(self.bwrap, self.launcher, Layout.for_build(tree_size(entry_dir)), entry_dir)
+        entry_bytes, entry_inodes = tree_stats(entry_dir)
+        cgroup = self._cgroup(limits.memory_mb, entry_bytes + BUILD_SCRATCH_BYTES, limits.processes)
+        layout = Layout.for_build(entry_bytes, entry_inodes)
+        sandbox = self._sandbox(layout, entry_dir, cgroup)
         try:
             # the build cache raised ``limits`` to ``limits.build_limits`` already
             outcome = sandbox.run(["sh", "-c", command], b"", limits, stderr_keep=BUILD_LOG_TAIL)
+            if outcome.failure is not None or outcome.exit_code != 0:
+                return outcome  # nothing to take: the build failed already
+            # into a fresh directory, then in place of the source: what the build
+            # removed or replaced (a file by a directory) cannot conflict
+            fresh = entry_dir.with_name(f".{entry_dir.name}.built")
+            if fresh.exists():
+                shutil.rmtree(fresh)
             try:
-                copy_out(sandbox.workdir, entry_dir)
+                copy_out(sandbox.workdir, fresh, max_files=layout.entry_inodes, max_bytes=layout.entry)
+            except BuildOutputError as e:
+                shutil.rmtree(fresh, ignore_errors=True)
+                return build_output_failure(outcome, str(e))
             except OSError as e:
+                shutil.rmtree(fresh, ignore_errors=True)
                 raise HostError(f"cannot copy the build of {entry_dir} out of its sandbox: {e}") from e
+            shutil.rmtree(entry_dir)
+            os.rename(fresh, entry_dir)
             return outcome
         finally:
             sandbox.close()

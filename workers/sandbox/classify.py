@@ -53,6 +53,7 @@ class Measurement:
     stderr_tail: bytes = b""
     stopped_for: StopReason | None = None
     start_error: str = ""  # why the program could not be started (its ``run`` line)
+    oom_kills: int = 0  # processes the kernel killed at the sandbox cgroup's memory limit
 
     @property
     def failed(self) -> bool:
@@ -95,8 +96,11 @@ def classify(
     1. ``start_error``: the program could not be started → ``crash``.
     2. ``stopped_for`` ``"cpu"`` (with a CPU budget) → ``cpu_limit``;
        ``"memory"`` → ``memory_limit``: the host's sampler stopped it.
-    3. ``output_over`` → ``bad_output``.
-    4. CPU → ``cpu_limit``: SIGXCPU (the soft rlimit); a SIGKILL the deadline
+    3. ``oom_kills`` → ``memory_limit``: the kernel killed a process at the
+       sandbox cgroup's limit, which counts what no process maps (SysV shm,
+       memfd, tmpfs files, kernel memory).
+    4. ``output_over`` → ``bad_output``.
+    5. CPU → ``cpu_limit``: SIGXCPU (the soft rlimit); a SIGKILL the deadline
        did not explain, with the CPU at the soft rlimit (the hard rlimit); or
        CPU over the budget by more than ``CPU_SLACK_MS``, not counting what one
        core could have used between the deadline and the kill. CPU comes
@@ -104,14 +108,14 @@ def classify(
        stopped had usually spent its CPU budget well before (the sampler can
        miss that on a loaded machine), while one busy process with equal CPU
        and wall limits is a timeout.
-    5. ``timed_out`` → ``timeout``.
-    6. a signal or a non-zero exit with a peak near the address-space limit
+    6. ``timed_out`` → ``timeout``.
+    7. a signal or a non-zero exit with a peak near the address-space limit
        (``MEMORY_NEAR_LIMIT``) or ``MEMORY_WORDS`` on stderr → ``memory_limit``
        (memory words after a clean exit are nobody's business).
-    7. a signal → ``crash`` with its number and name.
-    8. a non-zero exit code → ``crash`` with the code.
-    9. descendants left running after the program exited → ``left_processes``.
-    10. otherwise None: the protocol judges the output.
+    8. a signal → ``crash`` with its number and name.
+    9. a non-zero exit code → ``crash`` with the code.
+    10. descendants left running after the program exited → ``left_processes``.
+    11. otherwise None: the protocol judges the output.
     """
     if m.start_error:
         return VerdictKind.CRASH, m.start_error
@@ -126,6 +130,13 @@ def classify(
             VerdictKind.MEMORY_LIMIT,
             f"memory limit {limits.memory_mb} MiB exceeded: {m.tree_rss_kb // 1024} MiB resident "
             f"in {_processes(procs)}",
+        )
+    if m.oom_kills:
+        # the sandbox's cgroup counts what no process maps (shm, memfd, tmpfs, kernel memory)
+        return (
+            VerdictKind.MEMORY_LIMIT,
+            f"memory limit {limits.memory_mb} MiB exceeded: the kernel killed {_processes(m.oom_kills)} "
+            "at the sandbox's limit",
         )
     if m.output_over:
         return VerdictKind.BAD_OUTPUT, f"output over {limits.output_kb} KiB"

@@ -32,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -100,6 +103,13 @@ struct msg {
 };
 
 static int ctl = -1;
+/*
+ * The sandbox cgroup's "entry" child, opened by the host (cgroup.procs, -1:
+ * none). A persistent process writes itself there before exec, so the host
+ * can freeze it and its descendants between turns while the launcher, left
+ * outside, keeps answering.
+ */
+static int entry_cgroup = -1;
 static const char *entry_root = "/entry";
 static int put_errno = 0;
 static char put_path[256];
@@ -391,9 +401,12 @@ static void child_fail(const char *prog) {
  * page-table copy and no copy-on-write faults afterwards (it is a good share
  * of a native move). The child only makes system calls before execvp.
  */
-static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int out_fd, int err_fd) {
+static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int out_fd, int err_fd,
+                         int cgroup_fd) {
     pid_t pid = vfork();
     if (pid != 0) return pid;
+    /* "0": the writer itself; descendants forked from here on inherit it */
+    if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1) _exit(125);
     /* the child: plain signal state, its stdio, its limits, then the program */
     sigset_t none;
     sigemptyset(&none);
@@ -494,7 +507,7 @@ static void session(struct msg *m, int spawn) {
         die("pipe");
     }
     uint64_t t0 = now_ns();
-    s.top = start_child(&rq, argv, inp[0], outp[1], errp[1]);
+    s.top = start_child(&rq, argv, inp[0], outp[1], errp[1], spawn ? entry_cgroup : -1);
     if (s.top < 0) die("fork");
     close(inp[0]);
     close(outp[1]);
@@ -647,17 +660,67 @@ static void session(struct msg *m, int spawn) {
     free(err.p);
 }
 
+/*
+ * The private tmpfs with inode caps (argv[4]: "PATH:BYTES:INODES,..."):
+ * bubblewrap's --tmpfs takes a size but no inode count, and an uncapped tmpfs
+ * holds millions of empty files (kernel memory that no process maps). bwrap
+ * gives us CAP_SYS_ADMIN in the sandbox's user namespace for this alone; we
+ * mount in a mount namespace of our own (the one bwrap made belongs to a
+ * user namespace we hold no capability in) and drop every capability before
+ * reading a single request.
+ */
+static void setup_mounts(char *spec) {
+    if (unshare(CLONE_NEWNS) < 0) die("unshare mount namespace");
+    for (char *item = strtok(spec, ","); item; item = strtok(NULL, ",")) {
+        char *bytes = strchr(item, ':');
+        char *inodes = bytes ? strchr(bytes + 1, ':') : NULL;
+        if (!inodes) { errno = EINVAL; die("mount spec"); }
+        *bytes++ = 0;
+        *inodes++ = 0;
+        char opts[128];
+        snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
+        if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
+    }
+    /* bwrap's --chdir left us in the tmpfs the new /entry now covers */
+    if (chdir(entry_root) < 0) die("chdir");
+}
+
+/* No capability survives into anything we exec, and nothing can gain one. */
+static void drop_capabilities(void) {
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2];
+    memset(none, 0, sizeof none);
+    if (syscall(SYS_capset, &hdr, none) < 0) die("capset");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR]\n");
+        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD|-1 [MOUNTS]]]\n");
         return 2;
     }
     ctl = atoi(argv[1]);
     if (argc > 2) entry_root = argv[2];
+    if (argc > 3) entry_cgroup = atoi(argv[3]);
+    if (argc > 4 && argv[4][0]) setup_mounts(argv[4]);
+    drop_capabilities();
     if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
-    /* nothing but the control socket may reach the entry's processes */
-    syscall(SYS_close_range, 3u, (unsigned)ctl - 1u, 0u);
-    syscall(SYS_close_range, (unsigned)ctl + 1u, ~0u, 0u);
+    if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
+                              fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))
+        die("cgroup fd");
+    /* nothing but the control socket (and the cgroup file, close-on-exec)
+       may reach the entry's processes */
+    int lo = ctl, hi = entry_cgroup;
+    if (hi < lo) { lo = entry_cgroup; hi = ctl; }
+    if (lo < 0) lo = hi, hi = -1;
+    syscall(SYS_close_range, 3u, (unsigned)lo - 1u, 0u);
+    if (hi >= 0) {
+        syscall(SYS_close_range, (unsigned)lo + 1u, (unsigned)hi - 1u, 0u);
+        syscall(SYS_close_range, (unsigned)hi + 1u, ~0u, 0u);
+    } else {
+        syscall(SYS_close_range, (unsigned)lo + 1u, ~0u, 0u);
+    }
     prctl(PR_SET_DUMPABLE, 0);
     /* a write to a pipe its reader closed must not kill the launcher */
     signal(SIGPIPE, SIG_IGN);

@@ -84,7 +84,7 @@ def launcher_binary() -> Path:
             "or use 'sandbox: none' for trusted entries only"
         )
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".launcher-", dir=target.parent)
         os.close(fd)
     except OSError as e:
@@ -209,6 +209,20 @@ def tree_size(root: Path) -> int:
                 st = os.lstat(os.path.join(dirpath, name))
                 total += -(-st.st_size // page) * page
     return total
+
+
+def tree_stats(root: Path) -> tuple[int, int]:
+    """(bytes on a tmpfs, inodes) of the tree at ``root``: what its copy in a
+    sandbox takes (every file, directory and symlink is one inode)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = inodes = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        inodes += len(dirnames) + len(filenames)
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                total += -(-st.st_size // page) * page
+    return total, inodes
 
 
 # ---- replies ------------------------------------------------------------------

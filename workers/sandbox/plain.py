@@ -14,8 +14,13 @@ What this host does *not* do, and why it is for trusted entries only:
   both the leftover check and the final kill;
 * ``/tmp/arena.<MARK>`` (POTM, seed 002) is a literal path, so it is the
   machine's real ``/tmp`` file. The host deletes it when a game opens and when
-  it closes, which keeps state from leaking from one game to the next, but
-  two games running at once on one machine with the same mark share it;
+  it closes, which keeps state from leaking from one game to the next, and
+  never lets two games with the same mark run at once on one machine: a game
+  holds an exclusive lock on ``/tmp/arena.<MARK>.tourney-lock`` (``flock``:
+  across threads and worker processes, released by the kernel if the worker
+  dies), so a second such game waits for the first to end instead of wiping
+  its state (the opponent of the same game can still read the file: trusted
+  entries only);
 * no process-count limit: ``RLIMIT_NPROC`` counts every process of the user,
   not of the entry, so it would break unrelated work (and root ignores it);
 * if the referee itself is killed (SIGKILL), the move in flight runs on until
@@ -31,7 +36,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import fcntl
+import logging
 import os
+import re
 import resource
 import selectors
 import shutil
@@ -47,6 +55,8 @@ from runner.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
+
+log = logging.getLogger(__name__)
 
 #: temporary directories: per game (working copy + TMPDIR) and per build, named with our pid
 GAME_DIR_PREFIX = "tourney-game-"
@@ -574,6 +584,39 @@ def arena_file(mark: str) -> Path | None:
     return None
 
 
+def _speaks_potm_arena(entry_dir: Path) -> bool:
+    """Whether the entry keeps ``/tmp/arena.<MARK>`` (its entry.yaml names potm-arena)."""
+    try:
+        text = (entry_dir / "entry.yaml").read_text(errors="replace")
+    except OSError:
+        return True  # cannot tell: be safe
+    return re.search(r"^protocol:\s*['\"]?potm-arena", text, re.MULTILINE) is not None
+
+
+def _lock_arena(arena: Path) -> int:
+    """Hold ``arena``'s game lock (an fd; closing it releases the lock), waiting for
+    a game that has it: two games with one mark must not share ``/tmp/arena.<MARK>``."""
+    path = arena.with_name(arena.name + ".tourney-lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise HostError(f"cannot lock {path} for the game's arena file: {e}") from e
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning(
+                "sandbox none: waiting for another game to end before using %s "
+                "(without a sandbox every game shares the machine's /tmp)",
+                arena,
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as e:
+        os.close(fd)
+        raise HostError(f"cannot lock {path} for the game's arena file: {e}") from e
+    return fd
+
+
 class PlainHost(EntryHost):
     """One entry for one game: a private copy of its directory and a private TMPDIR."""
 
@@ -590,6 +633,13 @@ class PlainHost(EntryHost):
             shutil.rmtree(self._root, ignore_errors=True)
             raise HostError(f"cannot make a working copy of {entry_dir}: {e}") from e
         self._arena = arena_file(mark)
+        self._arena_lock: int | None = None
+        if self._arena is not None and _speaks_potm_arena(entry_dir):
+            try:
+                self._arena_lock = _lock_arena(self._arena)
+            except HostError:
+                shutil.rmtree(self._root, ignore_errors=True)
+                raise
         self._remove_arena()
 
     def _env(self) -> dict[str, str]:
@@ -619,6 +669,8 @@ class PlainHost(EntryHost):
         for p in self._procs:
             p.close()
         self._remove_arena()
+        if self._arena_lock is not None:
+            os.close(self._arena_lock)  # the next game with this mark may start
         shutil.rmtree(self._root, ignore_errors=True)
 
 

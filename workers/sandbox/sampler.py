@@ -38,6 +38,8 @@ class TreeUsage:
     peak_rss_kb: int = 0
     peak_processes: int = 0
     samples: int = 0
+    #: processes the kernel's OOM killer took at the sandbox cgroup's memory limit
+    oom_kills: int = 0
 
 
 class TreeWatch:

@@ -1,0 +1,60 @@
+"""Which cgroup back end a worker picks (narrow unit tests over a fake
+/sys/fs/cgroup), and the real one's lifecycle on this machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from workers.sandbox.cgroups import RLIMIT_ONLY, CgroupError, Cgroups, shared_cgroups
+
+
+def test_v2_is_chosen_where_memory_and_pids_are_delegated(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("memory pids\n")
+    own = Path("/proc/self/cgroup").read_text()
+    if "0::/" not in own:
+        pytest.skip("no unified hierarchy line in /proc/self/cgroup")
+    cgroups = Cgroups(fs=tmp_path)
+    # our own cgroup path does not exist under the fake mount: the mount itself is used
+    assert cgroups.version == "cgroup v2"
+    assert cgroups.memory_mode == "memory: cgroup v2"
+
+
+def test_v2_without_delegated_controllers_falls_back(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("\n")  # nothing delegated
+    cgroups = Cgroups(fs=tmp_path)  # and no v1 hierarchies either
+    assert cgroups.version is None
+    assert cgroups.memory_mode == RLIMIT_ONLY
+    assert cgroups.problem is not None and "Fix:" in cgroups.problem
+    with pytest.raises(CgroupError):
+        cgroups.create(1 << 28, 40)
+
+
+def test_v1_hierarchies_are_used_where_writable(tmp_path: Path) -> None:
+    for c in ("memory", "pids", "freezer", "cpuacct"):
+        (tmp_path / c).mkdir()
+    assert Cgroups(fs=tmp_path).version == "cgroup v1"
+
+
+def test_real_cgroup_counts_and_freezes_and_is_removed() -> None:
+    cgroups = shared_cgroups()
+    if cgroups.version is None:
+        pytest.skip(f"no cgroups here: {cgroups.problem}")
+    group = cgroups.create(64 << 20, 16)
+    try:
+        used = group.usage()
+        assert used.oom_kills == 0 and used.peak_memory_bytes >= 0
+        group.freeze()
+        group.thaw()
+        fd = group.entry_procs_fd()
+        os.close(fd)
+    finally:
+        group.destroy()
+    group.destroy()  # idempotent
+    stem = f"tourney-{os.getpid()}-"
+    parents = [p for p in (cgroups._v2_parent, *cgroups._v1_parents.values()) if p is not None]
+    assert not [d for p in parents for d in p.iterdir() if d.name.startswith(stem)]
