@@ -9,7 +9,7 @@ RUN ?=
 MATCH ?=
 ARGS ?=
 
-.PHONY: venv tournament worker rerun report test test-fast bench lint clean
+.PHONY: venv tournament worker rerun report test test-fast bench bench-scale lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
+
+# planners and ratings at 10,000 entries: wall and peak RSS (not part of `make test`)
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.scale_bench $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check runner workers tests bench

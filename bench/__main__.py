@@ -10,6 +10,7 @@ import sys
 BENCHMARKS = {
     "sandbox": "bench.sandbox_bench",
     "throughput": "bench.throughput_bench",
+    "e2e": "bench.e2e_bench",
     "verify": "bench.verify_bench",
 }
 

@@ -1,5 +1,6 @@
 """Throughput and scale-out (DESIGN §8): one tournament of native entries,
-played by 1 worker and then by 2 workers, each worker a separate "machine"
+played by 1 worker and by 2 workers in pairs of runs (alternating which
+goes first; medians of at least 3 pairs), each worker a separate "machine"
 (its own network namespace, reaching Redis over a veth link, its own build
 cache), with the coordinator and Redis on the host.
 
@@ -23,6 +24,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,7 @@ from typing import Any
 import redis
 
 from runner.redis_server import EmbeddedRedis
+from runner.signing import KEY_ENV, RunKey
 from runner.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +94,8 @@ def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float
     run_dir = tmp / f"run-{workers}"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # the run key the coordinator signs with and the workers check (DESIGN §6.1): one for both
+    env[KEY_ENV] = RunKey.generate().hex()
     with ExitStack() as stack:
         hosts: list[Any] = []
         if use_netns:
@@ -195,27 +200,36 @@ def main(quick: bool = False) -> None:
     sandbox = _sandbox()
     entrants, games = (4, 4) if quick else (8, 6)
     cores = os.cpu_count() or 1
-    rounds = 1 if quick else 2
+    pairs = 1 if quick else 3
     print(
         f"throughput: {entrants} native mnk entries ({BOARD}), {games} games per pair, round robin; "
-        f"sandbox {sandbox}; {cores} cores; best of {rounds} alternating run(s) each"
+        f"sandbox {sandbox}; {cores} cores; medians of {pairs} pair(s) of runs (1 and 2 workers, "
+        f"alternating which goes first)"
     )
     if not use_netns:
         print(f"  (no network namespaces: {problem}; workers run as plain local processes)")
     tmp = Path(tempfile.mkdtemp(prefix="tourney-bench-"))
     try:
         config = _config(tmp, entrants, games, sandbox)
-        best: dict[int, tuple[float, dict[str, Any]]] = {}
-        for r in range(rounds):
+        rates: dict[int, list[float]] = {1: [], 2: []}
+        sessions: dict[int, dict[str, Any]] = {}
+        ratios: list[float] = []
+        for r in range(pairs):
             # alternate the order so that a burst of outside load does not favour one side
+            pair: dict[int, float] = {}
             for workers in (1, 2) if r % 2 == 0 else (2, 1):
                 rate, session = _play(tmp / f"r{r}", config, workers, use_netns)
-                if workers not in best or rate > best[workers][0]:
-                    best[workers] = (rate, session)
-        (one, s1), (two, s2) = best[1], best[2]
-        print(f"1 worker:  {one:8.1f} moves/s ({s1['moves']} moves in {s1['elapsed_s']:.1f} s)")
-        print(f"2 workers: {two:8.1f} moves/s ({s2['moves']} moves in {s2['elapsed_s']:.1f} s)")
-        print(f"throughput ratio (2 workers / 1 worker): {two / one:.2f}")
+                pair[workers] = rate
+                rates[workers].append(rate)
+                sessions[workers] = session
+            ratios.append(pair[2] / pair[1])
+        one, two = statistics.median(rates[1]), statistics.median(rates[2])
+        s1, s2 = sessions[1], sessions[2]
+        print(f"1 worker:  {one:8.1f} moves/s median ({s1['moves']} moves, last run {s1['elapsed_s']:.1f} s)")
+        print(f"2 workers: {two:8.1f} moves/s median ({s2['moves']} moves, last run {s2['elapsed_s']:.1f} s)")
+        shown = ", ".join(f"{x:.2f}" for x in ratios)
+        print(f"  pair ratios: {shown}; load average {os.getloadavg()[0]:.2f}")
+        print(f"throughput ratio (2 workers / 1 worker): {statistics.median(ratios):.2f}")
         bare = _bare_rate(tmp / "r0" / "run-2", 100 if quick else 400)
         print(f"bare move rate (subprocess.run, same binary and positions): {bare:.1f} moves/s per core")
         print(f"throughput vs cores x bare move rate: {two / (cores * bare):.2f}")

@@ -17,7 +17,11 @@ Elo (two-player games)
     steps from any start. The 95% error bar is ``1.96`` standard errors from
     the inverse of the observed Fisher information (the negative Hessian of
     the log-likelihood) at the optimum: it narrows like ``1/sqrt(games)``.
-    Ratings are shifted so that their mean is ``base`` (1500).
+    Ratings are shifted so that their mean is ``base`` (1500). How the fit is
+    computed at any size (dense up to 1,500 entries, sparse conjugate
+    gradients and estimated error bars beyond) is in ``runner.elo_fit``; a
+    fit is cached per process, keyed by the per-pair results, so the report
+    and the terminal share one.
 
 openskill (games with more than two players)
     Plackett-Luce (``openskill.models.PlackettLuce``) updated game by game in
@@ -33,11 +37,13 @@ the standings skip them.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from runner.contracts import GameRecord, VerdictKind
+from runner.elo_fit import PairTable, fit_bradley_terry
 from runner.scoring import effective_winner
 
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per natural log-odds unit
@@ -134,19 +140,9 @@ def elo_ratings(
     n = len(names)
     if n == 0:
         return []
-    prior = max(prior_draws, 1e-6)  # the prior keeps the Hessian invertible
-    theta = [0.0] * n
-    hess: list[list[float]] = []
-    for _ in range(max_iter):
-        grad, hess = _gradient_hessian(theta, pair_games, pair_score, prior)
-        step = _solve_spd([row[:] for row in hess], grad)  # (-H) step = grad
-        biggest = max(abs(s) for s in step)
-        damp = 1.0 if biggest <= 2.0 else 2.0 / biggest  # no wild first steps
-        theta = [t + damp * s for t, s in zip(theta, step, strict=True)]
-        if biggest < 1e-10:
-            break
-    _, hess = _gradient_hessian(theta, pair_games, pair_score, prior)
-    variances = _centred_variances(_inverse(hess))
+    pairs = PairTable.of(n, pair_games, pair_score)
+    # the report and the terminal ask for the same ratings of the same games: fit once per process
+    theta, variances = _cached_fit(pairs, max(prior_draws, 1e-6), max_iter)
     mean = sum(theta) / n
     out = [
         EloRating(
@@ -161,94 +157,10 @@ def elo_ratings(
     return sorted(out, key=lambda r: (-r.elo, r.entry))
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def _gradient_hessian(
-    theta: list[float],
-    pair_games: dict[tuple[int, int], float],
-    pair_score: dict[tuple[int, int], float],
-    prior: float,
-) -> tuple[list[float], list[list[float]]]:
-    """Gradient of the log-likelihood and the *negative* Hessian (positive definite)."""
-    n = len(theta)
-    grad = [0.0] * n
-    neg_h = [[0.0] * n for _ in range(n)]
-    for k in range(n):
-        p = _sigmoid(theta[k])  # virtual draws against an average (theta 0) opponent
-        grad[k] += prior * (0.5 - p)
-        neg_h[k][k] += prior * p * (1.0 - p)
-    for (i, j), games in pair_games.items():
-        p = _sigmoid(theta[i] - theta[j])
-        r = pair_score[(i, j)] - games * p
-        grad[i] += r
-        grad[j] -= r
-        w = games * p * (1.0 - p)
-        neg_h[i][i] += w
-        neg_h[j][j] += w
-        neg_h[i][j] -= w
-        neg_h[j][i] -= w
-    return grad, neg_h
-
-
-def _cholesky(a: list[list[float]]) -> list[list[float]]:
-    n = len(a)
-    low = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        row_i = low[i]
-        for j in range(i + 1):
-            row_j = low[j]
-            s = a[i][j] - sum(row_i[k] * row_j[k] for k in range(j))
-            if i == j:
-                row_i[i] = math.sqrt(max(s, 1e-300))
-            else:
-                row_i[j] = s / row_j[j]
-    return low
-
-
-def _cholesky_solve(low: list[list[float]], b: list[float]) -> list[float]:
-    n = len(b)
-    y = [0.0] * n
-    for i in range(n):
-        y[i] = (b[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
-    x = [0.0] * n
-    for i in reversed(range(n)):
-        x[i] = (y[i] - sum(low[k][i] * x[k] for k in range(i + 1, n))) / low[i][i]
-    return x
-
-
-def _solve_spd(a: list[list[float]], b: list[float]) -> list[float]:
-    return _cholesky_solve(_cholesky(a), b)
-
-
-def _inverse(a: list[list[float]]) -> list[list[float]]:
-    """The inverse of ``a`` (symmetric positive definite), as columns."""
-    low = _cholesky(a)
-    n = len(a)
-    cols = []
-    for k in range(n):
-        unit = [0.0] * n
-        unit[k] = 1.0
-        cols.append(_cholesky_solve(low, unit))
-    return cols
-
-
-def _centred_variances(cov: list[list[float]]) -> list[float]:
-    """Variances of ``theta_i - mean(theta)``.
-
-    Games only tell rating differences apart; the pool's overall level is
-    pinned by the prior alone and so is very uncertain. Reported ratings are
-    relative to the pool's mean, so that common shift must not count:
-    ``var(t_i - m) = C_ii - 2/n sum_j C_ij + 1/n^2 sum_jk C_jk``.
-    """
-    n = len(cov)
-    row_sums = [sum(col) for col in cov]  # symmetric: column sums = row sums
-    total = sum(row_sums)
-    return [cov[i][i] - 2.0 * row_sums[i] / n + total / (n * n) for i in range(n)]
+@functools.lru_cache(maxsize=16)
+def _cached_fit(pairs: PairTable, prior: float, max_iter: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    theta, variances = fit_bradley_terry(pairs, prior, max_iter)
+    return tuple(theta.tolist()), tuple(variances.tolist())
 
 
 # -- openskill ---------------------------------------------------------------

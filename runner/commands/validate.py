@@ -18,6 +18,18 @@ def describe(config: TournamentConfig) -> list[str]:
     return lines
 
 
+def games_summary(config: TournamentConfig) -> str:
+    """How many games the config implies at most, stage by stage."""
+    from runner.stages.requirements import planned_games
+
+    counts = planned_games(list(config.stages), len(config.entry_specs()), len(config.seed_opponent_specs()))
+    known = [c for c in counts if c is not None]
+    parts = [f"{st.name} {c:,}" if c is not None else f"{st.name} (depends on results)"
+             for st, c in zip(config.stages, counts, strict=True)]
+    more = " or more" if len(known) < len(counts) else ""
+    return f"  games: at most {sum(known):,}{more} ({'; '.join(parts)})"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
@@ -33,4 +45,5 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"  seed opponents: {', '.join(config.seed_opponent_specs())}")
     for line in describe(config):
         print(line)
+    print(games_summary(config))
     return 0

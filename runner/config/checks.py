@@ -297,6 +297,7 @@ class Checker:
             if isinstance(st, PermutationsStage) and game is not None and count is not None:
                 self._object(loc, requirements.unbreakable_tie(st, count, game.max_players))
             if count is not None:
+                self._object(loc, requirements.game_objections(st, count, len(opponents)))
                 admitted = requirements.admission(st, count)
                 self._object(loc, admitted.objections)
                 count = admitted.out

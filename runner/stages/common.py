@@ -17,6 +17,7 @@ from runner.boards import BoardSpec, derive_seed, round_board_id
 from runner.contracts import GameRecord
 from runner.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
 from runner.stages.base import PlannedMatch, RoundInfo, StandingRow
+from runner.stages.pairing import pair_positions
 
 if TYPE_CHECKING:
     from runner.config import AnyStage
@@ -166,47 +167,16 @@ def pair_off(
     that still lets everyone else be paired; with backtracking this gives
     the first pairing, in the candidates' preference order, among those with
     the fewest repeats (``met``). A search that outgrows its node budget falls
-    back to the greedy choice (never seen with real brackets).
+    back to the greedy choice (never seen with real brackets). The search is
+    iterative (``runner.stages.pairing``): no recursion limit at any size.
     """
-    assert len(players) % 2 == 0
+    names = list(players)
+    position = {name: i for i, name in enumerate(names)}
 
-    class _Budget(Exception):
-        pass
+    def source(p: int, remaining: list[int]) -> list[int]:
+        return [position[c] for c in candidates(names[p], [names[x] for x in remaining])]
 
-    nodes = 0
-
-    def search(remaining: list[str], repeats_left: int) -> list[tuple[str, str]] | None:
-        nonlocal nodes
-        if not remaining:
-            return []
-        nodes += 1
-        if nodes > PAIRING_SEARCH_BUDGET:
-            raise _Budget
-        p, rest = remaining[0], remaining[1:]
-        for c in candidates(p, rest):
-            cost = 1 if met(p, c) else 0
-            if cost > repeats_left:
-                continue
-            sub = search([x for x in rest if x != c], repeats_left - cost)
-            if sub is not None:
-                return [(p, c), *sub]
-        return None
-
-    for allowed in range(len(players) // 2 + 1):
-        nodes = 0
-        try:
-            found = search(list(players), allowed)
-        except _Budget:
-            break
-        if found is not None:
-            return found
-    # greedy fallback: first non-repeat candidate, else the first candidate
-    out: list[tuple[str, str]] = []
-    remaining = list(players)
-    while remaining:
-        p, rest = remaining[0], remaining[1:]
-        cands = candidates(p, rest)
-        c = next((x for x in cands if not met(p, x)), cands[0])
-        out.append((p, c))
-        remaining = [x for x in rest if x != c]
-    return out
+    pairs = pair_positions(
+        len(names), source, lambda a, b: met(names[a], names[b]), PAIRING_SEARCH_BUDGET
+    )
+    return [(names[a], names[b]) for a, b in pairs]

@@ -12,6 +12,7 @@ rather than in the config loader.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -183,3 +184,57 @@ def board_objections(st: AnyStage, boards: Mapping[str, BoardSpec]) -> tuple[Obj
     """What is wrong with ``st``'s boards for its planner (``boards``: the config's named boards)."""
     rule = _BOARD_RULES.get(type(st))
     return tuple(rule(st, boards)) if rule is not None else ()
+
+
+# -- how many games a plan implies --------------------------------------------
+
+#: the most games ``tourney validate`` lets one stage imply. Planning keeps every
+#: match of a stage in memory (about 1 KB each with its id, orders and result slot),
+#: so two million games is about 2 GB: a round robin of about 2,000 entries.
+MAX_STAGE_GAMES = 2_000_000
+
+
+def stage_games(st: AnyStage, n: int, opponents: int) -> int | None:
+    """The most games ``st`` plays with ``n`` entrants (``opponents``: the seed
+    opponents it can use); None where it depends on the results (potm_elimination)."""
+    from runner.config.models import GauntletStage, RoundRobinStage, SeedingStage
+
+    boards = max(len(st.boards), 1)
+    if isinstance(st, RoundRobinStage):
+        return n * (n - 1) // 2 * boards * st.games_per_pairing
+    if isinstance(st, SwissStage):
+        return st.rounds * (n // 2) * st.games_per_pairing
+    if isinstance(st, KnockoutStage):
+        return max(n - 1, 0) * st.games_per_pairing
+    if isinstance(st, GauntletStage | SeedingStage):
+        rivals = len(st.opponents) if st.opponents is not None else opponents
+        return n * rivals * boards * st.games_per_pairing
+    if isinstance(st, SystemTestStage):
+        return n * boards
+    if isinstance(st, PermutationsStage):
+        return 0 if n > st.max_entrants else math.factorial(n) * boards * st.games_per_order
+    return None
+
+
+def game_objections(st: AnyStage, n: int, opponents: int) -> list[Objection]:
+    """A stage that would plan more than ``MAX_STAGE_GAMES`` games, with the number."""
+    games = stage_games(st, n, opponents)
+    if games is None or games <= MAX_STAGE_GAMES:
+        return []
+    return [
+        Objection(
+            (),
+            f"{st.planner} with {n:,} entrants implies {games:,} games, more than the "
+            f"limit of {MAX_STAGE_GAMES:,} games per stage",
+        )
+    ]
+
+
+def planned_games(stages: list[AnyStage], entries: int, opponents: int) -> list[int | None]:
+    """The most games of each stage, walking the entrants' upper bound through ``admission``."""
+    out: list[int | None] = []
+    n = entries
+    for st in stages:
+        out.append(stage_games(st, n, opponents))
+        n = admission(st, n).out
+    return out

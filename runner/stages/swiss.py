@@ -16,37 +16,73 @@ otherwise each side moves first equally often. Ranked by ``rank_by``
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from runner.config import SwissStage
 from runner.contracts import GameRecord
-from runner.scoring import Tally, rank_entries, tally_matches
+from runner.scoring import ScoringModel, Tally, rank_entries, tally_matches
 from runner.stages.base import PlannedMatch, RoundInfo
 from runner.stages.common import (
+    PAIRING_SEARCH_BUDGET,
     Results,
     StageContext,
     StageOutcome,
     completed,
-    pair_off,
     standing_rows,
     two_player_orders,
 )
+from runner.stages.pairing import ClosestInGroupFirst, pair_positions
 
 
-def _tallies(
-    played: list[tuple[tuple[str, ...], list[GameRecord]]],
-    byes: dict[str, int],
-    st: SwissStage,
-    entrants: list[str],
-) -> dict[str, Tally]:
-    tallies = tally_matches(played, st.scoring, entrants)
-    for e, n in byes.items():
-        tallies[e].byes = n
-        tallies[e].points += n * st.scoring.bye_points
-    return tallies
+def _add_round(
+    tallies: dict[str, Tally], played: list[tuple[tuple[str, ...], list[GameRecord]]], table: ScoringModel
+) -> None:
+    """Add one round's matches to ``tallies`` exactly as ``tally_matches`` would count them."""
+    for entry, fresh in tally_matches(played, table).items():
+        t = tallies.setdefault(entry, Tally())
+        t.games += fresh.games
+        t.wins += fresh.wins
+        t.ties += fresh.ties
+        t.losses += fresh.losses
+        t.points += fresh.points
+        t.score += fresh.score
+        t.verdicts_against += fresh.verdicts_against
+        t.firsts += fresh.firsts
+        t.opponents.extend(fresh.opponents)
+        t.game_log.extend(fresh.game_log)
 
 
 def _balance(t: Tally) -> int:
     """Games moved first minus games moved second."""
     return 2 * t.firsts - t.games
+
+
+def _pair_round(
+    pool: list[str], points_of: dict[str, float], met: set[frozenset[str]]
+) -> list[tuple[str, str]]:
+    """Dutch-style pairs for ``pool`` (sorted by points, then seed; even length).
+
+    The best unpaired entrant prefers the entrant half its score group below
+    it, then the others of its group by closeness to that position, then lower
+    groups in order; candidates are computed on demand (``ClosestInGroupFirst``)
+    so a round of 10,000 entrants pairs in O(n log n), not O(n^2).
+    """
+    points = [points_of[e] for e in pool]
+    group_end = [0] * len(pool)  # first position with fewer points than position i
+    end = len(pool)
+    for i in range(len(pool) - 1, -1, -1):
+        if i + 1 < len(pool) and points[i + 1] != points[i]:
+            end = i + 1
+        group_end[i] = end
+
+    def candidates(p: int, remaining: list[int]) -> ClosestInGroupFirst:
+        return ClosestInGroupFirst(remaining, bisect_left(remaining, group_end[p]))
+
+    def repeat(a: int, b: int) -> bool:
+        return frozenset((pool[a], pool[b])) in met
+
+    pairs = pair_positions(len(pool), candidates, repeat, PAIRING_SEARCH_BUDGET)
+    return [(pool[a], pool[b]) for a, b in pairs]
 
 
 def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutcome:
@@ -55,35 +91,30 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     seed = {e: i + 1 for i, e in enumerate(entrants)}
     matches: list[PlannedMatch] = []
     rounds: list[RoundInfo] = []
-    played: list[tuple[tuple[str, ...], list[GameRecord]]] = []
     byes: dict[str, int] = {}
     met: set[frozenset[str]] = set()
+    # tallies of the rounds played so far, kept up to date round by round (re-tallying
+    # every earlier round before each one made a 10-round plan quadratic in the rounds)
+    so_far = tally_matches([], st.scoring, entrants)
     done = len(entrants) < 2
     for r in range(1, st.rounds + 1):
         if len(entrants) < 2:
             break
-        tallies = _tallies(played, byes, st, entrants)
-        order = sorted(entrants, key=lambda e: (-tallies[e].points, seed[e]))
+        points = {e: so_far[e].points + byes.get(e, 0) * st.scoring.bye_points for e in entrants}
+        order = sorted(entrants, key=lambda e: (-points[e], seed[e]))
+        place = {e: i for i, e in enumerate(order)}
         pool = list(order)
         bye: str | None = None
         if len(pool) % 2:
             fewest = min(byes.get(e, 0) for e in pool)
             bye = next(e for e in reversed(pool) if byes.get(e, 0) == fewest)
             pool.remove(bye)
-        points = {e: tallies[e].points for e in pool}
-
-        def prefer(p: str, rest: list[str], points: dict[str, float] = points) -> list[str]:
-            group = [x for x in rest if points[x] == points[p]]
-            target = (len(group) + 1) // 2 - 1  # p is the group's first: its partner sits half a group down
-            in_group = sorted(range(len(group)), key=lambda i: (abs(i - target), i))
-            return [group[i] for i in in_group] + [x for x in rest if points[x] != points[p]]
-
-        pairs = pair_off(pool, prefer, lambda a, b: frozenset((a, b)) in met)
+        pairs = _pair_round(pool, points, met)
         board = ctx.round_board(r)
         this_round: list[PlannedMatch] = []
         for a, b in pairs:
             if st.games_per_pairing == 1:
-                if (_balance(tallies[b]), order.index(b)) < (_balance(tallies[a]), order.index(a)):
+                if (_balance(so_far[b]), place[b]) < (_balance(so_far[a]), place[a]):
                     a, b = b, a
                 orders: tuple[tuple[str, ...], ...] = ((a, b),)
             else:
@@ -94,14 +125,19 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         results_now = [completed(results, m) for m in this_round]
         if any(g is None for g in results_now):
             break
+        round_played: list[tuple[tuple[str, ...], list[GameRecord]]] = []
         for m, g in zip(this_round, results_now, strict=True):
             assert g is not None
-            played.append((m.players, list(g)))
+            round_played.append((m.players, list(g)))
             met.add(frozenset(m.players))
+        _add_round(so_far, round_played, st.scoring)
         if bye is not None:
             byes[bye] = byes.get(bye, 0) + 1
         done = r == st.rounds
-    tallies = _tallies(played, byes, st, entrants)
+    tallies = so_far  # every completed round, then the byes' points
+    for e, n in byes.items():
+        tallies[e].byes = n
+        tallies[e].points += n * st.scoring.bye_points
     ranking = rank_entries(entrants, tallies, st.rank_by)
     return StageOutcome(
         matches=matches,

@@ -108,3 +108,65 @@ def test_openskill_orders_multiplayer_entries() -> None:
     assert all(r.games == 60 for r in ratings)
     assert ratings[0].sigma < 25 / 3  # uncertainty fell from the prior
     assert ratings[0].ordinal == pytest.approx(ratings[0].mu - 3 * ratings[0].sigma)
+
+
+# -- the scalable fit (runner.elo_fit) ----------------------------------------
+
+
+def sparse_pool(n: int, games: int, seed: int) -> tuple[dict[str, float], list[GameRecord]]:
+    """``games`` games among ``n`` entries, each against a random other (a sparse graph)."""
+    rng = random.Random(seed)
+    truth = {f"e{i:05d}": rng.gauss(0.0, 200.0) for i in range(n)}
+    names = list(truth)
+    out = []
+    for _ in range(games):
+        a, b = rng.sample(names, 2)
+        p = 1 / (1 + 10 ** ((truth[b] - truth[a]) / 400))
+        r = rng.random()
+        out.append(game([a, b], a if r < 0.9 * p else (None if r < 0.9 * p + 0.1 else b)))
+    return truth, out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_fit_gives_the_original_numbers_on_small_pools(seed: int) -> None:
+    from tests.report.elo_reference import reference_elo_ratings
+
+    _, games = sparse_pool(25, 300, seed)
+    games += [game(["e00000", "e00001"], "e00000")] * 5  # a lopsided pair
+    new = elo_ratings(games, entries=["idle"])
+    old = reference_elo_ratings(games, entries=["idle"])
+    assert [r.entry for r in new] == [r.entry for r in old]
+    for a, b in zip(new, old, strict=True):
+        assert a.elo == pytest.approx(b.elo, abs=1e-6)
+        assert a.ci95 == pytest.approx(b.ci95, abs=1e-6)
+        assert (a.games, a.score) == (b.games, b.score)
+
+
+def test_the_sparse_fit_agrees_with_the_dense_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner import elo_fit, ratings
+
+    _, games = sparse_pool(400, 4000, 7)
+    dense = {r.entry: r for r in elo_ratings(games)}
+    monkeypatch.setattr(elo_fit, "DENSE_LIMIT", 10)
+    ratings._cached_fit.cache_clear()
+    sparse = {r.entry: r for r in elo_ratings(games)}
+    ratings._cached_fit.cache_clear()
+    assert set(sparse) == set(dense)
+    # the optimum is the same (conjugate gradients to 1e-10); the error bars are estimated
+    worst_elo = max(abs(sparse[e].elo - dense[e].elo) for e in dense)
+    assert worst_elo < 1e-3
+    rel = sorted(abs(sparse[e].ci95 / dense[e].ci95 - 1.0) for e in dense)
+    assert sum(rel) / len(rel) < 0.04  # mean relative error of a half-width
+    assert rel[-1] < 0.2
+
+
+def test_a_fit_is_computed_once_for_the_same_results() -> None:
+    from runner import ratings
+
+    _, games = sparse_pool(30, 200, 11)
+    ratings._cached_fit.cache_clear()
+    first = elo_ratings(games)
+    second = elo_ratings(list(games), base=1000.0)  # another call, another base: the same fit
+    assert ratings._cached_fit.cache_info().hits == 1
+    assert [r.entry for r in first] == [r.entry for r in second]
+    assert first[0].elo - 500.0 == pytest.approx(second[0].elo)

@@ -1,0 +1,151 @@
+"""Scale figures for the pure parts (issue 13, items 3 and 4): ``make bench-scale``.
+
+Each case runs in a fresh subprocess so that its peak resident memory
+(``ru_maxrss``) is its own; wall time is the case's own work, inputs made
+beforehand. Instant matches (results decided by a hash of the match id) stand
+in for games: this measures the planners and the ratings, not play.
+
+* ``swiss``: 10,000 entrants, 10 rounds, planned round by round as the
+  coordinator does (each call replays the stage from the results so far);
+* ``knockout``: 10,000 entrants to a champion, round by round;
+* ``round_robin``: the plan of 1,000 entrants (499,500 matches; the planner
+  interface returns every match at once, so it cannot be lazy without a
+  change to ``runner.stages.base``);
+* ``ratings``: Elo with error bars for 10,000 entries and 50,000 games
+  (issue target: under 10 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ("ratings", "swiss", "knockout", "round_robin")
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _instant(m: object) -> list[object]:
+    from runner.contracts import GameRecord, Verdict, VerdictKind
+    from runner.stages.base import PlannedMatch
+
+    assert isinstance(m, PlannedMatch)
+    upset = int(m.match_id[:2], 16) < 80
+    out: list[object] = []
+    for order in m.orders:
+        a, b = sorted(order)
+        w = b if upset else a
+        out.append(GameRecord(list(order), w, {w: 1}, Verdict(VerdictKind.NORMAL, None, ""), []))
+    return out
+
+
+def _stage_case(stage: dict[str, object], n: int, max_calls: int) -> dict[str, float]:
+    from runner.config import TournamentConfig
+    from runner.stages import PLANNERS
+    from runner.stages.common import StageContext
+
+    cfg = TournamentConfig.model_validate(
+        {
+            "name": "scale",
+            "seed": 1,
+            "game": "boxing",
+            "boards": {"arena": {"generate": {"blocked": 10}, "per_round": True}},
+            "entries": [{"path": "unused"}],
+            "stages": [stage],
+        }
+    )
+    st = cfg.stages[0]
+    ctx = StageContext(stage=st, seed=cfg.seed, boards=cfg.boards)
+    entrants = [f"e{i:05d}" for i in range(1, n + 1)]
+    plan = PLANNERS[st.planner]
+    results: dict[str, list[object]] = {}
+    t0 = time.perf_counter()
+    calls = 0
+    matches = 0
+    for _ in range(max_calls):
+        out = plan(ctx, entrants, results)  # type: ignore[arg-type]
+        calls += 1
+        matches = len(out.matches)
+        if out.done:
+            break
+        fresh = {m.match_id: _instant(m) for m in out.matches if m.match_id not in results}
+        if not fresh:
+            break
+        results.update(fresh)
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "plan_calls": calls, "matches": matches, "done": float(out.done)}
+
+
+def _ratings_case() -> dict[str, float]:
+    from runner.contracts import GameRecord, Verdict, VerdictKind
+    from runner.ratings import elo_ratings
+
+    rng = random.Random(5)
+    names = [f"e{i:05d}" for i in range(10_000)]
+    truth = {n: rng.gauss(0.0, 200.0) for n in names}
+    normal = Verdict(VerdictKind.NORMAL, None, "")
+    games = []
+    for _ in range(50_000):
+        a, b = rng.sample(names, 2)
+        p = 1 / (1 + 10 ** ((truth[b] - truth[a]) / 400))
+        r = rng.random()
+        winner = a if r < 0.9 * p else (None if r < 0.9 * p + 0.1 else b)
+        games.append(GameRecord([a, b], winner, {}, normal, []))
+    t0 = time.perf_counter()
+    ratings = elo_ratings(games)
+    wall = time.perf_counter() - t0
+    widest = max(r.ci95 for r in ratings)
+    return {"wall_s": wall, "entries": len(ratings), "games": len(games), "widest_ci95": widest}
+
+
+def run_case(name: str) -> dict[str, float]:
+    if name == "ratings":
+        out = _ratings_case()
+    elif name == "swiss":
+        out = _stage_case({"name": "sw", "planner": "swiss", "rounds": 10}, 10_000, 12)
+    elif name == "knockout":
+        out = _stage_case({"name": "ko", "planner": "knockout"}, 10_000, 16)
+    else:
+        out = _stage_case({"name": "rr", "planner": "round_robin"}, 1_000, 1)
+    out["peak_rss_mb"] = _peak_mb()
+    return out
+
+
+def main(quick: bool = False) -> None:
+    load = os.getloadavg()
+    loads = f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    print(f"scale: planners and ratings at 10,000 entries; load average {loads}")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    cases = ("ratings", "knockout") if quick else CASES
+    for name in cases:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.scale_bench", "--case", name],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if done.returncode != 0:
+            print(f"  {name}: FAILED ({done.returncode}): {done.stderr[-1500:]}")
+            continue
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        shown = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items())
+        print(f"  {name}: {shown}", flush=True)
+
+
+if __name__ == "__main__":
+    if "--case" in sys.argv:
+        print(json.dumps(run_case(sys.argv[sys.argv.index("--case") + 1])))
+    else:
+        main("--quick" in sys.argv)
