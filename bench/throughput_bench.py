@@ -33,8 +33,8 @@ from typing import Any
 
 import redis
 
-from runner.redis_server import EmbeddedRedis
-from runner.store import RunStore
+from runner.orchestration.redis_server import EmbeddedRedis
+from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "entries" / "mnk" / "greedy"

@@ -12,18 +12,18 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from runner.registry import SANDBOX_KINDS
+from runner.domain.registry import SANDBOX_KINDS
 
 # subcommand -> "module:function"
 HANDLERS = {
     "validate": "runner.commands.validate:cmd_validate",
-    "run": "runner.coordinator:cmd_run",
+    "run": "runner.orchestration.coordinator:cmd_run",
     "worker": "workers.worker_cli:cmd_worker",
     "play": "workers.play:cmd_play",
-    "judge": "runner.games.judge:cmd_judge",
+    "judge": "runner.domain.games.judge:cmd_judge",
     "matches": "runner.report.commands:cmd_matches",
     "standings": "runner.report.commands:cmd_standings",
-    "rerun": "runner.rerun:cmd_rerun",
+    "rerun": "runner.orchestration.rerun:cmd_rerun",
     "replay": "runner.report.commands:cmd_replay",
     "report": "runner.report.commands:cmd_report",
 }

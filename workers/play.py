@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.contracts import (
+from runner.domain.contracts import (
     EntryRef,
     GameRecord,
     Limits,
@@ -35,10 +35,10 @@ from runner.contracts import (
     VerdictKind,
     stable_id,
 )
-from runner.entries import EntryError, EntrySpec, load_entry
-from runner.games import get_game
-from runner.games.base import BoardError, Game
-from runner.inert import inert
+from runner.domain.entries import EntryError, EntrySpec, load_entry
+from runner.domain.games import get_game
+from runner.domain.games.base import BoardError, Game
+from runner.domain.inert import inert
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver

@@ -23,7 +23,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from runner.contracts import Limits, MatchSpec
+from runner.domain.contracts import Limits, MatchSpec
 
 POLICY_ENV = "TOURNEY_WORKER_POLICY"
 SANDBOXED_KIND = "bwrap"

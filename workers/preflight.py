@@ -20,8 +20,8 @@ from pathlib import Path
 
 import redis
 
-from runner.contracts import Limits
-from runner.signing import RunKey, RunKeyError, load_run_key
+from runner.domain.contracts import Limits
+from runner.domain.signing import RunKey, RunKeyError, load_run_key
 
 #: seconds the broker may take to answer at start (connect + PING)
 BROKER_CHECK_TIMEOUT_S = 5.0

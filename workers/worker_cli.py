@@ -30,9 +30,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
-from runner.redis_server import BROKER_ENV
-from runner.registry import SANDBOX_BINDS_ENV, merged_binds
-from runner.signing import RunKey
+from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.signing import RunKey
+from runner.orchestration.redis_server import BROKER_ENV
 from workers.sandbox.cgroups import sandbox_memory_note
 
 #: presence key refresh period and lifetime

@@ -32,7 +32,7 @@ from runner.report.terminal import (
     print_stage_standings,
     print_workers,
 )
-from runner.store import StoreError
+from runner.storage.store import StoreError
 
 
 class UsageProblem(Exception):

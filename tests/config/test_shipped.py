@@ -13,10 +13,10 @@ import pytest
 
 from runner.commands.validate import cmd_validate
 from runner.config import PLANNERS, json_schema, load_config
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.scoring import RANK_KEYS
-from runner.stages.base import PlannedMatch
-from runner.stages.tournament import matches_rows, standings_json
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.scoring import RANK_KEYS
+from runner.domain.stages.base import PlannedMatch
+from runner.domain.stages.tournament import matches_rows, standings_json
 from tests.stages.audit import check_elimination
 from tests.stages.sim import simulate
 

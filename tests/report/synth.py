@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.contracts import GameRecord, MatchResult, MoveRecord, Verdict, VerdictKind, stable_id
-from runner.entries import EntrySpec
-from runner.games import get_game
-from runner.games.base import Game
-from runner.match_record import MatchRecord
+from runner.domain.contracts import GameRecord, MatchResult, MoveRecord, Verdict, VerdictKind, stable_id
+from runner.domain.entries import EntrySpec
+from runner.domain.games import get_game
+from runner.domain.games.base import Game
+from runner.domain.match_record import MatchRecord
+from runner.domain.stages.base import PlannedMatch, RoundInfo, StageState, StandingRow, TournamentState
+from runner.domain.stages.tournament import advance
 from runner.report.model import ReportData
-from runner.stages.base import PlannedMatch, RoundInfo, StageState, StandingRow, TournamentState
-from runner.stages.tournament import advance
 
 POUSSE_ENTRIES = ["alice", "bob", "carol", "dave", "erin", "frank"]
 

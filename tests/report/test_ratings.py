@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.ratings import elo_ratings, game_ranks, openskill_ratings
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.ratings import elo_ratings, game_ranks, openskill_ratings
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.entries import EntrySpec
-from runner.stages.base import PlannedMatch, TournamentState
-from runner.stages.tournament import advance
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.entries import EntrySpec
+from runner.domain.stages.base import PlannedMatch, TournamentState
+from runner.domain.stages.tournament import advance
 
 
 def fake_entry(name: str) -> EntrySpec:

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.knockout import bracket_order
-from runner.stages.tournament import advance, standings_json
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.stages.base import PlannedMatch
+from runner.domain.stages.knockout import bracket_order
+from runner.domain.stages.tournament import advance, standings_json
 from tests.stages.sim import make_config, random_game, simulate
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.places import ranking_rule
-from runner.stages.tournament import standings_json
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.stages.base import PlannedMatch
+from runner.domain.stages.places import ranking_rule
+from runner.domain.stages.tournament import standings_json
 from tests.stages.sim import make_config, simulate
 
 POTM94 = [

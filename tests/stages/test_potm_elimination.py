@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.tournament import advance, matches_rows, standings_json
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.stages.base import PlannedMatch
+from runner.domain.stages.tournament import advance, matches_rows, standings_json
 from tests.stages.audit import check_elimination
 from tests.stages.sim import make_config, random_game, simulate
 

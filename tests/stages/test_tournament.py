@@ -6,9 +6,9 @@ import json
 import random
 from typing import Any
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.tournament import advance, match_seed, match_spec, matches_rows, standings_json
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.stages.base import PlannedMatch
+from runner.domain.stages.tournament import advance, match_seed, match_spec, matches_rows, standings_json
 from tests.stages.sim import make_config, random_game, simulate
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")

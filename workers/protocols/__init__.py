@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.contracts import Limits
-from runner.games.base import Game
+from runner.domain.contracts import Limits
+from runner.domain.games.base import Game
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol
 from workers.protocols.gomocup import GomocupProtocol

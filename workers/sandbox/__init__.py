@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from runner.registry import SANDBOX_KINDS
+from runner.domain.registry import SANDBOX_KINDS
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.plain import PlainHost, PlainHostFactory
 

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import Limits, VerdictKind
+from runner.domain.contracts import Limits, VerdictKind
 
 
 class HostError(RuntimeError):
