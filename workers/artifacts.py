@@ -33,6 +33,7 @@ from pathlib import Path
 
 from runner.domain.contracts import EntryRef, Limits, VerdictKind
 from runner.domain.entries import directory_digest, pack_entry, unpack_entry
+from runner.errors import RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome
 from workers.sandbox.limits import build_limits
 
@@ -40,7 +41,7 @@ from workers.sandbox.limits import build_limits
 _HEX = frozenset("0123456789abcdef")
 
 
-class ArtifactError(RuntimeError):
+class ArtifactError(RetryElsewhere, RuntimeError):
     """An artifact could not be fetched or does not match its digest (not the entry's fault)."""
 
 

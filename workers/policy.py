@@ -24,13 +24,14 @@ import os
 from dataclasses import dataclass, field
 
 from runner.domain.contracts import Limits, MatchSpec
+from runner.errors import RetryElsewhere
 
 POLICY_ENV = "TOURNEY_WORKER_POLICY"
 SANDBOXED_KIND = "bwrap"
 UNSANDBOXED_KIND = "none"
 
 
-class PolicyRefused(RuntimeError):
+class PolicyRefused(RetryElsewhere, RuntimeError):
     """This worker will not run the task as asked."""
 
 

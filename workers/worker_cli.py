@@ -32,6 +32,7 @@ import redis
 
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import RunKey
+from runner.errors import UsageError
 from runner.orchestration.redis_server import BROKER_ENV
 from workers.sandbox.cgroups import sandbox_memory_note
 
@@ -40,7 +41,7 @@ PRESENCE_EVERY_S = 5.0
 PRESENCE_TTL_S = 15.0
 
 
-class BrokerURLError(ValueError):
+class BrokerURLError(UsageError, ValueError):
     pass
 
 

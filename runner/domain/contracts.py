@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from runner.errors import MessageRejected
+
 
 class VerdictKind(StrEnum):
     """How a game can end (DESIGN §4.3)."""
@@ -372,7 +374,7 @@ ENVELOPE_VERSION = 1
 SIGNATURE_KEY = "sig"
 
 
-class WireError(ValueError):
+class WireError(MessageRejected, ValueError):
     """A message that is not one of ours: malformed, unknown kind or version."""
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from runner.domain.contracts import EntryRef
 from runner.domain.games import GAME_NAMES
 from runner.domain.registry import PROTOCOL_NAMES
+from runner.errors import UsageError
 
 # the registries' names, under the names this module has always exported
 PROTOCOLS = PROTOCOL_NAMES
@@ -32,7 +33,7 @@ GAMES = GAME_NAMES
 _IGNORED_NAMES = {".git", "__pycache__", ".DS_Store"}
 
 
-class EntryError(ValueError):
+class EntryError(UsageError, ValueError):
     """An entry directory that cannot be used, with the reason."""
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from runner.domain.contracts import GameRecord, MatchPlan, MatchResult, MatchSpec, VerdictKind
 from runner.domain.scoring import game_result, is_system_error
+from runner.errors import UsageError
 
 #: the store's states whose official result counts for the tournament
 RESULT_STATES = ("done", "failed")
@@ -159,7 +160,7 @@ class MatchRecord:
         return out
 
 
-class UnknownMatch(KeyError):
+class UnknownMatch(UsageError, KeyError):
     """No match, or more than one, answers to the id asked for."""
 
     def __str__(self) -> str:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.domain.contracts import SIGNATURE_KEY, canonical_json, unsigned
+from runner.errors import MessageRejected, WorkerUnfit
 
 #: the field ``sign`` adds (the contracts' message types ignore it when reading)
 SIG_FIELD = SIGNATURE_KEY
@@ -48,11 +49,11 @@ KEY_FILE_ENV = "TOURNEY_RUN_KEY_FILE"
 KEY_FILE_NAME = "run.key"
 
 
-class SignatureError(ValueError):
+class SignatureError(MessageRejected, ValueError):
     """A message is unsigned, signed with another key, or altered after signing."""
 
 
-class RunKeyError(RuntimeError):
+class RunKeyError(WorkerUnfit, RuntimeError):
     """No usable run key: missing, malformed, or in a file others can read."""
 
 

@@ -27,9 +27,10 @@ from typing import Any
 from runner.domain.contracts import GameRecord, MatchResult, MatchSpec, VerdictKind
 from runner.domain.games import get_game
 from runner.domain.games.base import MAX_MOVES, Game, RulesError
+from runner.errors import MessageRejected
 
 
-class ResultMismatch(ValueError):
+class ResultMismatch(MessageRejected, ValueError):
     """The result does not follow from its transcript under the game's rules."""
 
 

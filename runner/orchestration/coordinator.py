@@ -56,6 +56,7 @@ from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_
 from runner.domain.stages.base import PlannedMatch, TournamentState
 from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.verify import ResultMismatch, verify_result
+from runner.errors import RunHalted
 from runner.orchestration.dispatch import (
     BrokerDown,
     CeleryDispatcher,
@@ -490,7 +491,7 @@ class _Cluster:
             server.stop()
 
 
-class _Terminated(Exception):
+class _Terminated(RunHalted):
     pass
 
 

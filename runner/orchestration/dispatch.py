@@ -44,6 +44,7 @@ from runner.domain.contracts import (
 )
 from runner.domain.contracts import Note as WireNote
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify
+from runner.errors import RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.redis_server import BROKER_ENV, parent_death_signal
 
@@ -190,7 +191,7 @@ class InlineDispatcher:
 
 
 # -- Celery ---------------------------------------------------------------------------
-class BrokerDown(RuntimeError):
+class BrokerDown(RunHalted, RuntimeError):
     """The broker stayed unreachable longer than the coordinator is willing to wait."""
 
 

@@ -27,8 +27,10 @@ from urllib.parse import quote, urlencode
 
 import redis
 
+from runner.errors import RunHalted
 
-class RedisServerError(RuntimeError):
+
+class RedisServerError(RunHalted, RuntimeError):
     """The embedded Redis could not be started."""
 
 

@@ -39,11 +39,12 @@ from runner.domain.match_record import MatchRecord, UnknownMatch
 from runner.domain.match_record import find_match as find_record
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
+from runner.errors import UsageError
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.storage.store import RunStore, StoreError
 
 
-class RerunRefused(RuntimeError):
+class RerunRefused(UsageError, RuntimeError):
     pass
 
 

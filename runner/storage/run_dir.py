@@ -38,13 +38,14 @@ from pathlib import Path
 from typing import IO
 
 from runner.config import TournamentConfig, load_config
+from runner.errors import UsageError
 from runner.storage.resolved import RESOLVED_FILE, read_resolved, run_config, write_resolved
 from runner.storage.store import STORE_FILE, RunStore, StoreError
 
 FROZEN_CONFIG = "config.yaml"
 
 
-class ResumeRefused(RuntimeError):
+class ResumeRefused(UsageError, RuntimeError):
     """The run directory holds a different tournament (or is busy)."""
 
 

@@ -73,6 +73,7 @@ from typing import Any, Literal
 
 from runner.domain.contracts import GameRecord, MatchResult, MatchSpec, system_error_result
 from runner.domain.match_record import MatchRecord
+from runner.errors import RunHalted
 
 STORE_FILE = "tournament.sqlite"
 SCHEMA_VERSION = 1
@@ -129,7 +130,7 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
-class StoreError(RuntimeError):
+class StoreError(RunHalted, RuntimeError):
     """The run store cannot be opened or used (not a run directory, newer schema, ...)."""
 
 

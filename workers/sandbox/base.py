@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.domain.contracts import Limits, VerdictKind
+from runner.errors import RetryElsewhere
 
 
-class HostError(RuntimeError):
+class HostError(RetryElsewhere, RuntimeError):
     """The host could not do its job (not the entry's fault)."""
 
 

@@ -18,8 +18,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
+from runner.errors import EntryFault
 
-class RulesError(ValueError):
+
+class RulesError(EntryFault, ValueError):
     """Base of the errors a referee raises about its inputs."""
 
 
