@@ -116,16 +116,11 @@ def broker_url_of(args: argparse.Namespace) -> str:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    try:
-        url = broker_url_of(args)
-        check_broker_url(url, allow_no_password=bool(args.allow_no_password))
-    except BrokerURLError as e:
-        print(f"tourney worker: {e}", file=sys.stderr)
-        return 2
+    url = broker_url_of(args)  # BrokerURLError (a UsageError): exit 2
+    check_broker_url(url, allow_no_password=bool(args.allow_no_password))
     concurrency = int(args.concurrency or os.cpu_count() or 1)
     if concurrency < 1:
-        print("tourney worker: --concurrency must be at least 1", file=sys.stderr)
-        return 2
+        raise UsageError("--concurrency must be at least 1")
     name = args.name or f"tourney-{os.getpid()}@{socket.gethostname()}"
     from workers.policy import POLICY_ENV, LimitCeiling, WorkerPolicy
     from workers.preflight import PreflightFailed, check_broker, check_run_key

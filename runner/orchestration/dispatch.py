@@ -44,7 +44,7 @@ from runner.domain.contracts import (
 )
 from runner.domain.contracts import Note as WireNote
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify
-from runner.errors import RunHalted
+from runner.errors import RunHalted, UsageError
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.redis_server import BROKER_ENV, parent_death_signal
 
@@ -188,6 +188,33 @@ class InlineDispatcher:
 
     def close(self) -> None:
         self._queue.clear()
+
+
+# -- what the coordinator side asks of this machine's workers side ----------------------
+class SandboxUnavailable(UsageError):
+    """Entries cannot be isolated here with the sandbox asked for (exit 2: pick another)."""
+
+
+def probe_sandbox(kind: str) -> str:
+    """Fail early, with the sandbox's own message, if entries cannot be isolated here;
+    else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
+    it is "memory: rlimit only" and how to fix that)."""
+    from workers.sandbox import HostError, host_factory
+    from workers.sandbox.cgroups import sandbox_memory_note
+
+    try:
+        factory = host_factory(kind)  # the bwrap factory probes the machine; HostError says why not
+    except HostError as e:
+        raise SandboxUnavailable(f"sandbox {kind} unavailable: {e}") from e
+    return sandbox_memory_note() if factory.name == "bwrap" else ""
+
+
+def check_broker_url(url: str) -> None:
+    """The rules a worker applies to a broker URL (a password, a known scheme), applied
+    before a run starts; ``BrokerURLError`` (a ``UsageError``) if it breaks them."""
+    from workers.worker_cli import check_broker_url as worker_check
+
+    worker_check(url, allow_no_password=False)
 
 
 # -- Celery ---------------------------------------------------------------------------

