@@ -30,10 +30,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
-from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import RunKey
 from runner.errors import UsageError
-from runner.orchestration.redis_server import BROKER_ENV
 from workers.sandbox.cgroups import sandbox_memory_note
 
 #: presence key refresh period and lifetime

@@ -28,7 +28,7 @@ from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.stages.base import TournamentState
 from runner.errors import CommandError, RunHalted, UsageError
-from runner.orchestration.coordinator import ATTEMPT_CAP, Coordinator, RunOutcome
+from runner.orchestration.coordinator import ATTEMPT_CAP, Coordinator, SessionOutcome
 from runner.orchestration.dispatch import (
     BrokerDown,
     CeleryDispatcher,
@@ -37,8 +37,8 @@ from runner.orchestration.dispatch import (
     LocalWorkers,
     Timing,
     check_broker_url,
-    probe_sandbox,
     kill_stale,
+    probe_sandbox,
 )
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.model import ReportData
@@ -211,7 +211,7 @@ def _play(
     cluster: _Cluster,
     progress: RunProgress,
     resumed: bool,
-) -> tuple[int, RunOutcome | None]:
+) -> tuple[int, SessionOutcome | None]:
     meta = store.meta()
     run_id = str(meta["run_id"])
     if resumed:
@@ -358,7 +358,7 @@ def _masked(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
-def _finish_outputs(rd: RunDir, outcome: RunOutcome, finished: bool) -> None:
+def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run."""
     from runner.report.exports import write_text

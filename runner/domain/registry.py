@@ -31,6 +31,8 @@ PROTOCOL_NAMES: tuple[str, ...] = tuple(PROTOCOL_GAMES)
 SandboxKind = Literal["bwrap", "none"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 
+#: the environment variable that carries the broker URL to workers (never their command line)
+BROKER_ENV = "TOURNEY_BROKER_URL"
 #: read-only host paths a worker adds to every sandbox (colon-separated absolute paths, e.g.
 #: a language runtime under /opt): the worker's own policy, set where it starts
 #: (``tourney worker --sandbox-bind``, or ``tourney run`` from the config's

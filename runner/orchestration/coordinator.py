@@ -38,8 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import MatchResult, MatchSpec, VerdictKind, system_error_result
-from runner.domain.stages.base import PlannedMatch, TournamentState
+from runner.domain.contracts import MatchPlan, MatchResult, MatchSpec, VerdictKind, system_error_result
+from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.orchestration.dispatch import (
@@ -74,7 +74,7 @@ BROKER_CHECK_EVERY_S = 1.0
 
 
 @dataclass
-class RunOutcome:
+class SessionOutcome:
     finished: bool
     state: TournamentState
     failed: list[str] = field(default_factory=list)  # matches given up (when not finished)
@@ -124,7 +124,7 @@ class Coordinator:
         self.cpu_s = 0.0
 
     # -- planning -------------------------------------------------------------------
-    def _spec(self, pm: PlannedMatch) -> MatchSpec:
+    def _spec(self, pm: MatchPlan) -> MatchSpec:
         spec = self._specs.get(pm.match_id)
         if spec is None:
             spec = self._specs[pm.match_id] = match_spec(self.config, pm)
@@ -173,14 +173,14 @@ class Coordinator:
         self.dispatcher.forget(match_id)
 
     # -- the loop ---------------------------------------------------------------------
-    def run(self) -> RunOutcome:
+    def run(self) -> SessionOutcome:
         cpu0 = time.process_time()
         try:
             return self._run()
         finally:
             self.cpu_s = time.process_time() - cpu0
 
-    def _run(self) -> RunOutcome:
+    def _run(self) -> SessionOutcome:
         t0 = time.monotonic()
         dirty = True
         last_plan = 0.0
@@ -202,7 +202,7 @@ class Coordinator:
         self._show(t0, force=True)
         assert state is not None
         failed = [r.match_id for r in self.store.match_records(states=("failed",))]
-        return RunOutcome(
+        return SessionOutcome(
             finished=state.finished,
             state=state,
             failed=failed,
@@ -443,4 +443,4 @@ class Coordinator:
         )
 
 
-__all__ = ["ATTEMPT_CAP", "Coordinator", "RunOutcome"]
+__all__ = ["ATTEMPT_CAP", "Coordinator", "SessionOutcome"]

@@ -43,10 +43,11 @@ from runner.domain.contracts import (
     note_from_dict,
 )
 from runner.domain.contracts import Note as WireNote
+from runner.domain.registry import BROKER_ENV
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify
 from runner.errors import RunHalted, UsageError
 from runner.orchestration import procs as procs_mod
-from runner.orchestration.redis_server import BROKER_ENV, parent_death_signal
+from runner.orchestration.redis_server import parent_death_signal
 
 log = logging.getLogger("tourney.dispatch")
 

@@ -34,8 +34,6 @@ class RedisServerError(RunHalted, RuntimeError):
     """The embedded Redis could not be started."""
 
 
-#: the environment variable that carries the broker URL to workers (never their command line)
-BROKER_ENV = "TOURNEY_BROKER_URL"
 _PR_SET_PDEATHSIG = 1
 
 

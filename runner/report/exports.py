@@ -18,8 +18,7 @@ from typing import Any, TextIO
 
 from runner.domain.stages.common import completed
 from runner.domain.stages.places import place_labels
-from runner.domain.stages.tournament import match_row
-from runner.domain.stages.tournament import standings_json as tournament_standings_json
+from runner.domain.stages.tournament import match_row, standings_document
 from runner.report.model import ReportData
 
 STANDINGS_COLUMNS = [
@@ -69,14 +68,14 @@ def standings_records(data: ReportData) -> list[dict[str, Any]]:
 
 
 def standings_json(data: ReportData) -> str:
-    """``runner.domain.stages.tournament.standings_json`` (every stage's state, rounds
+    """``runner.domain.stages.tournament.standings_document`` (every stage's state, rounds
     and standings) plus the run's name and game, and each stage's ratings
     merged into its standings rows."""
     doc: dict[str, Any] = {
         "tournament": data.name,
         "game": data.game_name,
         "sandbox": data.sandbox,
-        **tournament_standings_json(data.tournament),
+        **standings_document(data.tournament),
     }
     for stage in doc["stages"]:
         ratings = data.stage_ratings(stage["name"])

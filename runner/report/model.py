@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from runner.config import TournamentConfig
 
 
-#: the report reads the store's own match value (old name kept importable)
-MatchView = MatchRecord
-
-
 @dataclass(frozen=True)
 class RatingTable:
     """The ratings of one group of games: Elo for two-player games,

@@ -142,10 +142,6 @@ class Event:
     detail: str
 
 
-#: the store's match value is the one ``MatchRecord`` (old name kept importable)
-MatchRow = MatchRecord
-
-
 @dataclass(frozen=True)
 class Accepted:
     """What became of a received result."""

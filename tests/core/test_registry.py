@@ -30,7 +30,7 @@ def test_protocols_carry_only_registered_games_and_every_game_has_a_protocol() -
 def test_an_adapter_for_an_unregistered_protocol_is_refused_at_definition() -> None:
     from workers.protocols.common import PerMoveProtocol
 
-    with pytest.raises(TypeError, match=r"'smoke-signals' is not in runner\.registry"):
+    with pytest.raises(TypeError, match=r"'smoke-signals' is not in runner\.domain\.registry"):
 
         class SmokeSignals(PerMoveProtocol):  # pragma: no cover - the class statement itself fails
             name: ClassVar[str] = "smoke-signals"

@@ -17,9 +17,6 @@ from typing import Any
 from runner.domain.contracts import MatchPlan
 from runner.domain.stages.places import Place
 
-#: what a planner produces; one type with the spec's plan (kept under its old name for planners)
-PlannedMatch = MatchPlan
-
 
 @dataclass(frozen=True)
 class StandingRow:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from runner.domain.boards import BoardSpec, derive_seed, round_board_id
-from runner.domain.contracts import GameRecord
+from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
-from runner.domain.stages.base import PlannedMatch, RoundInfo, StandingRow
+from runner.domain.stages.base import RoundInfo, StandingRow
 
 if TYPE_CHECKING:
     from runner.config import AnyStage
@@ -60,7 +60,7 @@ class StageContext:
 
 @dataclass
 class StageOutcome:
-    matches: list[PlannedMatch]
+    matches: list[MatchPlan]
     rounds: list[RoundInfo]
     done: bool
     standings: list[StandingRow]
@@ -72,7 +72,7 @@ class StageOutcome:
 
 
 def one_round_outcome(
-    ctx: StageContext, entrants: list[str], matches: list[PlannedMatch], results: Results
+    ctx: StageContext, entrants: list[str], matches: list[MatchPlan], results: Results
 ) -> StageOutcome:
     """The outcome of a stage whose matches all exist at once (round robin, gauntlet ...)."""
     played = [(m.players, g) for m in matches if (g := completed(results, m)) is not None]
@@ -88,7 +88,7 @@ def one_round_outcome(
     )
 
 
-def completed(results: Results, match: PlannedMatch) -> Sequence[GameRecord] | None:
+def completed(results: Results, match: MatchPlan) -> Sequence[GameRecord] | None:
     """The games of a finished match, or None (no result yet, or a system error to be retried)."""
     games = results.get(match.match_id)
     if games is None or not games or any(is_system_error(g) for g in games):

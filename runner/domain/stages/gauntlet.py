@@ -8,7 +8,7 @@ ranked, by the stage's ``rank_by`` over their own games.
 from __future__ import annotations
 
 from runner.config import GauntletStage, SeedingStage
-from runner.domain.stages.base import PlannedMatch
+from runner.domain.contracts import MatchPlan
 from runner.domain.stages.common import (
     Results,
     StageContext,
@@ -23,12 +23,12 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     assert isinstance(st, GauntletStage | SeedingStage)
     opponents = list(st.opponents) if st.opponents is not None else list(ctx.opponents)
     boards = ctx.boards_for_round(1)
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     pairing = 0
     for e in entrants:
         for o in opponents:
             for board in boards:
                 orders = two_player_orders(e, o, st.games_per_pairing)
-                matches.append(PlannedMatch(st.name, 1, "", pairing, (e, o), board, orders))
+                matches.append(MatchPlan(st.name, 1, "", pairing, (e, o), board, orders))
                 pairing += 1
     return one_round_outcome(ctx, entrants, matches, results)

@@ -13,9 +13,9 @@ round of elimination (later is better), inside each by ``rank_by``, then seed.
 from __future__ import annotations
 
 from runner.config import KnockoutStage
-from runner.domain.contracts import GameRecord
+from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import match_winner, tally_matches
-from runner.domain.stages.base import PlannedMatch, RoundInfo
+from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import (
     Results,
     StageContext,
@@ -44,7 +44,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     while size < len(entrants):
         size *= 2
     slots: list[str | None] = [entrants[s - 1] if s <= len(entrants) else None for s in bracket_order(size)]
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     rounds: list[RoundInfo] = []
     notes: list[str] = []
     played: list[tuple[tuple[str, ...], list[GameRecord]]] = []
@@ -59,7 +59,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         board = ctx.round_board(r)
         nxt: list[str | None] = []
         byes: list[str] = []
-        this_round: list[PlannedMatch] = []
+        this_round: list[MatchPlan] = []
         pending = False
         for i in range(0, len(slots), 2):
             a, b = slots[i], slots[i + 1]
@@ -70,7 +70,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
                 continue
             if seed[b] < seed[a]:
                 a, b = b, a
-            m = PlannedMatch(
+            m = MatchPlan(
                 st.name, r, "", len(this_round), (a, b), board, two_player_orders(a, b, st.games_per_pairing)
             )
             this_round.append(m)

@@ -28,8 +28,8 @@ import math
 from itertools import permutations
 
 from runner.config import PermutationsStage
+from runner.domain.contracts import MatchPlan
 from runner.domain.scoring import rank_entries
-from runner.domain.stages.base import PlannedMatch
 from runner.domain.stages.common import Results, StageContext, StageOutcome, one_round_outcome
 
 
@@ -85,11 +85,11 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         )
     orders, note = seat_orders(entrants, st.max_entrants)
     boards = ctx.boards_for_round(1)
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     for order in orders:
         for board in boards:
             games = (tuple(order),) * st.games_per_order
-            matches.append(PlannedMatch(st.name, 1, "", len(matches), tuple(entrants), board, games))
+            matches.append(MatchPlan(st.name, 1, "", len(matches), tuple(entrants), board, games))
     out = one_round_outcome(ctx, entrants, matches, results)
     out.notes.append(note)
     return out

@@ -52,9 +52,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.config import EliminationStage
-from runner.domain.contracts import GameRecord
+from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import match_winner, tally_matches
-from runner.domain.stages.base import PlannedMatch, RoundInfo
+from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import (
     Results,
     StageContext,
@@ -121,7 +121,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     k = st.k
     seed = {e: i + 1 for i, e in enumerate(entrants)}
     s = _State(bracket={e: WINNERS for e in entrants})
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     rounds: list[RoundInfo] = []
     notes: list[str] = []
     played: list[tuple[tuple[str, ...], list[GameRecord]]] = []
@@ -144,7 +144,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
             break
         r += 1
         board = ctx.round_board(r)
-        this_round: list[tuple[str, PlannedMatch]] = []
+        this_round: list[tuple[str, MatchPlan]] = []
         for which, members, active in ((WINNERS, winners, w_play), (LOSERS, losers, l_play)):
             if not active:
                 continue
@@ -158,7 +158,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
                 )
             ids = []
             for i, (a, b) in enumerate(bp.pairs):
-                m = PlannedMatch(
+                m = MatchPlan(
                     st.name, r, which, i, (a, b), board, two_player_orders(a, b, st.games_per_pairing)
                 )
                 this_round.append((which, m))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from runner.config import RoundRobinStage
-from runner.domain.stages.base import PlannedMatch
+from runner.domain.contracts import MatchPlan
 from runner.domain.stages.common import (
     Results,
     StageContext,
@@ -26,9 +26,9 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     st = ctx.stage
     assert isinstance(st, RoundRobinStage)
     boards = ctx.boards_for_round(1)
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     for a, b in combinations(entrants, 2):
         for board in boards:
             orders = two_player_orders(a, b, st.games_per_pairing)
-            matches.append(PlannedMatch(st.name, 1, "", len(matches), (a, b), board, orders))
+            matches.append(MatchPlan(st.name, 1, "", len(matches), (a, b), board, orders))
     return one_round_outcome(ctx, entrants, matches, results)

@@ -17,9 +17,9 @@ otherwise each side moves first equally often. Ranked by ``rank_by``
 from __future__ import annotations
 
 from runner.config import SwissStage
-from runner.domain.contracts import GameRecord
+from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import Tally, rank_entries, tally_matches
-from runner.domain.stages.base import PlannedMatch, RoundInfo
+from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import (
     Results,
     StageContext,
@@ -53,7 +53,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     st = ctx.stage
     assert isinstance(st, SwissStage)
     seed = {e: i + 1 for i, e in enumerate(entrants)}
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     rounds: list[RoundInfo] = []
     played: list[tuple[tuple[str, ...], list[GameRecord]]] = []
     byes: dict[str, int] = {}
@@ -80,7 +80,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
 
         pairs = pair_off(pool, prefer, lambda a, b: frozenset((a, b)) in met)
         board = ctx.round_board(r)
-        this_round: list[PlannedMatch] = []
+        this_round: list[MatchPlan] = []
         for a, b in pairs:
             if st.games_per_pairing == 1:
                 if (_balance(tallies[b]), order.index(b)) < (_balance(tallies[a]), order.index(a)):
@@ -88,7 +88,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
                 orders: tuple[tuple[str, ...], ...] = ((a, b),)
             else:
                 orders = two_player_orders(a, b, st.games_per_pairing)
-            this_round.append(PlannedMatch(st.name, r, "", len(this_round), (a, b), board, orders))
+            this_round.append(MatchPlan(st.name, r, "", len(this_round), (a, b), board, orders))
         matches.extend(this_round)
         rounds.append(RoundInfo(r, "", tuple(m.match_id for m in this_round), (bye,) if bye else (), board))
         results_now = [completed(results, m) for m in this_round]

@@ -12,9 +12,9 @@ the excluded ones follow.
 from __future__ import annotations
 
 from runner.config import MIRROR_SUFFIX, SystemTestStage
-from runner.domain.contracts import VerdictKind
+from runner.domain.contracts import MatchPlan, VerdictKind
 from runner.domain.scoring import Ranking, tally_matches
-from runner.domain.stages.base import PlannedMatch, RoundInfo
+from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import Results, StageContext, StageOutcome, completed, standing_rows
 
 
@@ -22,12 +22,12 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     st = ctx.stage
     assert isinstance(st, SystemTestStage)
     boards = ctx.boards_for_round(1)
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     for i, e in enumerate(entrants):
         other = st.reference or e + MIRROR_SUFFIX
         for j, board in enumerate(boards):
             matches.append(
-                PlannedMatch(st.name, 1, "", i * len(boards) + j, (e, other), board, ((e, other),))
+                MatchPlan(st.name, 1, "", i * len(boards) + j, (e, other), board, ((e, other),))
             )
     excluded: dict[str, str] = {}
     played = []

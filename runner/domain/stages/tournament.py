@@ -44,22 +44,22 @@ from runner.config import (
     TournamentConfig,
 )
 from runner.domain.boards import derive_seed
-from runner.domain.contracts import GameRecord, MatchSpec
+from runner.domain.contracts import GameRecord, MatchPlan, MatchSpec
 from runner.domain.scoring import Ranking, ScoringModel, effective_winner, match_winner
 from runner.domain.stages import PLANNERS
-from runner.domain.stages.base import PlannedMatch, StageState, TournamentState
+from runner.domain.stages.base import StageState, TournamentState
 from runner.domain.stages.common import StageContext, StageOutcome, completed
 from runner.domain.stages.places import TieGroup, compose_groups, final_places, place_labels, stage_groups
 
 Results = Mapping[str, Sequence[GameRecord]]
 
 
-def match_seed(config: TournamentConfig, planned: PlannedMatch) -> int:
+def match_seed(config: TournamentConfig, planned: MatchPlan) -> int:
     """The RNG seed a worker gets for ``planned``: from the config seed and the match id."""
     return derive_seed(config.seed, "match", planned.match_id)
 
 
-def match_spec(config: TournamentConfig, planned: PlannedMatch) -> MatchSpec:
+def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
     """The ``MatchSpec`` a worker plays for ``planned``."""
     return MatchSpec(
         plan=planned,
@@ -89,7 +89,7 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
     groups = [TieGroup(tuple(ranking), "")] if len(ranking) > 1 else [TieGroup((e,), "") for e in ranking]
     advancing = list(ranking)
     last: Ranking | None = None
-    matches: list[PlannedMatch] = []
+    matches: list[MatchPlan] = []
     stages: list[StageState] = []
     blocked = False
     max_players = config.game_rules().max_players
@@ -173,7 +173,7 @@ def _stage_decider(config: TournamentConfig | None, stage: str) -> tuple[Scoring
 
 
 def match_row(
-    plan: PlannedMatch, games: Sequence[GameRecord] | None, config: TournamentConfig | None = None
+    plan: MatchPlan, games: Sequence[GameRecord] | None, config: TournamentConfig | None = None
 ) -> dict[str, Any]:
     """A match as ``tourney matches --json`` prints it: where it sits in the bracket, its board
     and seat orders, its result.
@@ -215,7 +215,7 @@ def matches_rows(
     return [match_row(m, completed(results, m), config) for m in state.matches]
 
 
-def standings_json(state: TournamentState) -> dict[str, Any]:
+def standings_document(state: TournamentState) -> dict[str, Any]:
     """Every stage's state and ranking with the numbers behind it, and the overall ranking."""
     return {
         "finished": state.finished,

@@ -1,0 +1,148 @@
+"""The layout's rules, read from the source: which package may import which, one
+exception root, no dead ``ImportError`` fallbacks, one way a command reports an error."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import runner
+import workers
+from runner import cli
+from runner.errors import CommandError, TourneyError, UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: the one module through which runner reaches into workers (DESIGN §3)
+DOOR_TO_WORKERS = "runner/orchestration/dispatch.py"
+#: what workers may import from runner: the shared domain and the exception root
+WORKERS_MAY_IMPORT = ("runner.domain", "runner.errors")
+
+
+def sources(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module an ``import`` or ``from ... import`` names, at any depth (lazy ones too)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return out
+
+
+def test_runner_reaches_workers_only_through_the_dispatcher() -> None:
+    leaks = {
+        str(p.relative_to(ROOT)): sorted(m for m in imported_modules(p) if m.split(".")[0] == "workers")
+        for p in sources("runner")
+        if str(p.relative_to(ROOT)) != DOOR_TO_WORKERS
+    }
+    assert {p: m for p, m in leaks.items() if m} == {}
+
+
+def test_the_dispatcher_does_reach_workers() -> None:
+    """The rule above is not vacuous: the door exists and is used."""
+    assert any(m.startswith("workers.") for m in imported_modules(ROOT / DOOR_TO_WORKERS))
+
+
+def test_workers_import_only_the_domain_and_the_errors_from_runner() -> None:
+    bad = {
+        str(p.relative_to(ROOT)): sorted(
+            m
+            for m in imported_modules(p)
+            if m.split(".")[0] == "runner"
+            and m != "runner"
+            and not any(m == ok or m.startswith(ok + ".") for ok in WORKERS_MAY_IMPORT)
+        )
+        for p in sources("workers")
+    }
+    assert {p: m for p, m in bad.items() if m} == {}
+
+
+def test_domain_and_storage_do_not_import_the_layers_above() -> None:
+    """Pure values and persistence know nothing of running a tournament or of commands."""
+    above = ("runner.orchestration", "runner.commands", "runner.cli", "runner.report", "workers")
+    bad = {
+        str(p.relative_to(ROOT)): sorted(m for m in imported_modules(p) if m.startswith(above))
+        for pkg in ("runner/domain", "runner/storage")
+        for p in sources(pkg)
+    }
+    assert {p: m for p, m in bad.items() if m} == {}
+
+
+def test_no_dead_import_error_fallbacks() -> None:
+    found = [
+        f"{p.relative_to(ROOT)}:{node.lineno}"
+        for pkg in ("runner", "workers", "tests", "bench")
+        for p in sources(pkg)
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ExceptHandler)
+        and isinstance(node.type, ast.Name)
+        and node.type.id in ("ImportError", "ModuleNotFoundError")
+    ]
+    assert found == []
+
+
+def every_exception_class() -> list[type[BaseException]]:
+    classes: list[type[BaseException]] = []
+    for package in (runner, workers):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("celery_app") or info.name.startswith("workers.tasks"):
+                continue  # importing them configures Celery (they define no exception classes)
+            module = importlib.import_module(info.name)
+            classes += [
+                c
+                for _, c in inspect.getmembers(module, inspect.isclass)
+                if issubclass(c, BaseException) and c.__module__ == info.name
+            ]
+    return classes
+
+
+def test_every_exception_class_hangs_on_the_one_root() -> None:
+    classes = every_exception_class()
+    assert len(classes) >= 15  # the walk found the classes, not nothing
+    assert sorted(c.__qualname__ for c in classes if not issubclass(c, TourneyError)) == []
+
+
+def test_user_errors_exit_2_and_keep_their_historical_base() -> None:
+    from runner.config import ConfigError
+    from runner.domain.match_record import UnknownMatch
+    from runner.storage.store import StoreError
+
+    assert issubclass(ConfigError, UsageError) and issubclass(ConfigError, ValueError)
+    assert issubclass(UnknownMatch, UsageError) and issubclass(UnknownMatch, KeyError)
+    assert UsageError("x").exit_code == 2 and ConfigError([]).exit_code == 2
+    assert not issubclass(StoreError, CommandError)
+
+
+def test_cli_prints_a_command_error_once_with_its_exit_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def failing(args: argparse.Namespace) -> int:
+        raise CommandError("the broker went away", exit_code=7)
+
+    monkeypatch.setattr(importlib.import_module("runner.commands.judge"), "cmd_judge", failing)
+    assert cli.main(["judge", "--game", "pousse", "t.txt"]) == 7
+    assert capsys.readouterr().err == "tourney judge: the broker went away\n"
+
+
+def test_a_real_usage_error_is_reported_by_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["judge", "--game", "no-such-game", "t.txt"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tourney judge: ") and err.count("\n") == 1
+
+
+def test_every_cli_handler_imports() -> None:
+    for target in cli.HANDLERS.values():
+        module, func = target.split(":")
+        assert callable(getattr(importlib.import_module(module), func)), target
