@@ -15,11 +15,12 @@ from rich.table import Table
 
 from runner.domain.contracts import GameRecord, MatchResult
 from runner.domain.entries import pack_entry
+from runner.domain.match_record import find_match
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
 from runner.errors import CommandError, UsageError
 from runner.orchestration.dispatch import probe_sandbox
-from runner.orchestration.rerun import RerunRefused, changed_entries, find_match, replay
+from runner.orchestration.rerun import RerunRefused, changed_entries, replay
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.storage.store import RunStore, StoreError
 
@@ -120,7 +121,7 @@ def cmd_rerun(args: argparse.Namespace) -> int:
 
 
 def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Console) -> int:
-    row = find_match(store, args.match_id)
+    row = find_match(store.match_records(), args.match_id)  # UnknownMatch: exit 2
     if row.result is None or row.spec is None:
         raise RerunRefused(
             f"match {row.match_id} has no official result yet ({row.state}); nothing to dispute"

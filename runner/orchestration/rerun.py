@@ -28,23 +28,12 @@ from collections.abc import Callable
 from runner.config import TournamentConfig
 from runner.domain.contracts import EntryRef, MatchResult, MatchSpec
 from runner.domain.entries import directory_digest
-from runner.domain.match_record import MatchRecord, UnknownMatch
-from runner.domain.match_record import find_match as find_record
 from runner.errors import UsageError
 from runner.storage.run_dir import RunDir
-from runner.storage.store import RunStore
 
 
 class RerunRefused(UsageError, RuntimeError):
-    pass
-
-
-def find_match(store: RunStore, wanted: str) -> MatchRecord:
-    """A match by id or unique id prefix (``runner.domain.match_record.find_match`` over the store)."""
-    try:
-        return find_record(store.match_records(), wanted)
-    except UnknownMatch as e:
-        raise RerunRefused(str(e)) from e
+    """The match cannot be replayed as asked (no result yet, its entries' code changed)."""
 
 
 def changed_entries(
