@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except CommandError as e:
         # the one place a command's error is printed: ``tourney CMD: message``, its exit code
-        print(f"tourney {args.command}: {e}", file=sys.stderr)
+        print(f"tourney {args.command}: {e}" if e.prefixed else str(e), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

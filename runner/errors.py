@@ -57,6 +57,9 @@ class CommandError(TourneyError):
     Raised by ``cmd_*`` handlers instead of printing and returning an exit code."""
 
     exit_code: int = 1
+    #: printed as ``tourney CMD: message``; False for messages that locate themselves
+    #: (a config's ``file:line:col: message`` lines)
+    prefixed: bool = True
 
     def __init__(self, message: str, exit_code: int | None = None) -> None:
         super().__init__(message)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from runner.config import ConfigError
 from runner.errors import UsageError
 from runner.report.exports import (
     matches_records,
@@ -37,7 +38,7 @@ from runner.storage.store import StoreError
 def _load(args: argparse.Namespace) -> ReportData:
     try:
         return load_report_data(Path(args.run_dir))
-    except (FileNotFoundError, StoreError) as e:
+    except (FileNotFoundError, StoreError, ConfigError) as e:
         raise UsageError(str(e)) from e
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from runner.config import ConfigError
 from runner.domain.contracts import GameRecord, MatchResult
 from runner.domain.entries import pack_entry
 from runner.domain.match_record import find_match
@@ -113,9 +114,11 @@ def cmd_rerun(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     try:
         with coordinator_lock(rd):
-            return _rerun(args, rd, store, console)  # RerunRefused, ConfigError: exit 2
+            return _rerun(args, rd, store, console)  # RerunRefused, UnknownMatch: exit 2
     except ResumeRefused as e:
         raise UsageError(f"{e}; wait for it to finish") from e
+    except ConfigError as e:  # the frozen config no longer loads: one prefixed message
+        raise UsageError(str(e)) from e
     finally:
         store.close()
 

@@ -32,6 +32,8 @@ class ConfigProblem:
 class ConfigError(UsageError, ValueError):
     """A config that cannot be used; ``problems`` lists every reason with its location."""
 
+    prefixed = False  # each line is ``file:line:col: message`` already
+
     def __init__(self, problems: Sequence[ConfigProblem]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))

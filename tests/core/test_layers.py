@@ -170,3 +170,14 @@ def test_every_cli_handler_imports() -> None:
     for target in cli.HANDLERS.values():
         module, func = target.split(":")
         assert callable(getattr(importlib.import_module(module), func)), target
+
+
+def test_a_config_error_keeps_its_located_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``file:line:col: message`` lines locate themselves: printed without the command prefix."""
+    config = tmp_path / "bad.yaml"
+    config.write_text("name: t\nstages: 3\n")
+    assert cli.main(["run", str(config), "--inline", "--no-progress"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith(f"{config}:") for line in lines)
