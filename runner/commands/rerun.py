@@ -21,7 +21,7 @@ from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
 from runner.errors import CommandError, UsageError
 from runner.orchestration.dispatch import probe_sandbox
-from runner.orchestration.rerun import RerunRefused, changed_entries, replay
+from runner.orchestration.rerun import RerunRefused, changed_entries, play_again
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.storage.store import RunStore, StoreError
 
@@ -159,7 +159,7 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
         f"replaying match {row.match_id} ({row.stage} r{row.round}: {' v '.join(row.players)}, "
         f"board {row.board_id}, seed {spec.seed})"
     )
-    new = replay(spec, rd)
+    new = play_again(spec, rd)
     if new.system_error is not None:
         raise CommandError(f"the replay failed on this machine: {new.system_error.detail}", exit_code=1)
     attempt = store.add_candidate(row.match_id, new)

@@ -46,7 +46,7 @@ from runner.orchestration.dispatch import (
     CeleryDispatcher,
     Dispatcher,
     Finished,
-    Note,
+    InboxNote,
     Rejected,
     Skipped,
     Started,
@@ -217,7 +217,7 @@ class Coordinator:
             spec, attempt = self.store.dispatch(mid)
             self.dispatcher.submit(spec, attempt)
 
-    def _handle(self, notes: list[Note]) -> bool:
+    def _handle(self, notes: list[InboxNote]) -> bool:
         changed = False
         for note in notes:
             if isinstance(note, Started):

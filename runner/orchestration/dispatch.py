@@ -36,13 +36,13 @@ import redis
 from runner.domain.contracts import (
     Finished,
     MatchSpec,
+    Note,
     Skipped,
     Started,
     TaskEnvelope,
     WireError,
     note_from_dict,
 )
-from runner.domain.contracts import Note as WireNote
 from runner.domain.registry import BROKER_ENV
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify
 from runner.errors import RunHalted, UsageError
@@ -57,9 +57,9 @@ __all__ = [
     "CeleryDispatcher",
     "Dispatcher",
     "Finished",
+    "InboxNote",
     "InlineDispatcher",
     "LocalWorkers",
-    "Note",
     "Rejected",
     "Skipped",
     "Started",
@@ -80,7 +80,7 @@ class Rejected:
 
 
 #: what the coordinator reads from the inbox: the workers' notes, and the ones refused
-Note = WireNote | Rejected
+InboxNote = Note | Rejected
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class Dispatcher(Protocol):
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         """Send one attempt of a match to be played."""
 
-    def poll(self, timeout: float) -> list[Note]:
+    def poll(self, timeout: float) -> list[InboxNote]:
         """Notes that arrived, waiting up to ``timeout`` seconds for the first."""
 
     def forget(self, match_id: str) -> None:
@@ -159,7 +159,7 @@ class InlineDispatcher:
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         self._queue.append((spec, attempt))
 
-    def poll(self, timeout: float) -> list[Note]:
+    def poll(self, timeout: float) -> list[InboxNote]:
         if not self._queue:
             time.sleep(min(timeout, 0.01))
             return []
@@ -371,7 +371,7 @@ class CeleryDispatcher:
                 self.keys.current(self.run_id), self.keys.inbox(self.run_id), self.keys.alive(self.run_id)
             )
 
-    def poll(self, timeout: float) -> list[Note]:
+    def poll(self, timeout: float) -> list[InboxNote]:
         inbox = self.keys.inbox(self.run_id)
         try:
             first = self.redis.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
@@ -386,7 +386,7 @@ class CeleryDispatcher:
             self._failed(e)
             time.sleep(min(timeout, 1.0))
             return []
-        notes: list[Note] = []
+        notes: list[InboxNote] = []
         for blob in raw:
             try:
                 signed = json.loads(blob)

@@ -58,7 +58,8 @@ def changed_entries(
     return {n: (spec.entries[n].digest, now.resolve_player(n).ref()) for n in changed}, gone
 
 
-def replay(spec: MatchSpec, rd: RunDir, worker: str = "rerun") -> MatchResult:
+def play_again(spec: MatchSpec, rd: RunDir, worker: str = "rerun") -> MatchResult:
+    """Play the stored spec once more, in this process, through the inline dispatcher."""
     from runner.orchestration.dispatch import Finished, InlineDispatcher
 
     dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "rerun" / "artifacts", worker=worker)
