@@ -8,7 +8,7 @@ timed by the wall clock, fixed costs included:
 * ``tourney run``: the CLI in a subprocess, as a user runs it (embedded Redis,
   ``W`` local workers, one build per worker, the store, the report);
 * the bare script: one build, then the same games (the seat orders the run
-  played) with the same referee (``runner.games``' mnk rules) by
+  played) with the same referee (``runner.domain.games``' mnk rules) by
   ``subprocess.run`` of the entry once per move, spread over ``W`` processes;
   no sandbox, no broker, no store, no report.
 
@@ -32,8 +32,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from runner.games import get_game
-from runner.store import RunStore
+from runner.domain.games import get_game
+from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "entries" / "mnk" / "greedy"

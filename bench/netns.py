@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import procs
+from runner.orchestration import procs
 
 
 class NetnsUnavailable(RuntimeError):

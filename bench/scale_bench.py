@@ -10,7 +10,7 @@ in for games: this measures the planners and the ratings, not play.
 * ``knockout``: 10,000 entrants to a champion, round by round;
 * ``round_robin``: the plan of 1,000 entrants (499,500 matches; the planner
   interface returns every match at once, so it cannot be lazy without a
-  change to ``runner.stages.base``);
+  change to ``runner.domain.stages.base``);
 * ``ratings``: Elo with error bars for 10,000 entries and 50,000 games
   (issue target: under 10 s).
 """
@@ -35,10 +35,9 @@ def _peak_mb() -> float:
 
 
 def _instant(m: object) -> list[object]:
-    from runner.contracts import GameRecord, Verdict, VerdictKind
-    from runner.stages.base import PlannedMatch
+    from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
 
-    assert isinstance(m, PlannedMatch)
+    assert isinstance(m, MatchPlan)
     upset = int(m.match_id[:2], 16) < 80
     out: list[object] = []
     for order in m.orders:
@@ -50,8 +49,8 @@ def _instant(m: object) -> list[object]:
 
 def _stage_case(stage: dict[str, object], n: int, max_calls: int) -> dict[str, float]:
     from runner.config import TournamentConfig
-    from runner.stages import PLANNERS
-    from runner.stages.common import StageContext
+    from runner.domain.stages import PLANNERS
+    from runner.domain.stages.common import StageContext
 
     cfg = TournamentConfig.model_validate(
         {
@@ -86,8 +85,8 @@ def _stage_case(stage: dict[str, object], n: int, max_calls: int) -> dict[str, f
 
 
 def _ratings_case() -> dict[str, float]:
-    from runner.contracts import GameRecord, Verdict, VerdictKind
-    from runner.ratings import elo_ratings
+    from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+    from runner.domain.ratings import elo_ratings
 
     rng = random.Random(5)
     names = [f"e{i:05d}" for i in range(10_000)]

@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runner.contracts import EntryRef, GameRecord, Limits, MatchSpec, VerdictKind, stable_id
-from runner.entries import load_entry
-from runner.games import get_game
+from runner.domain.contracts import EntryRef, GameRecord, Limits, MatchSpec, VerdictKind, stable_id
+from runner.domain.entries import load_entry
+from runner.domain.games import get_game
 from workers.artifacts import local_fetch
 from workers.executor import execute_match
 

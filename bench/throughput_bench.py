@@ -35,9 +35,9 @@ from typing import Any
 
 import redis
 
-from runner.redis_server import EmbeddedRedis
-from runner.signing import KEY_ENV, RunKey
-from runner.store import RunStore
+from runner.domain.signing import KEY_ENV, RunKey
+from runner.orchestration.redis_server import EmbeddedRedis
+from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "entries" / "mnk" / "greedy"

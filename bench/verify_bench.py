@@ -1,4 +1,4 @@
-"""What re-judging results costs the coordinator (runner.verify, DESIGN §6.1).
+"""What re-judging results costs the coordinator (runner.domain.verify, DESIGN §6.1).
 
 Runs ``configs/potm94.yaml`` with local Celery workers in a temporary run
 directory and prints the share of the coordinator process's CPU time spent
@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.store import RunStore
-from runner.verify import verify_result
+from runner.domain.verify import verify_result
+from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "potm94.yaml"

@@ -1,8 +1,11 @@
 """`tourney` command line (DESIGN §4.4).
 
-Each subcommand's work lives in the module that owns the concept; this file
-only parses arguments and imports the handler lazily, so `tourney validate`
-never pays for importing Celery. Handlers return the process exit code.
+The coordinator side's handlers live in ``runner.commands``; ``tourney
+worker`` and ``tourney play`` are the workers side's own commands (this
+program serves both machines), named here only as strings and imported
+lazily, so `tourney validate` never pays for importing Celery. Handlers return
+the process exit code, or raise a ``CommandError`` (``runner.errors``) that
+``main`` prints once as ``tourney CMD: message`` and turns into its exit code.
 """
 
 from __future__ import annotations
@@ -12,20 +15,21 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from runner.registry import SANDBOX_KINDS
+from runner.domain.registry import SANDBOX_KINDS
+from runner.errors import CommandError
 
 # subcommand -> "module:function"
 HANDLERS = {
     "validate": "runner.commands.validate:cmd_validate",
-    "run": "runner.coordinator:cmd_run",
+    "run": "runner.commands.run:cmd_run",
     "worker": "workers.worker_cli:cmd_worker",
     "play": "workers.play:cmd_play",
-    "judge": "runner.games.judge:cmd_judge",
-    "matches": "runner.report.commands:cmd_matches",
-    "standings": "runner.report.commands:cmd_standings",
-    "rerun": "runner.rerun:cmd_rerun",
-    "replay": "runner.report.commands:cmd_replay",
-    "report": "runner.report.commands:cmd_report",
+    "judge": "runner.commands.judge:cmd_judge",
+    "matches": "runner.commands.report:cmd_matches",
+    "standings": "runner.commands.report:cmd_standings",
+    "rerun": "runner.commands.rerun:cmd_rerun",
+    "replay": "runner.commands.report:cmd_replay",
+    "report": "runner.commands.report:cmd_report",
 }
 
 
@@ -126,16 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module_name, func_name = HANDLERS[args.command].split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name == module_name:
-            print(f"tourney {args.command}: not yet available in this version", file=sys.stderr)
-            return 3
-        raise
-    handler: Callable[[argparse.Namespace], int] = getattr(module, func_name)
+    handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module_name), func_name)
     try:
         return handler(args)
+    except CommandError as e:
+        # the one place a command's error is printed: ``tourney CMD: message``, its exit code
+        print(f"tourney {args.command}: {e}" if e.prefixed else str(e), file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import EntryRef, Limits, VerdictKind
-from runner.entries import directory_digest, pack_entry, unpack_entry
+from runner.domain.contracts import EntryRef, Limits, VerdictKind
+from runner.domain.entries import directory_digest, pack_entry, unpack_entry
+from runner.errors import RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome
 from workers.sandbox.limits import build_limits
 
@@ -40,7 +41,7 @@ from workers.sandbox.limits import build_limits
 _HEX = frozenset("0123456789abcdef")
 
 
-class ArtifactError(RuntimeError):
+class ArtifactError(RetryElsewhere, RuntimeError):
     """An artifact could not be fetched or does not match its digest (not the entry's fault)."""
 
 
@@ -148,7 +149,7 @@ class ArtifactCache:
     def ensure(self, ref: EntryRef, fetch: Callable[[str], bytes]) -> EntryDir:
         """The built entry directory for ``ref`` (or its ``BuildFailed``), fetching and
         building it first if this machine has not yet. ``fetch(digest)`` returns the
-        packed tar.gz (``runner.entries.pack_entry``)."""
+        packed tar.gz (``runner.domain.entries.pack_entry``)."""
         done = self.cached(ref.digest)
         if done is not None:
             return done

@@ -26,7 +26,7 @@ Besides Celery's own keys the run uses (``KEYS``):
 
 * ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
 * ``tourney:artifact:<digest>:sig:<key id>``: its signature with a run key
-  (``runner.signing.artifact_signature``); tasks and notes are signed too;
+  (``runner.domain.signing.artifact_signature``); tasks and notes are signed too;
 * ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
   (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
   a week after the last note; the coordinator deletes it when the run ends);
@@ -48,7 +48,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from celery import Celery
 
-from runner.contracts import ENVELOPE_VERSION as ENVELOPE_VERSION  # the envelope lives in the contracts
+from runner.domain.contracts import (
+    ENVELOPE_VERSION as ENVELOPE_VERSION,  # the envelope lives in the contracts
+)
 
 QUEUE = "tourney"
 TASK_NAME = "tourney.play_match"
@@ -154,7 +156,7 @@ class KEYS:
 
     @staticmethod
     def quarantine(name: str) -> str:
-        """Set (signed) by a coordinator: the worker stops consuming (``runner.workers_health``)."""
+        """Set (signed) by a coordinator: the worker stops consuming (``orchestration.workers_health``)."""
         return f"tourney:quarantine:{name}"
 
     WORKER_PATTERN = "tourney:worker:*"

@@ -3,7 +3,7 @@
 Every caller plays through ``execute_match``: the Celery task
 (``workers.tasks``), ``tourney play`` (``workers.play``), the inline
 dispatcher behind ``tourney run --inline`` and ``tourney rerun``
-(``runner.dispatch.InlineDispatcher``), and the benchmarks and strength runs
+(``runner.orchestration.dispatch.InlineDispatcher``), and the benchmarks and strength runs
 of the sample entries. So a match is played the same way whoever asks:
 
 1. the host factory for the spec's sandbox (``workers.sandbox.host_factory``),
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.contracts import MatchResult, MatchSpec, system_error_result
+from runner.domain.contracts import MatchResult, MatchSpec, system_error_result
 
 if TYPE_CHECKING:
     from workers.match import MatchObserver
@@ -43,7 +43,7 @@ WORK_DIR_ENV = "TOURNEY_WORK_DIR"
 #: a system error's detail is cut to this length (it is one line in reports)
 DETAIL_MAX = 500
 
-#: ``fetch(digest)`` returns an entry's packed artifact (``runner.entries.pack_entry``)
+#: ``fetch(digest)`` returns an entry's packed artifact (``runner.domain.entries.pack_entry``)
 Fetch = Callable[[str], bytes]
 
 

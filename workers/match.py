@@ -33,10 +33,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runner.contracts import EntryRef, GameRecord, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
-from runner.games import get_game
-from runner.games.base import MAX_MOVES, Game, IllegalMove
-from runner.placeholders import board_size, fill
+from runner.domain.contracts import (
+    EntryRef,
+    GameRecord,
+    MatchResult,
+    MatchSpec,
+    MoveRecord,
+    Verdict,
+    VerdictKind,
+)
+from runner.domain.games import get_game
+from runner.domain.games.base import MAX_MOVES, Game, IllegalMove
+from runner.domain.placeholders import board_size, fill
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
@@ -59,7 +67,7 @@ class MatchObserver:
 
 def argv_for(ref: EntryRef, mark: str, size: str = "", move_time: float | None = None) -> list[str]:
     """The entry's command line for a seat: ``run`` plus the variant's args, with ``{mark}``,
-    ``{size}`` and ``{move_time}`` filled in (``runner.placeholders``)."""
+    ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
     return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time)
 
 

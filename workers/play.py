@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.contracts import (
+from runner.domain.contracts import (
     EntryRef,
     GameRecord,
     Limits,
@@ -35,19 +35,16 @@ from runner.contracts import (
     VerdictKind,
     stable_id,
 )
-from runner.entries import EntryError, EntrySpec, load_entry
-from runner.games import get_game
-from runner.games.base import BoardError, Game
-from runner.inert import inert
-from runner.registry import protocol_carries
+from runner.domain.entries import EntryError, EntrySpec, load_entry
+from runner.domain.games import get_game
+from runner.domain.games.base import BoardError, Game
+from runner.domain.inert import inert
+from runner.domain.registry import protocol_carries
+from runner.errors import UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver
 from workers.sandbox import HostError, host_factory
-
-
-class UsageError(Exception):
-    """Bad arguments or entries: print the message, exit 2."""
 
 
 def cache_root() -> Path:
@@ -189,14 +186,6 @@ def _build_failures(cache: ArtifactCache, refs: dict[str, EntryRef]) -> dict[str
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    try:
-        return _play(args)
-    except UsageError as e:
-        print(f"tourney play: {e}", file=sys.stderr)
-        return 2
-
-
-def _play(args: argparse.Namespace) -> int:
     try:
         game = get_game(args.game)
     except ValueError as e:

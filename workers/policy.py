@@ -23,14 +23,15 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from runner.contracts import Limits, MatchSpec
+from runner.domain.contracts import Limits, MatchSpec
+from runner.errors import RetryElsewhere
 
 POLICY_ENV = "TOURNEY_WORKER_POLICY"
 SANDBOXED_KIND = "bwrap"
 UNSANDBOXED_KIND = "none"
 
 
-class PolicyRefused(RuntimeError):
+class PolicyRefused(RetryElsewhere, RuntimeError):
     """This worker will not run the task as asked."""
 
 

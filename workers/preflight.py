@@ -20,8 +20,9 @@ from pathlib import Path
 
 import redis
 
-from runner.contracts import Limits
-from runner.signing import RunKey, RunKeyError, load_run_key
+from runner.domain.contracts import Limits
+from runner.domain.signing import RunKey, RunKeyError, load_run_key
+from runner.errors import WorkerUnfit
 
 #: seconds the broker may take to answer at start (connect + PING)
 BROKER_CHECK_TIMEOUT_S = 5.0
@@ -29,7 +30,7 @@ BROKER_CHECK_TIMEOUT_S = 5.0
 _C_SOURCE = '#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n'
 
 
-class PreflightFailed(RuntimeError):
+class PreflightFailed(WorkerUnfit, RuntimeError):
     """The worker cannot serve: the message says why, in one line."""
 
 

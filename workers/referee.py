@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from runner.contracts import Limits
-from runner.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome
+from runner.domain.contracts import Limits
+from runner.domain.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome
 from workers.sandbox import host_factory
 from workers.sandbox.base import EntryHost, HostError, InteractiveProcess, RunOutcome
 

@@ -1,6 +1,6 @@
 """The ``play_match`` task: a JSON envelope in, notes to the run's inbox out.
 
-The envelope is a ``runner.contracts.TaskEnvelope`` as a dict; the notes are
+The envelope is a ``runner.domain.contracts.TaskEnvelope`` as a dict; the notes are
 ``Started``, ``Finished`` and ``Skipped`` from the same module, pushed as JSON.
 
 Paths never travel: a worker shares no file system with the coordinator.
@@ -36,8 +36,17 @@ from typing import Any
 
 import redis
 
-from runner.contracts import Finished, MatchResult, MatchSpec, Note, Skipped, Started, TaskEnvelope, WireError
-from runner.signing import RunKey, SignatureError, check_artifact, load_run_key, sign, verify
+from runner.domain.contracts import (
+    Finished,
+    MatchResult,
+    MatchSpec,
+    Note,
+    Skipped,
+    Started,
+    TaskEnvelope,
+    WireError,
+)
+from runner.domain.signing import RunKey, SignatureError, check_artifact, load_run_key, sign, verify
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result

@@ -30,9 +30,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
-from runner.redis_server import BROKER_ENV
-from runner.registry import SANDBOX_BINDS_ENV, merged_binds
-from runner.signing import RunKey
+from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.signing import RunKey
+from runner.errors import UsageError
 from workers.sandbox.cgroups import sandbox_memory_note
 
 #: presence key refresh period and lifetime
@@ -40,7 +40,7 @@ PRESENCE_EVERY_S = 5.0
 PRESENCE_TTL_S = 15.0
 
 
-class BrokerURLError(ValueError):
+class BrokerURLError(UsageError, ValueError):
     pass
 
 
@@ -115,16 +115,11 @@ def broker_url_of(args: argparse.Namespace) -> str:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    try:
-        url = broker_url_of(args)
-        check_broker_url(url, allow_no_password=bool(args.allow_no_password))
-    except BrokerURLError as e:
-        print(f"tourney worker: {e}", file=sys.stderr)
-        return 2
+    url = broker_url_of(args)  # BrokerURLError (a UsageError): exit 2
+    check_broker_url(url, allow_no_password=bool(args.allow_no_password))
     concurrency = int(args.concurrency or os.cpu_count() or 1)
     if concurrency < 1:
-        print("tourney worker: --concurrency must be at least 1", file=sys.stderr)
-        return 2
+        raise UsageError("--concurrency must be at least 1")
     name = args.name or f"tourney-{os.getpid()}@{socket.gethostname()}"
     from workers.policy import POLICY_ENV, LimitCeiling, WorkerPolicy
     from workers.preflight import PreflightFailed, check_broker, check_run_key

@@ -20,7 +20,7 @@ def describe(config: TournamentConfig) -> list[str]:
 
 def games_summary(config: TournamentConfig) -> str:
     """How many games the config implies at most, stage by stage."""
-    from runner.stages.requirements import planned_games
+    from runner.domain.stages.requirements import planned_games
 
     counts = planned_games(list(config.stages), len(config.entry_specs()), len(config.seed_opponent_specs()))
     known = [c for c in counts if c is not None]

@@ -3,7 +3,7 @@
 Entry directories exist and hold entries of the tournament's game with a
 protocol that carries it; boards parse for the game; stages name defined
 boards and seed opponents; names are unique; and every stage can happen with
-the entrants that can reach it (asked of the planners' ``runner.stages.requirements``).
+the entrants that can reach it (asked of the planners' ``runner.domain.stages.requirements``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from runner.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
 from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry_names
 from runner.config.models import (
     STAGE_ADAPTER,
@@ -30,8 +29,9 @@ from runner.config.models import (
 )
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
-from runner.entries import EntryError, EntrySpec, load_entry
-from runner.games import (
+from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
+from runner.domain.entries import EntryError, EntrySpec, load_entry
+from runner.domain.games import (
     GameLoadError,
     GameParamsError,
     game_names,
@@ -40,11 +40,11 @@ from runner.games import (
     load_game_class,
     same_game,
 )
-from runner.games.base import BoardError, Game
-from runner.registry import protocol_carries
+from runner.domain.games.base import BoardError, Game
+from runner.domain.registry import protocol_carries
 
 if TYPE_CHECKING:
-    from runner.stages.requirements import Objection
+    from runner.domain.stages.requirements import Objection
 
 
 class Checker:
@@ -245,9 +245,9 @@ class Checker:
         boards: dict[str, BoardSpec],
         stages: list[tuple[int | str, AnyStage]],
     ) -> None:
-        # imported here: the planners import the stage models, so runner.stages cannot be
+        # imported here: the planners import the stage models, so runner.domain.stages cannot be
         # imported while this package is still initialising
-        from runner.stages import requirements
+        from runner.domain.stages import requirements
 
         defined = [*boards, DEFAULT_BOARD]
         raw_boards = self.data.get("boards")

@@ -10,6 +10,8 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner.errors import UsageError
+
 #: a path into the YAML document: mapping keys and list indexes
 Loc = tuple[str | int, ...]
 
@@ -27,8 +29,10 @@ class ConfigProblem:
         return f"{self.file}:{self.line}:{self.col}: {tag}{self.message}"
 
 
-class ConfigError(ValueError):
+class ConfigError(UsageError, ValueError):
     """A config that cannot be used; ``problems`` lists every reason with its location."""
+
+    prefixed = False  # each line is ``file:line:col: message`` already
 
     def __init__(self, problems: Sequence[ConfigProblem]) -> None:
         self.problems = list(problems)

@@ -7,7 +7,7 @@ specs found on disk, the config's directory) through ``bind``.
 Each stage model is also the planner registry's source: its ``planner``
 literal is the planner's name, and ``PLANNERS`` (the names, in this order)
 is derived from the union of stage models. The planner functions and their
-admission rules live in ``runner.stages``, keyed by these names.
+admission rules live in ``runner.domain.stages``, keyed by these names.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ from pydantic import (
     field_validator,
 )
 
-from runner.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
 from runner.config.errors import ConfigProblem
-from runner.contracts import EntryRef, Limits
-from runner.entries import EntrySpec
-from runner.games import GAME_NAMES, get_game
-from runner.games.base import Game
-from runner.registry import SandboxKind, sandbox_bind_problem
-from runner.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
+from runner.domain.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
+from runner.domain.contracts import EntryRef, Limits
+from runner.domain.entries import EntrySpec
+from runner.domain.games import GAME_NAMES, get_game
+from runner.domain.games.base import Game
+from runner.domain.registry import SandboxKind, sandbox_bind_problem
+from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
 MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
 
@@ -44,7 +44,7 @@ MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
 
 
 class LimitsModel(BaseModel):
-    """Resource limits per entry (``runner.contracts.Limits``)."""
+    """Resource limits per entry (``runner.domain.contracts.Limits``)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runner.games.base import Game
-from runner.games.boxing import BLOCKED, VACANT, BoxingState
-from runner.games.mnk import EMPTY as MNK_EMPTY
-from runner.games.mnk import MnkState
-from runner.games.pousse import EMPTY as POUSSE_EMPTY
-from runner.games.pousse import PousseState
+from runner.domain.games.base import Game
+from runner.domain.games.boxing import BLOCKED, VACANT, BoxingState
+from runner.domain.games.mnk import EMPTY as MNK_EMPTY
+from runner.domain.games.mnk import MnkState
+from runner.domain.games.pousse import EMPTY as POUSSE_EMPTY
+from runner.domain.games.pousse import PousseState
 
 
 @dataclass(frozen=True)

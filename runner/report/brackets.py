@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runner.match_record import MatchRecord
+from runner.domain.match_record import MatchRecord
+from runner.domain.stages.base import StageState
 from runner.report.model import ELIMINATION_PLANNERS, ReportData
-from runner.stages.base import StageState
 
 BRACKET_ORDER = {"winners": 0, "": 1, "losers": 2}
 

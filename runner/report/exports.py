@@ -16,11 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from runner.domain.stages.common import completed
+from runner.domain.stages.places import place_labels
+from runner.domain.stages.tournament import match_row, standings_document
 from runner.report.model import ReportData
-from runner.stages.common import completed
-from runner.stages.places import place_labels
-from runner.stages.tournament import match_row
-from runner.stages.tournament import standings_json as tournament_standings_json
 
 STANDINGS_COLUMNS = [
     "stage",
@@ -69,14 +68,14 @@ def standings_records(data: ReportData) -> list[dict[str, Any]]:
 
 
 def standings_json(data: ReportData) -> str:
-    """``runner.stages.tournament.standings_json`` (every stage's state, rounds
+    """``runner.domain.stages.tournament.standings_document`` (every stage's state, rounds
     and standings) plus the run's name and game, and each stage's ratings
     merged into its standings rows."""
     doc: dict[str, Any] = {
         "tournament": data.name,
         "game": data.game_name,
         "sandbox": data.sandbox,
-        **tournament_standings_json(data.tournament),
+        **standings_document(data.tournament),
     }
     for stage in doc["stages"]:
         ratings = data.stage_ratings(stage["name"])
@@ -101,7 +100,7 @@ def standings_csv(data: ReportData) -> str:
 
 
 def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str, Any]]:
-    """Each match's ``runner.stages.tournament.match_row`` (plan, board, seat orders, games
+    """Each match's ``runner.domain.stages.tournament.match_row`` (plan, board, seat orders, games
     and the match winner by the stage's rules) plus what the store knows of it: state,
     attempt, worker, superseded and candidate results (nothing for a match not stored yet)."""
     results = data.results()

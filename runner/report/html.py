@@ -29,8 +29,10 @@ from typing import Any
 
 import jinja2
 
-from runner.contracts import GameRecord, VerdictKind
-from runner.match_record import MatchRecord
+from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.match_record import MatchRecord
+from runner.domain.stages.base import StageState
+from runner.domain.stages.places import place_labels
 from runner.report.boards import Grid, grid_changes, grid_of
 from runner.report.brackets import (
     BRACKET_ORDER,
@@ -49,8 +51,6 @@ from runner.report.terminal import (
     rating_column_title,
     shared_place_lines,
 )
-from runner.stages.base import StageState
-from runner.stages.places import place_labels
 
 REPLAY_BUDGET_CHARS = 12_000_000
 REPLAY_MAX_GAMES = 3_000

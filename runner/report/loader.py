@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runner.match_record import MatchRecord
+from runner.domain.match_record import MatchRecord
+from runner.domain.stages.tournament import advance
 from runner.report.model import ReportData
-from runner.run_dir import load_run_config
-from runner.stages.tournament import advance
-from runner.store import RunStore
+from runner.storage.run_dir import load_run_config
+from runner.storage.store import RunStore
 
 
 def _when(value: Any) -> Any:

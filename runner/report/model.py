@@ -19,18 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
-from runner.contracts import GameRecord, VerdictKind
-from runner.games.base import Game
-from runner.match_record import MatchRecord, find_match
-from runner.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
-from runner.stages.base import StageState, TournamentState
+from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.games.base import Game
+from runner.domain.match_record import MatchRecord, find_match
+from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
+from runner.domain.stages.base import StageState, TournamentState
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
-
-
-#: the report reads the store's own match value (old name kept importable)
-MatchView = MatchRecord
 
 
 @dataclass(frozen=True)
@@ -100,7 +96,7 @@ class ReportData:
 
     @cached_property
     def game(self) -> Game[Any, Any]:
-        from runner.games import get_game
+        from runner.domain.games import get_game
 
         return get_game(self.game_name, **self.game_params)
 

@@ -60,7 +60,7 @@ class ProgressSnapshot:
     workers: int = 0  # workers connected (0 when inline)
     running: int = 0  # matches in flight
     failed: int = 0  # matches given up (not done: shown apart)
-    quarantined: tuple[str, ...] = ()  # workers taken out (runner.workers_health)
+    quarantined: tuple[str, ...] = ()  # workers taken out (runner.orchestration.workers_health)
 
     @property
     def matches_done(self) -> int:

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.contracts import GameRecord, MoveRecord
-from runner.games.base import Game, RulesError
+from runner.domain.contracts import GameRecord, MoveRecord
+from runner.domain.games.base import Game, RulesError
 
 
 @dataclass(frozen=True)

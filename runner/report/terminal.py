@@ -17,13 +17,13 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from runner.inert import inert
-from runner.match_record import MatchRecord
+from runner.domain.inert import inert
+from runner.domain.match_record import MatchRecord
+from runner.domain.stages.base import StageState
+from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
 from runner.report.model import ReportData, load_report_data
 from runner.report.replay import replay_game
-from runner.stages.base import StageState
-from runner.stages.places import Place, format_keys, place_labels, ranking_rule
 
 
 def _ranked_by(p: Place) -> str:
@@ -249,7 +249,7 @@ def _failed(matches: Sequence[MatchRecord]) -> str:
 
 
 def print_workers(data: ReportData, console: Console) -> None:
-    """Quarantined workers (``runner.workers_health``), if any."""
+    """Quarantined workers (``runner.orchestration.workers_health``), if any."""
     workers = data.meta.get("workers") or {}
     for name, rec in sorted(workers.items()):
         if isinstance(rec, dict) and rec.get("quarantined"):

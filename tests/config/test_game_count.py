@@ -9,7 +9,7 @@ import pytest
 
 from runner.commands.validate import cmd_validate
 from runner.config import load_config
-from runner.stages.requirements import MAX_STAGE_GAMES, planned_games
+from runner.domain.stages.requirements import MAX_STAGE_GAMES, planned_games
 from tests.config.test_validate import edit, problems, project, write
 
 __all__ = ["project"]  # the fixture, used by name

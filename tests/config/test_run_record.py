@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import runner.entries
+import runner.domain.entries
 from runner.config import load_config
-from runner.resolved import RESOLVED_FILE, ResolvedRun, read_resolved
-from runner.run_dir import RunDir, create_run, load_run_config, open_for_resume
-from runner.stages.tournament import advance, match_spec
+from runner.domain.stages.tournament import advance, match_spec
+from runner.storage.resolved import RESOLVED_FILE, ResolvedRun, read_resolved
+from runner.storage.run_dir import RunDir, create_run, load_run_config, open_for_resume
 from tests.config.test_validate import make_entry
 
 CONFIG = """\
@@ -84,7 +84,7 @@ def test_reading_a_run_hashes_no_entry(
     def no_hashing(root: Path) -> str:
         raise AssertionError(f"hashed {root} again")
 
-    monkeypatch.setattr(runner.entries, "directory_digest", no_hashing)
+    monkeypatch.setattr(runner.domain.entries, "directory_digest", no_hashing)
     assert load_run_config(rd.path).entry_specs() == live.entry_specs()
 
 

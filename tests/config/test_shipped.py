@@ -13,10 +13,9 @@ import pytest
 
 from runner.commands.validate import cmd_validate
 from runner.config import PLANNERS, json_schema, load_config
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.scoring import RANK_KEYS
-from runner.stages.base import PlannedMatch
-from runner.stages.tournament import matches_rows, standings_json
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.scoring import RANK_KEYS
+from runner.domain.stages.tournament import matches_rows, standings_document
 from tests.stages.audit import check_elimination
 from tests.stages.sim import simulate
 
@@ -63,7 +62,7 @@ def test_every_field_is_documented() -> None:
         assert f"`{word}`" in doc, word
 
 
-def _game(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+def _game(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
     winner = rng.choice(order) if rng.random() > 0.1 else None
     return GameRecord(
         list(order),
@@ -82,7 +81,7 @@ def test_shipped_config_plays_to_the_end_on_synthetic_results(path: Path) -> Non
     for m in state.matches:  # every board a match names exists
         cfg.board_text(m.board_id)
         cfg.player_refs(m.players)
-    summary = standings_json(state)
+    summary = standings_document(state)
     rows = matches_rows(state, results, cfg)
     for stage, st in zip(summary["stages"], cfg.stages, strict=True):
         if st.planner == "potm_elimination":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from runner.contracts import (
+from runner.domain.contracts import (
     EntryRef,
     GameRecord,
     Limits,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.entries import EntryError, directory_digest, load_entry, pack_entry, unpack_entry
+from runner.domain.entries import EntryError, directory_digest, load_entry, pack_entry, unpack_entry
 
 
 def _entry(tmp: Path, yaml_text: str) -> Path:

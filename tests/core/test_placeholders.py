@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runner.games import get_game
-from runner.placeholders import board_size, fill
+from runner.domain.games import get_game
+from runner.domain.placeholders import board_size, fill
 
 
 def test_board_size_as_play_size_writes_it() -> None:

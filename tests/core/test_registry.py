@@ -6,12 +6,12 @@ from typing import ClassVar
 
 import pytest
 
-import runner.entries
+import runner.domain.entries
 from runner.config import ELIMINATION_PLANNERS, PLANNERS, STAGE_MODELS, TournamentConfig, planner_name
-from runner.games import GAME_NAMES, get_game
-from runner.registry import PROTOCOL_GAMES, PROTOCOL_NAMES, SANDBOX_KINDS
-from runner.scoring import RANK_KEYS
-from runner.stages import PLANNERS as PLANNER_FUNCTIONS
+from runner.domain.games import GAME_NAMES, get_game
+from runner.domain.registry import PROTOCOL_GAMES, PROTOCOL_NAMES, SANDBOX_KINDS
+from runner.domain.scoring import RANK_KEYS
+from runner.domain.stages import PLANNERS as PLANNER_FUNCTIONS
 
 
 def test_every_protocol_name_has_exactly_one_worker_adapter_with_the_registry_games() -> None:
@@ -30,15 +30,15 @@ def test_protocols_carry_only_registered_games_and_every_game_has_a_protocol() -
 def test_an_adapter_for_an_unregistered_protocol_is_refused_at_definition() -> None:
     from workers.protocols.common import PerMoveProtocol
 
-    with pytest.raises(TypeError, match=r"'smoke-signals' is not in runner\.registry"):
+    with pytest.raises(TypeError, match=r"'smoke-signals' is not in runner\.domain\.registry"):
 
         class SmokeSignals(PerMoveProtocol):  # pragma: no cover - the class statement itself fails
             name: ClassVar[str] = "smoke-signals"
 
 
 def test_entry_yaml_accepts_the_registry_names() -> None:
-    assert runner.entries.PROTOCOLS == PROTOCOL_NAMES
-    assert runner.entries.GAMES == GAME_NAMES
+    assert runner.domain.entries.PROTOCOLS == PROTOCOL_NAMES
+    assert runner.domain.entries.GAMES == GAME_NAMES
 
 
 def test_sandbox_kinds_are_the_configs_and_the_workers() -> None:

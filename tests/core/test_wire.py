@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runner.contracts import (
+from runner.domain.contracts import (
     ENVELOPE_VERSION,
     SIGNATURE_KEY,
     EntryRef,

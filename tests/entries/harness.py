@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.strength import ENTRIES, Contestant, entry_dirs, play_game
-from runner.contracts import GameRecord, Limits, VerdictKind
-from runner.entries import load_entry, read_entry_yaml
-from runner.games import get_game
+from runner.domain.contracts import GameRecord, Limits, VerdictKind
+from runner.domain.entries import load_entry, read_entry_yaml
+from runner.domain.games import get_game
 from workers.protocols import GomocupProtocol
 from workers.protocols.base import Seat
 from workers.sandbox import PlainHostFactory

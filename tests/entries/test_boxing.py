@@ -7,7 +7,7 @@ from functools import cache
 
 import pytest
 
-from runner.games import Boxing
+from runner.domain.games import Boxing
 from tests.entries.conftest import Roster
 from tests.entries.harness import Player, play_boxing, run_move, with_args
 

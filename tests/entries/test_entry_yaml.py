@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.entries import EntrySpec, load_entry, read_entry_yaml
+from runner.domain.entries import EntrySpec, load_entry, read_entry_yaml
 from tests.entries.harness import ENTRIES, entry_dirs
 
 PROTOCOL = {"boxing": "potm-arena", "pousse": "icfp98", "mnk": "mnk", "gomoku": "gomocup"}

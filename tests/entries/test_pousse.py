@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runner.games import get_game
+from runner.domain.games import get_game
 from tests.entries.conftest import Roster
 from tests.entries.harness import Player, play_pousse, run_move, with_args
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from runner.games import BadMoveText, BoardError, IllegalMove
-from runner.games.boxing import SAMPLE_ARENA, Boxing, BoxingState, BoxMove
+from runner.domain.games import BadMoveText, BoardError, IllegalMove
+from runner.domain.games.boxing import SAMPLE_ARENA, Boxing, BoxingState, BoxMove
 
 from .conftest import SEEDS
 

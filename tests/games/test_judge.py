@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.games import BoardError
-from runner.games.boxing import SAMPLE_ARENA
-from runner.games.judge import judge_transcript
+from runner.domain.games import BoardError
+from runner.domain.games.boxing import SAMPLE_ARENA
+from runner.domain.games.judge import judge_transcript
 
 from .conftest import PROJECT_ROOT
 

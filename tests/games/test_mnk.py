@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runner.games import BadMoveText, BoardError, IllegalMove
-from runner.games.mnk import Gomoku, Mnk, MnkMove, MnkState
+from runner.domain.games import BadMoveText, BoardError, IllegalMove
+from runner.domain.games.mnk import Gomoku, Mnk, MnkMove, MnkState
 
 GAME = Mnk()
 

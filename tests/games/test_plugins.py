@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner.config import ConfigError, load_config
-from runner.games import (
+from runner.domain.games import (
     BUILTIN_GAMES,
     ENTRY_POINT_GROUP,
     GameLoadError,
@@ -54,7 +54,7 @@ def test_the_builtin_games_are_import_paths_too() -> None:
     for name, path in BUILTIN_GAMES.items():
         assert load_game_class(name) is load_game_class(path)
         assert get_game(path).name == name
-    assert same_game("mnk", "runner.games.mnk:Mnk") and not same_game("mnk", "gomoku")
+    assert same_game("mnk", "runner.domain.games.mnk:Mnk") and not same_game("mnk", "gomoku")
     assert game_params("boxing") == {"max_box"}
 
 
@@ -80,7 +80,7 @@ def test_parameters_are_checked_before_the_constructor_runs() -> None:
         ),
         ("no_such_module:Game", "cannot import no_such_module: ModuleNotFoundError"),
         ("nim_game:Nimm", "module nim_game has no Nimm"),
-        ("nim_game:NotAGame", "nim_game:NotAGame is not a subclass of runner.games.base.Game"),
+        ("nim_game:NotAGame", "nim_game:NotAGame is not a subclass of runner.domain.games.base.Game"),
         ("nim_game:HalfAGame", "nim_game:HalfAGame does not define forfeit, format_move, legal_moves"),
         ("chess", "unknown game 'chess'; known games: boxing, gomoku, mnk, pousse"),
     ],

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runner.games import BadMoveText, BoardError, IllegalMove
-from runner.games.pousse import Pousse, PousseMove, PousseState
+from runner.domain.games import BadMoveText, BoardError, IllegalMove
+from runner.domain.games.pousse import Pousse, PousseMove, PousseState
 
 from .conftest import SEEDS
 

@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.games.judge import judge_transcript
-from runner.games.pousse import Pousse
+from runner.domain.games.judge import judge_transcript
+from runner.domain.games.pousse import Pousse
 
 RECORD = re.compile(r'winner: ([XO]) end: "([^"]*)" .*game: \((\d+)((?: [LRTB]\d+)*) \)\)\s*$')
 

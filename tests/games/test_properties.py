@@ -13,11 +13,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.games.base import Game
-from runner.games.boxing import BLOCKED, VACANT, Boxing
-from runner.games.mnk import EMPTY as MNK_EMPTY
-from runner.games.mnk import Mnk
-from runner.games.pousse import EMPTY, Pousse, PousseMove, PousseState
+from runner.domain.games.base import Game
+from runner.domain.games.boxing import BLOCKED, VACANT, Boxing
+from runner.domain.games.mnk import EMPTY as MNK_EMPTY
+from runner.domain.games.mnk import Mnk
+from runner.domain.games.pousse import EMPTY, Pousse, PousseMove, PousseState
 
 FAST = settings(max_examples=40, deadline=None)
 seeds = st.integers(min_value=0, max_value=2**32 - 1)

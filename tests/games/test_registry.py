@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.games import GAME_NAMES, BadMoveText, BoardError, IllegalMove, RulesError, get_game
+from runner.domain.games import GAME_NAMES, BadMoveText, BoardError, IllegalMove, RulesError, get_game
 
 
 def test_every_seed_game_is_registered() -> None:

@@ -17,10 +17,10 @@ from typing import Any
 
 import psutil
 
-from runner import procs
-from runner.run_dir import load_run_config
-from runner.stages.tournament import advance
-from runner.store import RunStore
+from runner.domain.stages.tournament import advance
+from runner.orchestration import procs
+from runner.storage.run_dir import load_run_config
+from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN = Path(__file__).resolve().parent / "entries" / "scan"
@@ -223,7 +223,7 @@ def kill_all(markers: Sequence[str]) -> None:
 
 def kill_recorded_group(pid_file: Path) -> None:
     """SIGKILL the process group of the process recorded in ``pid_file``, if that pid is still
-    the very process recorded (its start time, ``runner.procs``): never by pid alone."""
+    the very process recorded (its start time, ``runner.orchestration.procs``): never by pid alone."""
     ident = procs.read_identity(pid_file)
     assert ident is not None, f"{pid_file} has no identity record"
     proc = psutil.Process(ident.pid)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from runner.dispatch import LocalWorkers
-from runner.redis_server import EmbeddedRedis, free_port
-from runner.signing import RunKey, write_key_file
+from runner.domain.signing import RunKey, write_key_file
+from runner.orchestration.dispatch import LocalWorkers
+from runner.orchestration.redis_server import EmbeddedRedis, free_port
 from tests.integration.helpers import TOURNEY, env
 from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S
 from workers.worker_cli import BrokerURLError, broker_url_of, check_broker_url

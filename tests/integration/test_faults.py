@@ -20,9 +20,9 @@ from typing import Any
 import psutil
 import redis
 
-from runner.redis_server import EmbeddedRedis
-from runner.signing import read_key_file, sign
-from runner.store import RunStore
+from runner.domain.signing import read_key_file, sign
+from runner.orchestration.redis_server import EmbeddedRedis
+from runner.storage.store import RunStore
 from tests.integration.helpers import (
     SCAN,
     assert_nothing_left,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.store import RunStore
+from runner.storage.store import RunStore
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import (
     assert_nothing_left,

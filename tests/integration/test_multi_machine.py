@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from bench.netns import NetnsUnavailable, machines, netns_problem
-from runner.redis_server import EmbeddedRedis
-from runner.signing import RunKey, write_key_file
-from runner.store import RunStore
+from runner.domain.signing import RunKey, write_key_file
+from runner.orchestration.redis_server import EmbeddedRedis
+from runner.storage.store import RunStore
 from tests.integration.helpers import (
     SCAN,
     assert_nothing_left,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from runner.run_dir import load_run_config
-from runner.stages.tournament import advance
-from runner.store import RunStore
+from runner.domain.stages.tournament import advance
+from runner.storage.run_dir import load_run_config
+from runner.storage.store import RunStore
 from tests.integration.helpers import SCAN, standings, tourney, write_config
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.store import RunStore
+from runner.storage.store import RunStore
 from tests.integration.helpers import SCAN, tourney, write_config
 
 BOARD = "4 4 3"

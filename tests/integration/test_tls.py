@@ -14,7 +14,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from runner.redis_server import EmbeddedRedis, RedisServerError, TlsFiles
+from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError, TlsFiles
 from tests.integration.helpers import (
     TOURNEY,
     assert_nothing_left,

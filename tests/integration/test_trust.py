@@ -16,12 +16,12 @@ import psutil
 import pytest
 import redis
 
-from runner import procs
-from runner.contracts import EntryRef, Limits, MatchSpec
-from runner.entries import directory_digest, pack_entry
-from runner.redis_server import EmbeddedRedis
-from runner.signing import RunKey, read_key_file, sign, verify, write_key_file
-from runner.store import RunStore
+from runner.domain.contracts import EntryRef, Limits, MatchSpec
+from runner.domain.entries import directory_digest, pack_entry
+from runner.domain.signing import RunKey, read_key_file, sign, verify, write_key_file
+from runner.orchestration import procs
+from runner.orchestration.redis_server import EmbeddedRedis
+from runner.storage.store import RunStore
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import (
     TOURNEY,

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.contracts import Finished, Limits, MatchSpec, Skipped, Started, TaskEnvelope, VerdictKind
-from runner.dispatch import CeleryDispatcher, Timing
-from runner.entries import load_entry, pack_entry
-from runner.redis_server import EmbeddedRedis
-from runner.signing import KEY_ENV, RunKey, sign
+from runner.domain.contracts import Finished, Limits, MatchSpec, Skipped, Started, TaskEnvelope, VerdictKind
+from runner.domain.entries import load_entry, pack_entry
+from runner.domain.signing import KEY_ENV, RunKey, sign
+from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.orchestration.redis_server import EmbeddedRedis
 from workers import tasks
 from workers.policy import POLICY_ENV, WorkerPolicy
 

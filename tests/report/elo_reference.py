@@ -1,14 +1,14 @@
 """The original pure-Python Elo fit (dense Newton, exact inverse), kept as the
-reference that ``runner.ratings.elo_ratings`` must reproduce on small pools."""
+reference that ``runner.domain.ratings.elo_ratings`` must reproduce on small pools."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
 
-from runner.contracts import GameRecord, VerdictKind
-from runner.ratings import ELO_SCALE, Z95, EloRating
-from runner.scoring import effective_winner
+from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.ratings import ELO_SCALE, Z95, EloRating
+from runner.domain.scoring import effective_winner
 
 
 def _counts(game: GameRecord) -> bool:

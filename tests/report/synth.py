@@ -15,19 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.contracts import GameRecord, MatchResult, MoveRecord, Verdict, VerdictKind, stable_id
-from runner.entries import EntrySpec
-from runner.games import get_game
-from runner.games.base import Game
-from runner.match_record import MatchRecord
+from runner.domain.contracts import (
+    GameRecord,
+    MatchPlan,
+    MatchResult,
+    MoveRecord,
+    Verdict,
+    VerdictKind,
+    stable_id,
+)
+from runner.domain.entries import EntrySpec
+from runner.domain.games import get_game
+from runner.domain.games.base import Game
+from runner.domain.match_record import MatchRecord
+from runner.domain.stages.base import RoundInfo, StageState, StandingRow, TournamentState
+from runner.domain.stages.tournament import advance
 from runner.report.model import ReportData
-from runner.stages.base import PlannedMatch, RoundInfo, StageState, StandingRow, TournamentState
-from runner.stages.tournament import advance
 
 POUSSE_ENTRIES = ["alice", "bob", "carol", "dave", "erin", "frank"]
 
 
-def played(pm: PlannedMatch, games: Sequence[GameRecord], worker: str = "") -> MatchRecord:
+def played(pm: MatchPlan, games: Sequence[GameRecord], worker: str = "") -> MatchRecord:
     """A match the store would hold as done after its first attempt."""
     result = MatchResult(pm.match_id, list(games), worker)
     return MatchRecord(pm, state="done", attempt=1, worker=worker, result=result)
@@ -88,7 +96,7 @@ def _play_match(
     rng: random.Random,
     fault_rate: float = 0.004,
 ) -> MatchRecord:
-    pm = PlannedMatch(stage, rnd, bracket, pairing, players, _board_id(board_text), tuple(orders))
+    pm = MatchPlan(stage, rnd, bracket, pairing, players, _board_id(board_text), tuple(orders))
     games = tuple(play_random(game, board_text, list(o), rng, fault_rate=fault_rate) for o in orders)
     return played(pm, games, worker="w1")
 
@@ -255,7 +263,7 @@ def boxing_permutations(seed: int = 2, sandbox: str = "none") -> ReportData:
     entries = ["greedy", "corner", "random"]
     ms: list[MatchRecord] = []
     for k, order in enumerate(itertools.permutations(entries)):
-        pm = PlannedMatch("tiebreak", 1, "", k, tuple(entries), bid, (order,))
+        pm = MatchPlan("tiebreak", 1, "", k, tuple(entries), bid, (order,))
         rec = play_random(game, arena, list(order), rng, max_moves=200, fault_rate=0.02)
         ms.append(played(pm, (rec,)))
     rows = tally("tiebreak", ms, entries, {})
@@ -314,8 +322,8 @@ def mnk_knockout(seed: int = 3) -> ReportData:
     return ReportData("mnk-demo", "mnk", ts, ms, {bid: board}, {}, {"name": "mnk-demo", "sandbox": "bwrap"})
 
 
-def _planned(m: MatchRecord) -> PlannedMatch:
-    return PlannedMatch(m.stage, m.round, m.bracket, m.pairing, m.players, m.board_id, m.orders)
+def _planned(m: MatchRecord) -> MatchPlan:
+    return MatchPlan(m.stage, m.round, m.bracket, m.pairing, m.players, m.board_id, m.orders)
 
 
 POTM_STAGES: list[dict[str, Any]] = [

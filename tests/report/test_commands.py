@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from runner.report import commands
+from runner.commands import report as commands
 from runner.report.model import ReportData
 
 

@@ -11,11 +11,11 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 
+from runner.domain.stages.places import Place
 from runner.report.exports import standings_csv, standings_json
 from runner.report.html import render_report
 from runner.report.model import ReportData
 from runner.report.terminal import print_final_ranking
-from runner.stages.places import Place
 
 RULE = "tied on wins, head_to_head in stage phase2; no later rule of this contest separates them"
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.ratings import elo_ratings, game_ranks, openskill_ratings
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.ratings import elo_ratings, game_ranks, openskill_ratings
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
 
@@ -110,7 +110,7 @@ def test_openskill_orders_multiplayer_entries() -> None:
     assert ratings[0].ordinal == pytest.approx(ratings[0].mu - 3 * ratings[0].sigma)
 
 
-# -- the scalable fit (runner.elo_fit) ----------------------------------------
+# -- the scalable fit (runner.domain.elo_fit) ----------------------------------------
 
 
 def sparse_pool(n: int, games: int, seed: int) -> tuple[dict[str, float], list[GameRecord]]:
@@ -143,7 +143,7 @@ def test_the_fit_gives_the_original_numbers_on_small_pools(seed: int) -> None:
 
 
 def test_the_sparse_fit_agrees_with_the_dense_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner import elo_fit, ratings
+    from runner.domain import elo_fit, ratings
 
     _, games = sparse_pool(400, 4000, 7)
     dense = {r.entry: r for r in elo_ratings(games)}
@@ -161,7 +161,7 @@ def test_the_sparse_fit_agrees_with_the_dense_one(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_fit_is_computed_once_for_the_same_results() -> None:
-    from runner import ratings
+    from runner.domain import ratings
 
     _, games = sparse_pool(30, 200, 11)
     ratings._cached_fit.cache_clear()

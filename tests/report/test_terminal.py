@@ -8,6 +8,7 @@ import re
 
 from rich.console import Console
 
+from runner.domain.stages.base import StandingRow
 from runner.report.brackets import bracket_rounds
 from runner.report.model import ReportData
 from runner.report.replay import replay_game
@@ -18,7 +19,6 @@ from runner.report.terminal import (
     print_stage_standings,
     print_summary,
 )
-from runner.stages.base import StandingRow
 
 
 def record(fn: object, data: ReportData, *args: object) -> str:

@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from runner.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
-from runner.entries import load_entry
+from runner.domain.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
+from runner.domain.entries import load_entry
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
 from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome

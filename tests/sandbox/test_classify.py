@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from runner.contracts import Limits, VerdictKind
+from runner.domain.contracts import Limits, VerdictKind
 from workers.sandbox.bwrap import measure
 from workers.sandbox.classify import Measurement, classify, judged, signal_name
 from workers.sandbox.launcher import (

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.contracts import Limits, VerdictKind
-from runner.inert import inert
-from runner.registry import SANDBOX_BINDS_ENV
+from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.inert import inert
+from runner.domain.registry import SANDBOX_BINDS_ENV
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.sandbox.base import HostError, HostFactory
 from workers.sandbox.cgroups import PREFIX, Cgroups, process_start_time, shared_cgroups

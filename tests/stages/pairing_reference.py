@@ -1,11 +1,11 @@
 """The original recursive pairing search, kept as the reference that the
-iterative one (``runner.stages.pairing``) must reproduce exactly."""
+iterative one (``runner.domain.stages.pairing``) must reproduce exactly."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from runner.stages.common import PAIRING_SEARCH_BUDGET
+from runner.domain.stages.common import PAIRING_SEARCH_BUDGET
 
 
 def reference_pair_off(

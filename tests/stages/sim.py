@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.entries import EntrySpec
-from runner.stages.base import PlannedMatch, TournamentState
-from runner.stages.tournament import advance
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.entries import EntrySpec
+from runner.domain.stages.base import TournamentState
+from runner.domain.stages.tournament import advance
 
 
 def fake_entry(name: str) -> EntrySpec:
@@ -57,13 +57,13 @@ def make_config(
     )
 
 
-GameMaker = Callable[[PlannedMatch, tuple[str, ...], random.Random], GameRecord]
+GameMaker = Callable[[MatchPlan, tuple[str, ...], random.Random], GameRecord]
 
 
 def random_game(tie_rate: float = 0.1, strength: Mapping[str, float] | None = None) -> GameMaker:
     """Games won by a seeded coin (weighted by ``strength``), ties at ``tie_rate``."""
 
-    def make(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def make(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         if rng.random() < tie_rate:
             winner = None
         else:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.stages.tournament import matches_rows
+from runner.domain.stages.tournament import matches_rows
 from tests.stages.sim import make_config, random_game, simulate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,14 +7,13 @@ from collections import Counter
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.knockout import bracket_order
-from runner.stages.tournament import advance, standings_json
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.stages.knockout import bracket_order
+from runner.domain.stages.tournament import advance, standings_document
 from tests.stages.sim import make_config, random_game, simulate
 
 
-def better_seed_wins(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+def better_seed_wins(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
     w = min(order)
     return GameRecord(list(order), w, {w: 5}, Verdict(VerdictKind.NORMAL, None, ""), [])
 
@@ -28,7 +27,7 @@ def test_bracket_order_keeps_top_seeds_apart() -> None:
 def test_knockout_byes_rounds_and_champion(n: int) -> None:
     cfg = make_config([{"name": "ko", "planner": "knockout", "advance": "survivors"}], n)
     state, _ = simulate(cfg, 0, better_seed_wins)
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     size = 1 << (n - 1).bit_length()
     first = stage["rounds"][0]
     assert len(first["byes"]) == size - n and set(first["byes"]) == {
@@ -42,7 +41,7 @@ def test_knockout_byes_rounds_and_champion(n: int) -> None:
 
 
 def test_knockout_tied_match_goes_to_the_better_seed() -> None:
-    def tie(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def tie(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         return GameRecord(list(order), None, {}, Verdict(VerdictKind.NORMAL, None, ""), [])
 
     state, _ = simulate(make_config([{"name": "ko", "planner": "knockout"}], 4), 0, tie)
@@ -54,7 +53,7 @@ def test_knockout_tied_match_goes_to_the_better_seed() -> None:
 def test_swiss_rounds_without_repeats(n: int, rounds: int, games: int) -> None:
     cfg = make_config([{"name": "sw", "planner": "swiss", "rounds": rounds, "games_per_pairing": games}], n)
     state, _ = simulate(cfg, n, random_game(0.2))
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     assert len(stage["rounds"]) == rounds
     pairs = [frozenset(m.players) for m in state.matches]
     assert len(pairs) == len(set(pairs)), "no repeat pairing"

@@ -8,7 +8,7 @@ from itertools import permutations
 
 import pytest
 
-from runner.stages.tournament import advance
+from runner.domain.stages.tournament import advance
 from tests.stages.sim import make_config, simulate
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import random
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.places import ranking_rule
-from runner.stages.tournament import standings_json
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.stages.places import ranking_rule
+from runner.domain.stages.tournament import standings_document
 from tests.stages.sim import make_config, simulate
 
 POTM94 = [
@@ -25,7 +24,7 @@ def _normal(order: tuple[str, ...], winner: str | None, scores: dict[str, int]) 
     return GameRecord(list(order), winner, scores, Verdict(VerdictKind.NORMAL, None, ""), [])
 
 
-def always_tie(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+def always_tie(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
     return _normal(order, None, {p: 0 for p in order})
 
 
@@ -38,13 +37,13 @@ def test_a_tie_that_survives_the_permutations_is_shared_with_its_rule() -> None:
     assert all(p.stage == "permutations" for p in places)
     assert "tied on wins, score in stage permutations after its N-player games" in places[0].tie_rule
     assert places[0].keys == {"wins": 0.0, "score": 0.0}
-    doc = standings_json(state)
+    doc = standings_document(state)
     assert [p["label"] for p in doc["final_places"]] == ["=1"] * 4
     assert {r["place"] for r in doc["stages"][1]["standings"]} == {"=1"}
 
 
 def test_a_tiebreak_that_separates_leaves_no_shared_place() -> None:
-    def game(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def game(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         if m.stage == "all-play-all":
             return _normal(order, None, {p: 0 for p in order})
         # in the N-player games the best seed always wins; the others part on score
@@ -56,7 +55,7 @@ def test_a_tiebreak_that_separates_leaves_no_shared_place() -> None:
 
 
 def test_ties_below_first_stay_shared_at_their_place() -> None:
-    def game(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def game(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         if "e001" in order:
             return _normal(order, "e001", {"e001": 5})
         return _normal(order, None, {p: 0 for p in order})

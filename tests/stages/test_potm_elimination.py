@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.tournament import advance, matches_rows, standings_json
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.stages.tournament import advance, matches_rows, standings_document
 from tests.stages.audit import check_elimination
 from tests.stages.sim import make_config, random_game, simulate
 
@@ -21,7 +20,7 @@ def elimination(n: int, seed: int, k: int = 2, **extra: object) -> list[dict[str
 def audit(n: int, seed: int, tie_rate: float, k: int = 2) -> dict[str, object]:
     cfg = make_config(elimination(n, seed, k), n, seed=seed)
     state, results = simulate(cfg, seed, random_game(tie_rate=tie_rate))
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     return check_elimination(stage, matches_rows(state, results, cfg), k)
 
 
@@ -51,12 +50,12 @@ def test_final_size_between_k_plus_2_and_3k() -> None:
 
 
 def test_always_tied_matches_end_by_cutting_on_seed() -> None:
-    def tie(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
+    def tie(m: MatchPlan, order: tuple[str, ...], rng: object) -> GameRecord:
         return GameRecord(list(order), None, {p: 0 for p in order}, Verdict(VerdictKind.NORMAL, None, ""), [])
 
     cfg = make_config(elimination(9, 0, stall_rounds=2), 9)
     state, results = simulate(cfg, 0, tie)
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     facts = check_elimination(stage, matches_rows(state, results, cfg), 2)
     assert facts["survivors"] == 6
     assert sorted(stage["advancing"]) == ["e001", "e002", "e003", "e004", "e005", "e006"]
@@ -70,7 +69,7 @@ def test_round_cap_cuts_by_seed() -> None:
         boards={"b1": {"generate": {"blocked": 3}}, "b2": {"generate": {"blocked": 4}}},
     )
     state, results = simulate(cfg, 1, random_game(tie_rate=0.0))
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     assert [r["round"] for r in stage["rounds"]] == [1, 2, 2]
     assert [r["board_id"] for r in stage["rounds"]] == ["b1", "b2", "b2"]
     assert "round cap 2 reached" in stage["notes"]
@@ -79,13 +78,13 @@ def test_round_cap_cuts_by_seed() -> None:
 
 def test_a_loss_drops_then_eliminates() -> None:
     # the best seed loses every game (first to the losers bracket, then out); else the better seed wins
-    def lose_e001(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
+    def lose_e001(m: MatchPlan, order: tuple[str, ...], rng: object) -> GameRecord:
         winner = max(order) if "e001" in order else min(order)
         return GameRecord(list(order), winner, {winner: 10}, Verdict(VerdictKind.NORMAL, None, ""), [])
 
     cfg = make_config(elimination(16, 0), 16)
     state, _ = simulate(cfg, 0, lose_e001)
-    rounds = standings_json(state)["stages"][0]["rounds"]
+    rounds = standings_document(state)["stages"][0]["rounds"]
     where = [
         (r["round"], r["bracket"]) for r in rounds for mid in r["matches"] if "e001" in _players(state, mid)
     ]
@@ -107,7 +106,7 @@ def _players(state: object, match_id: str) -> tuple[str, ...]:
     return next(m.players for m in state.matches if m.match_id == match_id)  # type: ignore[attr-defined]
 
 
-def _split_with_more_marks_for_the_first(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
+def _split_with_more_marks_for_the_first(m: MatchPlan, order: tuple[str, ...], rng: object) -> GameRecord:
     # each side wins the game it moves first in, the better seed with more marks: a 1-1 split
     first, second = order
     marks = {first: 40 if first < second else 10, second: 0}
@@ -118,7 +117,7 @@ def test_a_split_match_is_a_tie_whatever_the_marks() -> None:
     """Seed 000: 'If an entry wins or ties, it advances'; marks do not decide a 1-1 match."""
     cfg = make_config(elimination(12, 0, stall_rounds=2), 12)
     state, results = simulate(cfg, 0, _split_with_more_marks_for_the_first)
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     rows = matches_rows(state, results, cfg)
     first_round = [r for r in rows if r["round"] == 1]
     assert first_round and all(r["result"]["match_winner"] is None for r in first_round)
@@ -137,7 +136,7 @@ def test_stall_counts_only_rounds_in_which_the_bracket_had_to_shrink() -> None:
     """The issue's case: decisive winners-bracket matches, tied losers-bracket matches. The losers
     bracket's tied rounds while the winners bracket still plays do not count towards the cut."""
 
-    def game(m: PlannedMatch, order: tuple[str, ...], rng: object) -> GameRecord:
+    def game(m: MatchPlan, order: tuple[str, ...], rng: object) -> GameRecord:
         if m.bracket == "losers":
             return GameRecord(
                 list(order), None, {p: 0 for p in order}, Verdict(VerdictKind.NORMAL, None, ""), []
@@ -147,7 +146,7 @@ def test_stall_counts_only_rounds_in_which_the_bracket_had_to_shrink() -> None:
 
     cfg = make_config(elimination(40, 0, stall_rounds=3), 40)
     state, results = simulate(cfg, 0, game)
-    stage = standings_json(state)["stages"][0]
+    stage = standings_document(state)["stages"][0]
     last_winners_round = max(r["round"] for r in stage["rounds"] if r["bracket"] == "winners")
     losers_rounds = sorted({r["round"] for r in stage["rounds"] if r["bracket"] == "losers"})
     assert last_winners_round >= 3 and losers_rounds[0] < last_winners_round  # tied rounds before

@@ -1,4 +1,4 @@
-"""What each planner lets through and which boards it takes (runner.stages.requirements)."""
+"""What each planner lets through and which boards it takes (runner.domain.stages.requirements)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from runner.boards import BoardSpec
 from runner.config.models import STAGE_ADAPTER
-from runner.stages.requirements import Admission, Objection, admission, board_objections
+from runner.domain.boards import BoardSpec
+from runner.domain.stages.requirements import Admission, Objection, admission, board_objections
 
 
 def stage(**fields: Any) -> Any:

@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from runner.stages.tournament import advance
+from runner.domain.stages.tournament import advance
 from tests.stages.sim import make_config, simulate
 
 BOARDS = {"X": {"text": "-" * 8 + "\n"}, "Y": {"generate": {"blocked": 5}}, "Z": {"generate": {"blocked": 9}}}

@@ -7,11 +7,10 @@ import random
 
 import pytest
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages import knockout, swiss
-from runner.stages.base import PlannedMatch
-from runner.stages.common import StageContext, pair_off
-from runner.stages.pairing import ClosestInGroupFirst
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.stages import knockout, swiss
+from runner.domain.stages.common import StageContext, pair_off
+from runner.domain.stages.pairing import ClosestInGroupFirst
 from tests.stages.pairing_reference import reference_pair_off
 from tests.stages.sim import make_config
 
@@ -35,7 +34,7 @@ def test_the_iterative_search_pairs_as_the_recursive_one(seed: int) -> None:
 
 
 def test_a_search_over_budget_falls_back_to_greedy_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runner.stages import common
+    from runner.domain.stages import common
 
     players = [f"p{i}" for i in range(12)]
     everyone_met = lambda a, b: True  # noqa: E731  (no pairing without repeats: a long search)
@@ -53,7 +52,7 @@ def test_swiss_candidates_are_the_closest_in_group_first(group: int) -> None:
     assert list(ClosestInGroupFirst(remaining, group)) == expected
 
 
-def instant_result(m: PlannedMatch) -> list[GameRecord]:
+def instant_result(m: MatchPlan) -> list[GameRecord]:
     """The better seed (lower name) wins unless a hash of the match says otherwise."""
     upset = int(m.match_id[:2], 16) < 80  # about 31% upsets, deterministic
     out = []

@@ -1,9 +1,9 @@
-"""Points tables, match outcomes and rank keys (runner.scoring)."""
+"""Points tables, match outcomes and rank keys (runner.domain.scoring)."""
 
 from __future__ import annotations
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.scoring import (
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.scoring import (
     ScoringModel,
     effective_winner,
     game_points,

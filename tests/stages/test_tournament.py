@@ -6,9 +6,8 @@ import json
 import random
 from typing import Any
 
-from runner.contracts import GameRecord, Verdict, VerdictKind
-from runner.stages.base import PlannedMatch
-from runner.stages.tournament import advance, match_seed, match_spec, matches_rows, standings_json
+from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.stages.tournament import advance, match_seed, match_spec, matches_rows, standings_document
 from tests.stages.sim import make_config, random_game, simulate
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
@@ -23,7 +22,7 @@ def game(
 def ties_between(tied: set[str]):  # type: ignore[no-untyped-def]
     """Everyone beats e004+ ; among ``tied`` the first seat always wins with the same score."""
 
-    def make(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def make(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         if set(order) <= tied:
             return game(order, order[0], 50)
         return game(order, min(order), 50)
@@ -51,7 +50,7 @@ def test_tiebreak_plays_only_the_entries_tied_for_first() -> None:
 
 
 def test_tiebreak_is_skipped_without_a_tie() -> None:
-    def strongest_wins(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def strongest_wins(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         return game(order, min(order))
 
     state, _ = simulate(make_config(POTM94, 5), 0, strongest_wins)
@@ -67,7 +66,7 @@ def test_top_n_advances_and_ranking_composes_across_stages() -> None:
     ]
     cfg = make_config(stages, 6)
 
-    def worst_seed_wins(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def worst_seed_wins(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         w = max(order) if m.stage == "p1" else min(order)
         return game(order, w)
 
@@ -90,7 +89,7 @@ def test_system_test_excludes_with_the_reason_and_forfeits_count_as_losses() -> 
     crash = Verdict(VerdictKind.CRASH, "e002~mirror", "exit status 1")
     timeout = Verdict(VerdictKind.TIMEOUT, "e003", "no move within 1.0 s")
 
-    def make(m: PlannedMatch, order: tuple[str, ...], rng: random.Random) -> GameRecord:
+    def make(m: MatchPlan, order: tuple[str, ...], rng: random.Random) -> GameRecord:
         if m.stage == "st":
             return game(order, None, 0, crash if order[0] == "e002" else NORMAL)
         if "e003" in order and order[0] == "e003":
@@ -154,7 +153,7 @@ def test_audit_json_has_every_match_and_the_numbers_behind_each_ranking() -> Non
         assert key in first
     assert first["status"] == "done"
     assert {"order", "winner", "scores", "verdict"} <= set(first["result"]["games"][0])
-    standings = standings_json(state)
+    standings = standings_document(state)
     json.dumps(standings)
     stage = standings["stages"][0]
     assert stage["entrants"] and stage["rounds"][0]["matches"]

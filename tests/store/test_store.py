@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.contracts import (
+from runner.domain.contracts import (
     EntryRef,
     GameRecord,
     Limits,
@@ -21,7 +21,7 @@ from runner.contracts import (
     Verdict,
     VerdictKind,
 )
-from runner.store import RunStore, StoreError
+from runner.storage.store import RunStore, StoreError
 
 REF = EntryRef(name="a", digest="0" * 64, protocol="mnk", run=["./a"])
 

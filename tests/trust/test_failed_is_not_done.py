@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.contracts import MatchPlan
-from runner.match_record import MatchRecord
+from runner.domain.contracts import MatchPlan
+from runner.domain.match_record import MatchRecord
 from runner.report.progress import ProgressSnapshot, StageProgress, plain_line
-from runner.store import RunStore
+from runner.storage.store import RunStore
 from tests.store.test_store import error_result, plan, result
 
 

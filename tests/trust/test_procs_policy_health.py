@@ -1,4 +1,4 @@
-"""Process identity (runner.procs), a worker's own policy (workers.policy), per-worker health."""
+"""Process identity (runner.orchestration.procs), a worker's own policy (workers.policy), health."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import procs
-from runner.contracts import EntryRef, Limits, MatchSpec
-from runner.workers_health import WorkersHealth
+from runner.domain.contracts import EntryRef, Limits, MatchSpec
+from runner.orchestration import procs
+from runner.orchestration.workers_health import WorkersHealth
 from workers.policy import LimitCeiling, PolicyRefused, WorkerPolicy
 
 

@@ -1,4 +1,4 @@
-"""Run keys and HMAC signatures over canonical JSON (runner.signing)."""
+"""Run keys and HMAC signatures over canonical JSON (runner.domain.signing)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.signing import (
+from runner.domain.signing import (
     RunKey,
     RunKeyError,
     SignatureError,

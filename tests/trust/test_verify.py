@@ -1,4 +1,4 @@
-"""Referee replay of submitted results (runner.verify), on results real matches produced."""
+"""Referee replay of submitted results (runner.domain.verify), on results real matches produced."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from runner.contracts import (
+from runner.domain.contracts import (
     GameRecord,
     Limits,
     MatchResult,
@@ -17,7 +17,7 @@ from runner.contracts import (
     VerdictKind,
     system_error_result,
 )
-from runner.verify import ResultMismatch, verify_result
+from runner.domain.verify import ResultMismatch, verify_result
 from tests.workers.conftest import play
 from workers.artifacts import ArtifactCache
 from workers.sandbox import host_factory

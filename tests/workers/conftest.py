@@ -8,9 +8,9 @@ from typing import Any
 import psutil
 import pytest
 
-from runner.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
-from runner.entries import load_entry
-from runner.games.base import MAX_MOVES
+from runner.domain.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
+from runner.domain.entries import load_entry
+from runner.domain.games.base import MAX_MOVES
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import MatchObserver, play_match
 from workers.sandbox import HostError, HostFactory, host_factory

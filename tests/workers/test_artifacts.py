@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.contracts import EntryRef
-from runner.entries import pack_entry
+from runner.domain.contracts import EntryRef
+from runner.domain.entries import pack_entry
 from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, error_lines, local_fetch
 from workers.sandbox.plain import PlainHostFactory
 

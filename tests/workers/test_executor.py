@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from runner.contracts import GameRecord, MatchSpec, VerdictKind
-from runner.games.base import Game
+from runner.domain.contracts import GameRecord, MatchSpec, VerdictKind
+from runner.domain.games.base import Game
 from workers.artifacts import ArtifactError, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.contracts import Limits, VerdictKind
-from runner.games import get_game, load_game_class
-from runner.registry import GENERIC_PROTOCOLS, protocol_carries
+from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.games import get_game, load_game_class
+from runner.domain.registry import GENERIC_PROTOCOLS, protocol_carries
 from workers.artifacts import ArtifactCache
 from workers.protocols import JsonProtocol, TextProtocol, make_protocol, protocol_class
 from workers.protocols.base import Seat

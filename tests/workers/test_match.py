@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runner.contracts import (
+from runner.domain.contracts import (
     EntryRef,
     GameRecord,
     Limits,
@@ -16,7 +16,7 @@ from runner.contracts import (
     MoveRecord,
     VerdictKind,
 )
-from runner.games.base import Game
+from runner.domain.games.base import Game
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.match import MatchObserver, argv_for, play_match
 from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runner.contracts import Limits, VerdictKind
-from runner.games import get_game
+from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.games import get_game
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.protocols import (
     GomocupProtocol,

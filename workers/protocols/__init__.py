@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.contracts import Limits
-from runner.games.base import Game
-from runner.registry import protocol_carries
+from runner.domain.contracts import Limits
+from runner.domain.games.base import Game
+from runner.domain.registry import protocol_carries
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol
 from workers.protocols.gomocup import GomocupProtocol

@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from runner.contracts import Limits, Verdict
-from runner.games.base import Game
-from runner.registry import PROTOCOL_GAMES
+from runner.domain.contracts import Limits, Verdict
+from runner.domain.games.base import Game
+from runner.domain.registry import PROTOCOL_GAMES
 from workers.sandbox.base import EntryHost
 
 
@@ -41,14 +41,14 @@ class Seat:
 class EntryProtocol(ABC):
     """One entry in one game. Create with ``protocol_for(name)(...)``."""
 
-    name: ClassVar[str]  # a name from runner.registry.PROTOCOL_GAMES: the adapter registers against it
+    name: ClassVar[str]  # a name from runner.domain.registry.PROTOCOL_GAMES: the adapter registers against it
     games: ClassVar[frozenset[str]]  # game names this protocol can carry: looked up by name, never restated
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "name" in cls.__dict__:  # a concrete protocol, not an intermediate base class
             if cls.name not in PROTOCOL_GAMES:
-                raise TypeError(f"{cls.__name__}: protocol {cls.name!r} is not in runner.registry")
+                raise TypeError(f"{cls.__name__}: protocol {cls.name!r} is not in runner.domain.registry")
             cls.games = PROTOCOL_GAMES[cls.name]
 
     def __init__(self, game: Game[Any, Any], host: EntryHost, argv: list[str], seat: Seat, limits: Limits):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from runner.contracts import Limits, Verdict, VerdictKind
-from runner.games.base import BadMoveText, Game, IllegalMove
+from runner.domain.contracts import Limits, Verdict, VerdictKind
+from runner.domain.games.base import BadMoveText, Game, IllegalMove
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.sandbox.base import EntryHost, RunOutcome
 

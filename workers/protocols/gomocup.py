@@ -30,8 +30,8 @@ import re
 import time
 from typing import Any, ClassVar
 
-from runner.contracts import Limits, Verdict, VerdictKind
-from runner.games.base import Game
+from runner.domain.contracts import Limits, Verdict, VerdictKind
+from runner.domain.games.base import Game
 from workers.protocols.base import MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol, failure_verdict, mnk_dimensions, one_line
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from runner.contracts import VerdictKind
-from runner.games.base import BadMoveText, IllegalMove
+from runner.domain.contracts import VerdictKind
+from runner.domain.games.base import BadMoveText, IllegalMove
 from workers.protocols.base import MoveReply
 from workers.protocols.common import TextBoardProtocol, failure_verdict
 

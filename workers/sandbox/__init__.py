@@ -7,9 +7,7 @@ only); ``"bwrap"`` is the bubblewrap sandbox, imported only when asked for.
 
 from __future__ import annotations
 
-import importlib
-
-from runner.registry import SANDBOX_KINDS
+from runner.domain.registry import SANDBOX_KINDS
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.plain import PlainHost, PlainHostFactory
 
@@ -19,18 +17,9 @@ def host_factory(kind: str) -> HostFactory:
     if kind == "none":
         return PlainHostFactory()
     if kind == "bwrap":
-        try:
-            # imported by name: the sandbox module is optional at this layer
-            module = importlib.import_module("workers.sandbox.bwrap")
-        except ModuleNotFoundError as e:
-            if e.name != "workers.sandbox.bwrap":
-                raise
-            raise HostError(
-                "the bwrap sandbox is not available in this installation; "
-                "use 'sandbox: none' (--sandbox none) for trusted entries only"
-            ) from e
-        factory: HostFactory = module.BwrapHostFactory()
-        return factory
+        from workers.sandbox.bwrap import BwrapHostFactory  # only when asked for: it probes the machine
+
+        return BwrapHostFactory()
     raise HostError(f"unknown sandbox {kind!r}; expected one of {', '.join(SANDBOX_KINDS)}")
 
 

@@ -20,10 +20,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import Limits, VerdictKind
+from runner.domain.contracts import Limits, VerdictKind
+from runner.errors import RetryElsewhere
 
 
-class HostError(RuntimeError):
+class HostError(RetryElsewhere, RuntimeError):
     """The host could not do its job (not the entry's fault)."""
 
 

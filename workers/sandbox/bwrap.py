@@ -64,8 +64,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.contracts import Limits, VerdictKind
-from runner.registry import SANDBOX_BINDS_ENV, sandbox_bind_problem
+from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.registry import SANDBOX_BINDS_ENV, sandbox_bind_problem
+from runner.errors import EntryFault
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.cgroups import LAUNCHER_SLACK_BYTES, PIDS_SLACK, Cgroups, SandboxCgroup, shared_cgroups
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
@@ -901,7 +902,7 @@ class BwrapHost(EntryHost):
         self._sandbox.close()
 
 
-class BuildOutputError(Exception):
+class BuildOutputError(EntryFault):
     """A build's output cannot become the entry: the entry's own fault (``build_failed``)."""
 
 

@@ -13,7 +13,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from runner.contracts import Limits, VerdictKind
+from runner.domain.contracts import Limits, VerdictKind
 from workers.sandbox.base import RunOutcome
 from workers.sandbox.limits import cpu_rlimit_s
 from workers.sandbox.sampler import CPU_SLACK_MS, StopReason

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import psutil
 
-from runner.contracts import Limits
+from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s

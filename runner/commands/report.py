@@ -1,0 +1,178 @@
+"""``tourney matches | standings | replay | report``: reading a run directory.
+
+Each handler loads the run once (``load_report_data``) and hands it to a
+renderer. They only read: a run in progress can be inspected while the
+coordinator writes (the store is SQLite in WAL mode). Exit codes: 0 done,
+2 the run directory, stage, match or game asked for does not exist (a ``UsageError``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.text import Text
+
+from runner.config import ConfigError
+from runner.errors import UsageError
+from runner.report.exports import (
+    matches_records,
+    standings_csv,
+    standings_json,
+    write_games_jsonl,
+    write_text,
+)
+from runner.report.model import ReportData, load_report_data
+from runner.report.terminal import (
+    make_console,
+    print_final_ranking,
+    print_replay,
+    print_stage_standings,
+    print_workers,
+)
+from runner.storage.store import StoreError
+
+
+def _load(args: argparse.Namespace) -> ReportData:
+    try:
+        return load_report_data(Path(args.run_dir))
+    except (FileNotFoundError, StoreError, ConfigError) as e:
+        raise UsageError(str(e)) from e
+
+
+# -- matches --------------------------------------------------------------------
+
+
+def cmd_matches(args: argparse.Namespace) -> int:
+    data = _load(args)
+    stage = getattr(args, "stage", None)
+    if stage and data.stage(stage) is None:
+        known = ", ".join(s.name for s in data.stages)
+        raise UsageError(f"no stage {stage!r} (stages: {known})")
+    if args.json:
+        print(json.dumps(matches_records(data, stage), indent=2))
+        return 0
+    header = [
+        "match",
+        "stage",
+        "round",
+        "bracket",
+        "#",
+        "players",
+        "board",
+        "seat orders",
+        "state",
+        "att.",
+        "result",
+    ]
+    rows = []
+    for m in data.matches:
+        if stage and m.stage != stage:
+            continue
+        result = m.result_text()
+        if m.verdicts():
+            result += " · " + ", ".join(m.verdicts())
+        rows.append(
+            [
+                m.match_id,
+                m.stage,
+                str(m.round),
+                m.bracket or "-",
+                str(m.pairing + 1),
+                " vs ".join(m.players),
+                m.board_id,
+                " | ".join(",".join(o) for o in m.orders),
+                m.state,
+                str(m.attempt),
+                result,
+            ]
+        )
+    sys.stdout.write("".join(line + "\n" for line in aligned(header, rows)))
+    return 0
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Plain columns: a rich table measures every cell and takes seconds for the
+    15,000 matches of a big run; this listing is also meant for grep and awk."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+
+
+
+# -- standings ------------------------------------------------------------------
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    data = _load(args)
+    if getattr(args, "csv", None):
+        write_text(Path(args.csv), standings_csv(data))
+    if args.json:
+        print(standings_json(data))
+    else:
+        console = make_console()
+        print_stage_standings(data, console)
+        print_workers(data, console)
+        print_final_ranking(data, console)
+        if getattr(args, "csv", None):
+            console.print(Text(f"wrote {args.csv}"))
+    return 0
+
+
+
+# -- replay ---------------------------------------------------------------------
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    data = _load(args)
+    try:
+        match = data.find_match(args.match_id)
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from e
+    if not match.games:
+        raise UsageError(f"match {match.match_id} has no result yet (state {match.state})")
+    k = int(getattr(args, "game", 1) or 1)
+    if not 1 <= k <= len(match.games):
+        raise UsageError(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
+    print_replay(data, match, k, make_console())
+    return 0
+
+
+
+# -- report ---------------------------------------------------------------------
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from runner.report.html import render_report
+
+    data = _load(args)
+    html = getattr(args, "html", None)
+    csv_path = getattr(args, "csv", None)
+    json_path = getattr(args, "json", None)
+    jsonl = getattr(args, "games_jsonl", None)
+    if not any((html, csv_path, json_path, jsonl)):
+        html = str(Path(args.run_dir) / "report.html")
+    written = []
+    if html:
+        write_text(Path(html), render_report(data))
+        written.append(html)
+    if csv_path:
+        write_text(Path(csv_path), standings_csv(data))
+        written.append(csv_path)
+    if json_path:
+        write_text(Path(json_path), standings_json(data))
+        written.append(json_path)
+    if jsonl:
+        path = Path(jsonl)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            n = write_games_jsonl(data, f)
+        tmp.replace(path)
+        written.append(f"{jsonl} ({n} games)")
+    for w in written:
+        print(f"wrote {w}")
+    return 0
+
+

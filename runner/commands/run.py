@@ -1,0 +1,385 @@
+"""``tourney run CONFIG``: start or resume a run, play it to its end, write the report.
+
+The run's pieces are started here (the embedded Redis, local workers, a
+dispatcher: ``_Cluster``) and stopped exactly once, also on SIGTERM/SIGHUP;
+the loop itself is ``runner.orchestration.coordinator.Coordinator``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from urllib.parse import urlsplit
+
+from runner.config import TournamentConfig, load_config
+from runner.domain.entries import pack_entry
+from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
+from runner.domain.stages.base import TournamentState
+from runner.errors import CommandError, RunHalted, UsageError
+from runner.orchestration.coordinator import ATTEMPT_CAP, Coordinator, SessionOutcome
+from runner.orchestration.dispatch import (
+    BrokerDown,
+    CeleryDispatcher,
+    Dispatcher,
+    InlineDispatcher,
+    LocalWorkers,
+    Timing,
+    check_broker_url,
+    kill_stale,
+    probe_sandbox,
+)
+from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
+from runner.report.model import ReportData
+from runner.report.progress import RunProgress, default_mode
+from runner.storage.run_dir import (
+    RunDir,
+    coordinator_lock,
+    create_run,
+    default_run_dir,
+    open_for_resume,
+)
+from runner.storage.store import RunStore
+
+log = logging.getLogger("tourney.coordinator")
+
+
+class _Cluster:
+    """What a run started (embedded Redis, local workers, dispatcher); stopped exactly once."""
+
+    def __init__(self) -> None:
+        self.redis: EmbeddedRedis | None = None
+        self.workers: LocalWorkers | None = None
+        self.dispatcher: Dispatcher | None = None
+
+    def stop(self) -> None:
+        workers, self.workers = self.workers, None
+        dispatcher, self.dispatcher = self.dispatcher, None
+        server, self.redis = self.redis, None
+        if workers is not None:
+            workers.stop()
+        if dispatcher is not None:
+            with contextlib.suppress(Exception):
+                dispatcher.close()
+        if server is not None:
+            server.stop()
+
+
+class _Terminated(RunHalted):
+    pass
+
+
+@contextlib.contextmanager
+def _terminate_on_signals() -> Iterator[None]:
+    """SIGTERM/SIGHUP unwind like Ctrl-C, so ``finally`` blocks stop what the run started."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def pack_artifacts(config: TournamentConfig, rd: RunDir) -> dict[str, Path]:
+    """Pack every entry (and seed opponent) once per digest into ``artifacts/``."""
+    rd.artifacts.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Path] = {}
+    for spec in [*config.entry_specs().values(), *config.seed_opponent_specs().values()]:
+        if spec.digest in out:
+            continue
+        path = rd.artifacts / f"{spec.digest}.tar.gz"
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(pack_entry(spec.path))
+            tmp.replace(path)
+        out[spec.digest] = path
+    return out
+
+
+def _setup_logging(rd: RunDir) -> logging.Handler:
+    rd.logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(rd.logs / "coordinator.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("tourney")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def print_standings(run_dir: Path, state: TournamentState, data: ReportData | None = None) -> None:
+    """The end-of-run summary from the run's report data; without it (the run could not be
+    read back), a plain table of the coordinator's own final state."""
+    if data is not None:
+        from runner.report.terminal import make_console, print_summary
+
+        print_summary(data, make_console())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for st in state.stages:
+        if not st.standings:
+            continue
+        t = Table(title=f"{st.name} ({st.planner})")
+        for col in ("#", "entry", "games", "W", "T", "L", "points", "score", "status"):
+            t.add_column(col)
+        for r in st.standings:
+            t.add_row(
+                str(r.rank),
+                r.entry,
+                str(r.games),
+                str(r.wins),
+                str(r.ties),
+                str(r.losses),
+                f"{r.points:g}",
+                str(r.score),
+                r.status,
+            )
+        console.print(t)
+    if state.final_ranking:
+        console.print(
+            "final ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(state.final_ranking, 1))
+        )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config_path = Path(args.config)
+    config = load_config(config_path)  # ConfigError: every problem with its location, exit 2
+    if args.inline and args.broker:
+        raise UsageError("--inline and --broker exclude each other")
+    if args.no_local_workers and not args.broker:
+        raise UsageError("--no-local-workers needs --broker (someone must play the matches)")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.broker:
+        check_broker_url(args.broker)
+    rd = RunDir((Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve())
+    with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
+        return _run(args, config, config_path, rd)
+
+
+def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, rd: RunDir) -> int:
+    resumed = rd.exists()
+    if resumed:
+        store = open_for_resume(rd, config_path, config)
+    else:
+        store = create_run(rd, config_path, config, secrets.token_hex(8))
+    handler = _setup_logging(rd)
+    cluster = _Cluster()
+    atexit.register(cluster.stop)
+    progress_mode = default_mode(bool(args.no_progress))
+    try:
+        with _terminate_on_signals():
+            with RunProgress(config.name, progress_mode) as progress:
+                code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
+            if outcome is not None:
+                _finish_outputs(rd, outcome, code == 0)
+            return code
+    except BrokerDown as e:
+        raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
+    except _Terminated as e:
+        raise CommandError(f"stopped by {e}; run the same command again to resume", exit_code=143) from e
+    finally:
+        cluster.stop()
+        atexit.unregister(cluster.stop)
+        store.close()
+        logging.getLogger("tourney").removeHandler(handler)
+        handler.close()
+
+
+def _play(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    rd: RunDir,
+    store: RunStore,
+    cluster: _Cluster,
+    progress: RunProgress,
+    resumed: bool,
+) -> tuple[int, SessionOutcome | None]:
+    meta = store.meta()
+    run_id = str(meta["run_id"])
+    if resumed:
+        requeued = store.requeue_in_flight("coordinator restarted")
+        retried = store.retry_failed()
+        progress.log(
+            f"resuming {rd.path}: {len(requeued)} match(es) in flight re-dispatched"
+            + (f", {len(retried)} failed match(es) retried" if retried else "")
+        )
+    else:
+        progress.log(f"new run {rd.path} ({config.name})")
+    if config.sandbox_binds:
+        # this run's own workers (inline, or local ones, which inherit the environment)
+        os.environ[SANDBOX_BINDS_ENV] = merged_binds(
+            os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
+        )
+        progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
+    if config.sandbox == "none":
+        progress.log("sandbox: none — entries run unisolated; only for trusted entries")
+    elif args.inline or not args.no_local_workers:
+        memory = probe_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
+        if memory:
+            progress.log(f"sandbox {config.sandbox}: {memory}")
+            # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
+            store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
+    store.set_meta(sandbox=config.sandbox)
+    blobs = pack_artifacts(config, rd)
+    timing = Timing.from_env()
+    republish: Callable[[], None] | None = None
+    if args.inline:
+        dispatcher: Dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "inline" / "artifacts")
+        mode = "inline"
+    else:
+        url = args.broker
+        if url is None:
+            kill_stale(rd.redis / "redis.pid", "redis-server")
+            shutil.rmtree(rd.redis, ignore_errors=True)  # broker state is disposable; the store is the truth
+            try:
+                cluster.redis = EmbeddedRedis(rd.redis).start()
+            except RedisServerError as e:
+                raise CommandError(f"cannot start the embedded Redis: {e}", exit_code=1) from e
+            url = cluster.redis.url()
+        celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
+        cluster.dispatcher = celery
+        try:
+            celery.ping()
+        except BrokerDown as e:  # the broker asked for is not there: nothing was started
+            raise CommandError(str(e), exit_code=2) from e
+        celery.publish_artifacts(blobs)
+        celery.mark_alive()
+        republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
+        dispatcher = celery
+        count = 0
+        if not args.no_local_workers:
+            for pid_file in rd.workers.glob("*/worker.pid"):
+                kill_stale(pid_file, "runner.cli worker")
+            count = args.workers or os.cpu_count() or 1
+            cluster.workers = LocalWorkers(
+                url,
+                rd.path,
+                count,
+                key_file=_key_file(rd),
+                allow_unsandboxed=config.sandbox == "none",
+            ).start()
+        mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
+    cluster.dispatcher = dispatcher
+    progress.log(f"playing with {mode}")
+    if args.no_local_workers:
+        progress.log(
+            f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
+        )
+    coordinator = Coordinator(
+        config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
+    )
+    outcome = coordinator.run()
+    _record_trust(store, coordinator, progress)
+    if outcome.finished and isinstance(dispatcher, CeleryDispatcher):
+        dispatcher.forget_run()
+    if cluster.workers is not None:
+        cluster.workers.begin_stop()  # they wind down while the report is written
+    rate = outcome.moves / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
+    summary = (
+        f"played {outcome.matches} match(es), {outcome.games} game(s), {outcome.moves} move(s) "
+        f"in {outcome.elapsed_s:.1f}s ({rate:.0f} moves/s)"
+    )
+    progress.log(summary)
+    store.set_meta(
+        last_session={
+            "mode": "inline" if args.inline else "celery",
+            "matches": outcome.matches,
+            "games": outcome.games,
+            "moves": outcome.moves,
+            "elapsed_s": outcome.elapsed_s,
+            "ended": time.time(),
+        }
+    )
+    if not outcome.finished:
+        for mid in outcome.failed:
+            row = store.match_record(mid)
+            err = row.result.system_error if row and row.result else None
+            outcome.failed_details[mid] = err.detail if err else "?"
+        return 1, outcome
+    store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
+    return 0, outcome
+
+
+def _key_file(rd: RunDir) -> Path | None:
+    """The key file local workers get (None: the key came from the environment, which they inherit)."""
+    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
+        return None  # the coordinator uses the environment's key, and so do they
+    path = rd.path / KEY_FILE_NAME
+    return path if path.exists() else None
+
+
+def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgress) -> None:
+    """Per-worker counts and what re-judging results cost, kept in the run's metadata."""
+    share = coordinator.verify_cpu_s / coordinator.cpu_s if coordinator.cpu_s > 0 else 0.0
+    store.set_meta(
+        workers=coordinator.health.summary(),
+        rejected_notes=dict(coordinator.rejected_notes),
+        verification={
+            "cpu_s": round(coordinator.verify_cpu_s, 4),
+            "coordinator_cpu_s": round(coordinator.cpu_s, 4),
+            "share": round(share, 5),
+        },
+    )
+    quarantined = coordinator.health.quarantined()
+    if quarantined:
+        progress.log("quarantined worker(s): " + ", ".join(f"{r.name} ({r.reason})" for r in quarantined))
+    log.info(
+        "referee replay of results: %.3fs CPU of the coordinator's %.3fs (%.2f%%)",
+        coordinator.verify_cpu_s,
+        coordinator.cpu_s,
+        100 * share,
+    )
+
+
+def _masked(url: str) -> str:
+    """The broker URL with its password hidden (it is printed)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = f":***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
+def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None:
+    """After the progress display is gone: the report, then the standings, from one
+    reading of the run."""
+    from runner.report.exports import write_text
+    from runner.report.html import render_report
+    from runner.report.model import load_report_data
+
+    data: ReportData | None = None
+    try:
+        data = load_report_data(rd.path)
+        write_text(rd.report, render_report(data))
+    except Exception as e:  # a broken report must not hide the standings
+        log.exception("report failed")
+        print(f"tourney run: could not write the report: {e}", file=sys.stderr)
+    print_standings(rd.path, outcome.state, data)
+    if not finished:
+        print(
+            f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after {ATTEMPT_CAP} attempts "
+            "and the stages that need them cannot finish:",
+            file=sys.stderr,
+        )
+        for mid, why in outcome.failed_details.items():
+            print(f"  {mid}: {why}", file=sys.stderr)
+        print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)
+

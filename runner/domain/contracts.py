@@ -1,0 +1,541 @@
+"""Data that crosses the boundary between coordinator and workers.
+
+Everything here is plain data that round-trips through JSON (``to_dict`` /
+``from_dict``) because Celery carries it as JSON only (DESIGN §6). The
+coordinator builds ``MatchSpec``s; a worker returns a ``MatchResult``.
+
+The wire messages (at the end of this module) wrap them: the coordinator
+sends a ``TaskEnvelope``; a worker answers through the run's inbox with
+``Started``, ``Finished`` and ``Skipped`` notes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from runner.errors import MessageRejected
+
+
+class VerdictKind(StrEnum):
+    """How a game can end (DESIGN §4.3)."""
+
+    NORMAL = "normal"
+    ILLEGAL_MOVE = "illegal_move"
+    BAD_OUTPUT = "bad_output"
+    TIMEOUT = "timeout"
+    CPU_LIMIT = "cpu_limit"
+    MEMORY_LIMIT = "memory_limit"
+    CRASH = "crash"
+    LEFT_PROCESSES = "left_processes"
+    NO_OUTPUT = "no_output"
+    BUILD_FAILED = "build_failed"
+    SYSTEM_ERROR = "system_error"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a game ended. ``player`` is the entry charged (None for ``normal``
+    and for ``system_error``, which is never charged to an entry)."""
+
+    kind: VerdictKind
+    player: str | None
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "player": self.player, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
+        return cls(VerdictKind(d["kind"]), d.get("player"), d.get("detail", ""))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one entry. Per move unless said otherwise."""
+
+    move_wall_s: float = 1.0
+    move_cpu_s: float | None = None  # None: same as the wall limit
+    memory_mb: int = 512
+    output_kb: int = 64
+    processes: int = 32
+    open_files: int = 64
+    file_size_mb: int = 16
+    game_wall_s: float | None = None  # persistent protocols: whole-game budget
+
+    @property
+    def cpu_s(self) -> float:
+        return self.move_cpu_s if self.move_cpu_s is not None else self.move_wall_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Limits:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class EntryRef:
+    """An entry as a match needs it: its artifact digest and how to run it."""
+
+    name: str
+    digest: str  # sha256 of the packed entry directory (DESIGN §4.1)
+    protocol: str
+    run: list[str]  # argv, with "{mark}" placeholders
+    build: str | None = None
+    args: list[str] = field(default_factory=list)  # variant's extra argv
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EntryRef:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """One match as a planner decides it: who plays, where, and in which seat orders.
+
+    ``orders`` lists, per game, the entry names in seat order (seat 0 moves
+    first). This is the one description of a match's place in the tournament:
+    ``MatchSpec`` holds it, the store persists it inside the spec, and the
+    report and ``tourney matches`` read it back from a ``MatchRecord``.
+    Adding a field here is enough for it to travel everywhere (``to_dict`` and
+    ``from_dict`` walk the dataclass fields).
+    """
+
+    stage: str
+    round: int
+    bracket: str  # "" when the stage has none; "winners" / "losers" in potm_elimination
+    pairing: int  # position within the round (and bracket)
+    players: tuple[str, ...]
+    board_id: str
+    orders: tuple[tuple[str, ...], ...]
+    #: derived from the plan (DESIGN §4.5) unless given: ad-hoc matches (``tourney play``, tests)
+    #: name their own
+    match_id: str = ""
+
+    def __post_init__(self) -> None:
+        # frozen: normalise the sequences once, and compute the id once rather than on every read
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "orders", tuple(tuple(o) for o in self.orders))
+        if not self.match_id:
+            # DESIGN §4.5: derived from (stage, round, bracket, pairing, board, seat order)
+            parts = (self.stage, self.round, self.bracket, self.pairing, self.board_id, self.orders)
+            object.__setattr__(self, "match_id", stable_id(*parts))
+
+    @classmethod
+    def ad_hoc(
+        cls,
+        match_id: str,
+        board_id: str,
+        orders: Sequence[Sequence[str]],
+        stage: str = "",
+        round: int = 0,
+        bracket: str = "",
+    ) -> MatchPlan:
+        """A match outside any tournament plan (``tourney play``, benchmarks, tests): its
+        players are everyone seated, in order of first appearance."""
+        players = tuple(dict.fromkeys(p for o in orders for p in o))
+        return cls(stage, round, bracket, 0, players, board_id, tuple(tuple(o) for o in orders), match_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"match_id": self.match_id}
+        for f in fields(self):
+            if f.name != "match_id":
+                d[f.name] = getattr(self, f.name)
+        d["players"] = list(self.players)
+        d["orders"] = [list(o) for o in self.orders]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MatchPlan:
+        """A plan from ``to_dict`` output or from a flat spec dict; specs written before
+        ``pairing`` and ``players`` travelled with them read as pairing 0 and the seated players."""
+        orders = [list(o) for o in d["orders"]]
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in known}
+        values.setdefault("stage", "")
+        values.setdefault("round", 0)
+        values.setdefault("bracket", "")
+        values.setdefault("pairing", 0)
+        values.setdefault("players", list(dict.fromkeys(p for o in orders for p in o)))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match as a worker plays it: the plan plus what execution needs
+    (the board's text, the entries' artifacts and argv, limits, seed, sandbox).
+
+    ``to_dict`` is flat (the plan's fields beside the rest), the JSON the
+    store keeps and the workers receive.
+    """
+
+    plan: MatchPlan
+    game: str
+    board_text: str
+    entries: dict[str, EntryRef]
+    limits: Limits
+    seed: int
+    sandbox: str = "bwrap"  # "bwrap" | "none"
+    game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
+
+    @classmethod
+    def of(
+        cls,
+        match_id: str,
+        game: str,
+        board_id: str,
+        board_text: str,
+        orders: Sequence[Sequence[str]],
+        entries: dict[str, EntryRef],
+        limits: Limits,
+        seed: int,
+        sandbox: str = "bwrap",
+        game_params: dict[str, Any] | None = None,
+        stage: str = "",
+        round: int = 0,
+        bracket: str = "",
+    ) -> MatchSpec:
+        """A spec for a match outside any tournament plan (``tourney play``, benchmarks,
+        tests), from the flat fields in the order of ``to_dict``; its plan is ``MatchPlan.ad_hoc``."""
+        plan = MatchPlan.ad_hoc(match_id, board_id, orders, stage=stage, round=round, bracket=bracket)
+        return cls(plan, game, board_text, entries, limits, seed, sandbox, dict(game_params or {}))
+
+    # the plan's fields a worker reads, by their old names
+    @property
+    def match_id(self) -> str:
+        return self.plan.match_id
+
+    @property
+    def board_id(self) -> str:
+        return self.plan.board_id
+
+    @property
+    def orders(self) -> list[list[str]]:
+        return [list(o) for o in self.plan.orders]
+
+    @property
+    def stage(self) -> str:
+        return self.plan.stage
+
+    @property
+    def round(self) -> int:
+        return self.plan.round
+
+    @property
+    def bracket(self) -> str:
+        return self.plan.bracket
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.plan.to_dict(),
+            "game": self.game,
+            "board_text": self.board_text,
+            "entries": {k: v.to_dict() for k, v in self.entries.items()},
+            "limits": self.limits.to_dict(),
+            "seed": self.seed,
+            "sandbox": self.sandbox,
+            "game_params": dict(self.game_params),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MatchSpec:
+        return cls(
+            plan=MatchPlan.from_dict(d),
+            game=d["game"],
+            board_text=d["board_text"],
+            entries={k: EntryRef.from_dict(v) for k, v in d["entries"].items()},
+            limits=Limits.from_dict(d["limits"]),
+            seed=d["seed"],
+            sandbox=d.get("sandbox", "bwrap"),
+            game_params=dict(d.get("game_params", {})),
+        )
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    player: str
+    move: str  # the game's canonical move text
+    wall_ms: float
+    cpu_ms: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MoveRecord:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game. ``winner`` is None for a draw or a system error."""
+
+    order: list[str]
+    winner: str | None
+    scores: dict[str, int]
+    verdict: Verdict
+    moves: list[MoveRecord]
+    reason: str = ""  # the rules' reason for a normal end ("5 in a row", ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "order": list(self.order),
+            "winner": self.winner,
+            "scores": dict(self.scores),
+            "verdict": self.verdict.to_dict(),
+            "moves": [m.to_dict() for m in self.moves],
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameRecord:
+        return cls(
+            order=list(d["order"]),
+            winner=d.get("winner"),
+            scores={k: int(v) for k, v in d["scores"].items()},
+            verdict=Verdict.from_dict(d["verdict"]),
+            moves=[MoveRecord.from_dict(m) for m in d["moves"]],
+            reason=d.get("reason", ""),
+        )
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    match_id: str
+    games: list[GameRecord]
+    worker: str = ""
+    digests: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def system_error(self) -> Verdict | None:
+        for g in self.games:
+            if g.verdict.kind is VerdictKind.SYSTEM_ERROR:
+                return g.verdict
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "games": [g.to_dict() for g in self.games],
+            "worker": self.worker,
+            "digests": dict(self.digests),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MatchResult:
+        return cls(
+            match_id=d["match_id"],
+            games=[GameRecord.from_dict(g) for g in d["games"]],
+            worker=d.get("worker", ""),
+            digests=dict(d.get("digests", {})),
+        )
+
+
+def system_error_result(
+    spec: MatchSpec, detail: str, *, worker: str, reason: str = "", digests: dict[str, str] | None = None
+) -> MatchResult:
+    """A match that could not be played: one ``system_error`` game per planned
+    game, charged to nobody and scoring nothing (a worker's own failure, or the
+    coordinator giving a match up at the attempt cap)."""
+    games = [
+        GameRecord(
+            order=list(order),
+            winner=None,
+            scores={p: 0 for p in order},
+            verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, detail),
+            moves=[],
+            reason=reason,
+        )
+        for order in spec.orders
+    ]
+    return MatchResult(spec.match_id, games, worker=worker, digests=dict(digests or {}))
+
+
+def stable_id(*parts: object, length: int = 16) -> str:
+    """A short deterministic id from JSON-serialisable parts (match ids, board ids)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+
+# -- wire messages ------------------------------------------------------------------------------
+#: the task envelope's version: a worker refuses an envelope of another version
+ENVELOPE_VERSION = 1
+#: the key a signature over the rest of a message will travel under (not signed yet):
+#: ``from_dict`` ignores it, and ``canonical_json`` of ``unsigned(d)`` is what it covers
+SIGNATURE_KEY = "sig"
+
+
+class WireError(MessageRejected, ValueError):
+    """A message that is not one of ours: malformed, unknown kind or version."""
+
+
+def canonical_json(payload: dict[str, Any]) -> bytes:
+    """The one byte string a message stands for (sorted keys, no spaces): what a signature covers."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def unsigned(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` without its signature, i.e. what the signature was computed over."""
+    return {k: v for k, v in d.items() if k != SIGNATURE_KEY}
+
+
+def _field(d: dict[str, Any], key: str) -> Any:
+    try:
+        return d[key]
+    except KeyError:
+        raise WireError(f"message has no {key!r}: {sorted(d)}") from None
+
+
+@dataclass(frozen=True)
+class TaskEnvelope:
+    """One attempt of a match, as the coordinator sends it to a worker.
+
+    Paths never travel: a worker shares no file system with the coordinator;
+    entries come by digest (``spec.entries``). The heartbeat timing is the
+    coordinator's (its lease depends on it).
+    """
+
+    run: str
+    attempt: int
+    spec: MatchSpec
+    heartbeat_s: float = 5.0
+    heartbeat_ttl_s: float = 15.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "v": ENVELOPE_VERSION,
+            "run": self.run,
+            "attempt": self.attempt,
+            "spec": self.spec.to_dict(),
+            "heartbeat_s": self.heartbeat_s,
+            "heartbeat_ttl_s": self.heartbeat_ttl_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TaskEnvelope:
+        if d.get("v") != ENVELOPE_VERSION:
+            raise WireError(f"unknown envelope version {d.get('v')!r}; upgrade this worker")
+        try:
+            return cls(
+                run=str(_field(d, "run")),
+                attempt=int(_field(d, "attempt")),
+                spec=MatchSpec.from_dict(_field(d, "spec")),
+                heartbeat_s=float(d.get("heartbeat_s", 5.0)),
+                heartbeat_ttl_s=float(d.get("heartbeat_ttl_s", 15.0)),
+            )
+        except (KeyError, TypeError) as e:
+            raise WireError(f"malformed envelope: {e}") from e
+
+
+@dataclass(frozen=True)
+class Started:
+    """A worker began playing an attempt. ``execution`` is unique per task execution,
+    so a second one for the same attempt means the broker redelivered the task."""
+
+    KIND: ClassVar[str] = "started"
+
+    match_id: str
+    attempt: int
+    worker: str
+    execution: str = ""
+    ts: float = 0.0  # the worker's wall clock (time.time()), for logs only
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.KIND,
+            "match_id": self.match_id,
+            "attempt": self.attempt,
+            "worker": self.worker,
+            "execution": self.execution,
+            "ts": self.ts,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Started:
+        return cls(
+            str(_field(d, "match_id")),
+            int(_field(d, "attempt")),
+            str(d.get("worker", "")),
+            str(d.get("execution", "")),
+            float(d.get("ts", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A worker played an attempt (a failure of its machine is a ``system_error`` result)."""
+
+    KIND: ClassVar[str] = "result"
+
+    match_id: str
+    attempt: int
+    result: MatchResult
+    worker: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.KIND,
+            "match_id": self.match_id,
+            "attempt": self.attempt,
+            "worker": self.worker,
+            "result": self.result.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Finished:
+        return cls(
+            str(_field(d, "match_id")),
+            int(_field(d, "attempt")),
+            MatchResult.from_dict(_field(d, "result")),
+            str(d.get("worker", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A worker dropped a task because the run no longer wanted that attempt."""
+
+    KIND: ClassVar[str] = "skipped"
+
+    match_id: str
+    attempt: int
+    worker: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.KIND, "match_id": self.match_id, "attempt": self.attempt, "worker": self.worker}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Skipped:
+        return cls(str(_field(d, "match_id")), int(_field(d, "attempt")), str(d.get("worker", "")))
+
+
+#: what a worker pushes to a run's inbox
+Note = Started | Finished | Skipped
+_NOTE_KINDS: dict[str, type[Started] | type[Finished] | type[Skipped]] = {
+    k.KIND: k for k in (Started, Finished, Skipped)
+}
+
+
+def note_from_dict(d: dict[str, Any]) -> Note:
+    """The note a worker pushed; ``WireError`` when it is not one."""
+    if not isinstance(d, dict):
+        raise WireError(f"a note is a JSON object, not {type(d).__name__}")
+    kind = d.get("kind")
+    note_class = _NOTE_KINDS.get(str(kind))
+    if note_class is None:
+        raise WireError(f"unknown note kind {kind!r}")
+    try:
+        return note_class.from_dict(d)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, WireError):
+            raise
+        raise WireError(f"malformed {kind} note: {e}") from e

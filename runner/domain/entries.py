@@ -1,0 +1,204 @@
+"""Entry directories (DESIGN §4.1): ``entry.yaml``, variants, digest, packing.
+
+The digest is the sha256 of the directory's contents (sorted relative paths
+and bytes, plus the executable bit), so a rerun can prove it ran the same
+code. Packing makes a deterministic tar.gz of the same files: that is the
+artifact that travels to workers through Redis.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from runner.domain.contracts import EntryRef
+from runner.domain.games import GAME_NAMES, game_names, is_game_reference
+from runner.domain.registry import PROTOCOL_NAMES
+from runner.errors import UsageError
+
+# the registries' names, under the names this module has always exported
+PROTOCOLS = PROTOCOL_NAMES
+GAMES = GAME_NAMES
+
+# Files that never belong to an entry's code (editor droppings, build output).
+_IGNORED_NAMES = {".git", "__pycache__", ".DS_Store"}
+
+
+class EntryError(UsageError, ValueError):
+    """An entry directory that cannot be used, with the reason."""
+
+
+class VariantModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    args: list[str] = Field(default_factory=list)
+
+
+class EntryModel(BaseModel):
+    """The schema of ``entry.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    author: str | None = None
+    game: str
+    protocol: str
+    build: str | None = None
+    run: list[str]
+    variants: dict[str, VariantModel] = Field(default_factory=dict)
+
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, v: str) -> str:
+        if v not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {v!r}, expected one of {', '.join(PROTOCOLS)}")
+        return v
+
+    @field_validator("game")
+    @classmethod
+    def _known_game(cls, v: str) -> str:
+        if not is_game_reference(v):
+            known = ", ".join(game_names())
+            raise ValueError(
+                f"unknown game {v!r}, expected one of {known} or an import path package.module:Class"
+            )
+        return v
+
+    @field_validator("run")
+    @classmethod
+    def _nonempty_run(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("run must name a program")
+        return v
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    """One playable entry: an entry directory, or one variant of it."""
+
+    name: str
+    game: str
+    protocol: str
+    path: Path
+    run: list[str]
+    build: str | None
+    digest: str
+    args: list[str] = field(default_factory=list)
+    author: str | None = None
+    base_name: str = ""  # the entry.yaml name (variants share it)
+
+    def ref(self) -> EntryRef:
+        return EntryRef(
+            name=self.name,
+            digest=self.digest,
+            protocol=self.protocol,
+            run=list(self.run),
+            build=self.build,
+            args=list(self.args),
+        )
+
+
+def entry_files(root: Path) -> list[Path]:
+    """The files of an entry, as sorted relative paths (the digest's order)."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_NAMES)
+        for fn in filenames:
+            if fn in _IGNORED_NAMES or fn.endswith(".pyc"):
+                continue
+            out.append((Path(dirpath) / fn).relative_to(root))
+    return sorted(out, key=lambda p: p.as_posix())
+
+
+def directory_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for rel in entry_files(root):
+        p = root / rel
+        h.update(rel.as_posix().encode() + b"\0")
+        h.update(b"x" if os.access(p, os.X_OK) else b"-")
+        data = p.read_bytes()
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def pack_entry(root: Path) -> bytes:
+    """A deterministic tar.gz of the entry's files (same bytes for the same digest)."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
+        for rel in entry_files(root):
+            p = root / rel
+            data = p.read_bytes()
+            info = tarfile.TarInfo(rel.as_posix())
+            info.size = len(data)
+            info.mode = 0o755 if os.access(p, os.X_OK) else 0o644
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def unpack_entry(blob: bytes, dest: Path) -> None:
+    """Unpack an artifact made by ``pack_entry`` into ``dest`` (refusing unsafe paths)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+        tar.extractall(dest, filter="data")
+
+
+def read_entry_yaml(path: Path) -> EntryModel:
+    f = path / "entry.yaml"
+    if not f.is_file():
+        raise EntryError(f"{path}: no entry.yaml (expected an entry directory, DESIGN §4.1)")
+    try:
+        raw: Any = yaml.safe_load(f.read_text())
+    except yaml.YAMLError as e:
+        raise EntryError(f"{f}: not valid YAML: {e}") from e
+    if not isinstance(raw, dict):
+        raise EntryError(f"{f}: expected a mapping with name, game, protocol, run")
+    try:
+        return EntryModel.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise EntryError(f"{f}: {loc}: {first['msg']}") from e
+
+
+def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
+    """The entries an entry directory provides: itself and each variant."""
+    path = path.resolve()
+    model = read_entry_yaml(path)
+    digest = directory_digest(path)
+    base = EntrySpec(
+        name=model.name,
+        game=model.game,
+        protocol=model.protocol,
+        path=path,
+        run=list(model.run),
+        build=model.build,
+        digest=digest,
+        author=model.author,
+        base_name=model.name,
+    )
+    out = [base] if include_base or not model.variants else []
+    for vname, v in model.variants.items():
+        out.append(
+            EntrySpec(
+                name=vname,
+                game=model.game,
+                protocol=model.protocol,
+                path=path,
+                run=list(model.run),
+                build=model.build,
+                digest=digest,
+                args=list(v.args),
+                author=model.author,
+                base_name=model.name,
+            )
+        )
+    return out

@@ -1,0 +1,87 @@
+"""Names the coordinator and the workers agree on, each defined here once.
+
+They live on the runner side because imports run one way (workers may import
+runner, never the reverse): the config checks read them, and
+``workers.protocols`` / ``workers.sandbox`` register their implementations
+against them (``tests/core/test_registry.py`` checks both sides match).
+
+The other registries have their own homes: games in ``runner.domain.games``,
+planners in the stage models of ``runner.config.models`` (their functions in
+``runner.domain.stages``), rank keys in ``runner.domain.scoring``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal, get_args
+
+#: entry protocols (``entry.yaml``'s ``protocol``) and the games each can carry, in documentation order
+PROTOCOL_GAMES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "potm-arena": frozenset({"boxing"}),
+        "icfp98": frozenset({"pousse"}),
+        "mnk": frozenset({"mnk", "gomoku"}),
+        "gomocup": frozenset({"mnk", "gomoku"}),
+        # the generic protocols carry every game, plugins included: see GENERIC_PROTOCOLS
+        "text": frozenset(),
+        "json": frozenset(),
+    }
+)
+PROTOCOL_NAMES: tuple[str, ...] = tuple(PROTOCOL_GAMES)
+#: protocols that speak through the game's own texts (``position_text``, ``parse_move``), so any game fits
+GENERIC_PROTOCOLS: frozenset[str] = frozenset({"text", "json"})
+
+
+def protocol_carries(protocol: str, game: str) -> bool:
+    """Whether entries of ``protocol`` can play ``game`` (a game's ``name``, or a config's reference)."""
+    return protocol in GENERIC_PROTOCOLS or game in PROTOCOL_GAMES.get(protocol, frozenset())
+
+
+#: where entries run: the bubblewrap sandbox, or plain processes (trusted entries only)
+SandboxKind = Literal["bwrap", "none"]
+SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
+
+#: the environment variable that carries the broker URL to workers (never their command line)
+BROKER_ENV = "TOURNEY_BROKER_URL"
+#: read-only host paths a worker adds to every sandbox (colon-separated absolute paths, e.g.
+#: a language runtime under /opt): the worker's own policy, set where it starts
+#: (``tourney worker --sandbox-bind``, or ``tourney run`` from the config's
+#: ``sandbox_binds`` for its local and inline workers), never taken from a task
+SANDBOX_BINDS_ENV = "TOURNEY_SANDBOX_BINDS"
+#: what a bind may never show: homes, run and service data, kernel and device trees
+SANDBOX_BIND_REFUSED: tuple[str, ...] = (
+    "/home",
+    "/root",
+    "/var",
+    "/srv",
+    "/mnt",
+    "/run",
+    "/tmp",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/media",
+    "/boot",
+)
+
+
+def sandbox_bind_problem(path: str) -> str | None:
+    """Why ``path`` cannot be shown read-only to entries (None: it can)."""
+    import posixpath
+
+    if not path.startswith("/") or ".." in path.split("/"):
+        return f"{path!r} is not an absolute path without '..'"
+    norm = posixpath.normpath(path)
+    if norm == "/":
+        return "'/' would show the whole machine"
+    for refused in SANDBOX_BIND_REFUSED:
+        if norm == refused or norm.startswith(refused + "/"):
+            return f"{norm} is under {refused}, which entries must never see"
+    return None
+
+
+def merged_binds(current: str, extra: list[str]) -> str:
+    """``SANDBOX_BINDS_ENV``'s value with ``extra`` added (each path once, order kept)."""
+    parts = [p for p in current.split(":") if p]
+    return ":".join(dict.fromkeys([*parts, *extra]))

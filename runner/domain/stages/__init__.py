@@ -1,0 +1,51 @@
+"""Stage planners (DESIGN §5), pure functions looked up by the config's ``planner`` name.
+
+Each planner is ``plan(ctx, entrants, results) -> StageOutcome`` (see
+``runner.domain.stages.common``); ``runner.domain.stages.tournament.advance`` chains them
+into a whole tournament.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runner.config import (
+    EliminationStage,
+    GauntletStage,
+    KnockoutStage,
+    PermutationsStage,
+    RoundRobinStage,
+    SeedingStage,
+    StageBase,
+    SwissStage,
+    SystemTestStage,
+    planner_name,
+)
+from runner.domain.stages import (
+    gauntlet,
+    knockout,
+    permutations,
+    potm_elimination,
+    round_robin,
+    seeding,
+    swiss,
+    system_test,
+)
+from runner.domain.stages.common import Results, StageContext, StageOutcome
+
+Planner = Callable[[StageContext, list[str], Results], StageOutcome]
+
+# each planner function by the stage model that configures it; the names come from the models
+_PLANS: dict[type[StageBase], Planner] = {
+    SystemTestStage: system_test.plan,
+    SeedingStage: seeding.plan,
+    GauntletStage: gauntlet.plan,
+    EliminationStage: potm_elimination.plan,
+    RoundRobinStage: round_robin.plan,
+    PermutationsStage: permutations.plan,
+    KnockoutStage: knockout.plan,
+    SwissStage: swiss.plan,
+}
+PLANNERS: dict[str, Planner] = {planner_name(model): plan for model, plan in _PLANS.items()}
+
+__all__ = ["PLANNERS", "Planner", "StageContext", "StageOutcome"]

@@ -1,0 +1,83 @@
+"""Types shared by the stage planners and the coordinator.
+
+The whole tournament is a pure function of (config, results so far):
+``runner.domain.stages.tournament.advance(config, results)`` returns every match
+that exists at this point (finished or not), each stage's state and, once a
+stage is complete, its standings. The coordinator only stores results and
+dispatches the matches that lack one. Resume, replanning after an accepted
+rerun, and auditing all fall out of that purity: the same inputs always give
+the same matches with the same ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.domain.contracts import MatchPlan
+from runner.domain.stages.places import Place
+
+
+@dataclass(frozen=True)
+class StandingRow:
+    rank: int
+    entry: str
+    games: int
+    wins: int
+    ties: int
+    losses: int
+    points: float  # from the stage's points table (seed 000 bonuses + game score, ...)
+    score: int  # sum of game scores
+    verdicts_against: int
+    extra: dict[str, float] = field(default_factory=dict)  # buchholz, head_to_head, seed ...
+    status: str = ""  # "advanced", "eliminated", "excluded: <reason>", ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "entry": self.entry,
+            "games": self.games,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "points": self.points,
+            "score": self.score,
+            "verdicts_against": self.verdicts_against,
+            "extra": dict(self.extra),
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True)
+class RoundInfo:
+    """What a round was: its matches, byes and the board it used (for reports)."""
+
+    round: int
+    bracket: str
+    match_ids: tuple[str, ...]
+    byes: tuple[str, ...] = ()
+    board_id: str = ""
+
+
+@dataclass
+class StageState:
+    name: str
+    planner: str
+    status: str  # "skipped" (condition false), "waiting" (earlier stage unfinished), "running", "done"
+    entrants: list[str] = field(default_factory=list)  # in seed order
+    rounds: list[RoundInfo] = field(default_factory=list)
+    standings: list[StandingRow] = field(default_factory=list)  # set once done (partial while running)
+    advancing: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)  # entry -> reason (system_test)
+    notes: list[str] = field(default_factory=list)
+    # the stage ranking's tie groups, shared places (runner.domain.stages.places); set once done
+    groups: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class TournamentState:
+    matches: list[MatchPlan]  # every match that exists now, in plan order
+    stages: list[StageState]
+    finished: bool
+    final_ranking: list[str] = field(default_factory=list)  # set once finished
+    final_places: list[Place] = field(default_factory=list)  # the same, with shared places marked

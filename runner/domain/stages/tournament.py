@@ -1,0 +1,250 @@
+"""The whole tournament as a pure function of (config, results so far).
+
+``advance(config, results)`` runs the stages in order. A stage starts once
+the stage before it is done; a running stage stops everything after it
+("waiting"). Each stage gets its entrants in seed order:
+
+- ``when: always`` (default): the previous stage's advancing entrants, in
+  that stage's ranking order (the first stage: the config's entries, in
+  config order). That order is the seeding.
+- ``when: tied_for_first``: only if the ranking so far has two or more
+  entrants tied for first on every rank key of the stage that made it, those
+  entrants (else the stage is "skipped"). Such a tiebreak stage reorders them
+  and nothing else: who advances does not change.
+
+Who advances from a stage: ``all`` (every entrant not excluded), ``survivors``
+(the planner's survivors: elimination/knockout survivors, system-test
+passes; else as all), ``{top: N}`` (the first N of the stage's ranking).
+
+The overall ranking composes across stages: after every finished stage it
+is that stage's ranking of its own entrants, followed by everyone else in the
+order they had before. So the final's ranking comes first, then the
+eliminated entries in the order the elimination ranked them, then the
+entries the system test excluded; a tiebreak stage reorders the tied group
+at the top. ``final_ranking`` is that ranking once every stage is done or
+skipped.
+
+Everything is deterministic: randomness (generated boards, per-match seeds)
+comes from ``runner.domain.boards.derive_seed`` over the config seed, never from
+``hash()`` or the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from runner.config import (
+    AdvanceTop,
+    AnyStage,
+    GauntletStage,
+    SeedingStage,
+    SystemTestStage,
+    TournamentConfig,
+)
+from runner.domain.boards import derive_seed
+from runner.domain.contracts import GameRecord, MatchPlan, MatchSpec
+from runner.domain.scoring import Ranking, ScoringModel, effective_winner, match_winner
+from runner.domain.stages import PLANNERS
+from runner.domain.stages.base import StageState, TournamentState
+from runner.domain.stages.common import StageContext, StageOutcome, completed
+from runner.domain.stages.places import TieGroup, compose_groups, final_places, place_labels, stage_groups
+
+Results = Mapping[str, Sequence[GameRecord]]
+
+
+def match_seed(config: TournamentConfig, planned: MatchPlan) -> int:
+    """The RNG seed a worker gets for ``planned``: from the config seed and the match id."""
+    return derive_seed(config.seed, "match", planned.match_id)
+
+
+def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
+    """The ``MatchSpec`` a worker plays for ``planned``."""
+    return MatchSpec(
+        plan=planned,
+        game=config.game,
+        board_text=config.board_text(planned.board_id),
+        entries=config.player_refs([p for o in planned.orders for p in o]),
+        limits=config.limits_obj,
+        seed=match_seed(config, planned),
+        sandbox=config.sandbox,
+        game_params=dict(config.game_params),
+    )
+
+
+def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
+    eligible = [e for e in out.ranking.order if e not in out.excluded]
+    if st.advance == "survivors" and out.survivors is not None:
+        keep = set(out.survivors)
+        return [e for e in eligible if e in keep]
+    if isinstance(st.advance, AdvanceTop):
+        return eligible[: st.advance.top]
+    return eligible
+
+
+def advance(config: TournamentConfig, results: Results) -> TournamentState:
+    """Every match that exists now, each stage's state, and the final ranking once finished."""
+    ranking = list(config.entry_specs())
+    groups = [TieGroup(tuple(ranking), "")] if len(ranking) > 1 else [TieGroup((e,), "") for e in ranking]
+    advancing = list(ranking)
+    last: Ranking | None = None
+    matches: list[MatchPlan] = []
+    stages: list[StageState] = []
+    blocked = False
+    max_players = config.game_rules().max_players
+    names = config.stage_names()
+    for pos, st in enumerate(config.stages):
+        if blocked:
+            stages.append(StageState(st.name, st.planner, "waiting"))
+            continue
+        tiebreak = st.when == "tied_for_first"
+        if tiebreak:
+            group = last.tied_for_first() if last is not None else []
+            if len(group) < 2:
+                stages.append(StageState(st.name, st.planner, "skipped", notes=["no tie for first place"]))
+                continue
+            entrants = group
+        else:
+            entrants = list(advancing)
+        opponents: tuple[str, ...] = ()
+        if isinstance(st, SeedingStage | GauntletStage | SystemTestStage):
+            opponents = tuple(config.seed_opponent_specs())
+        ctx = StageContext(
+            stage=st, seed=config.seed, boards=config.boards, opponents=opponents, max_players=max_players
+        )
+        out = PLANNERS[st.planner](ctx, entrants, results)
+        matches.extend(out.matches)
+        state = StageState(
+            name=st.name,
+            planner=st.planner,
+            status="done" if out.done else "running",
+            entrants=list(entrants),
+            rounds=list(out.rounds),
+            standings=list(out.standings),
+            excluded=dict(out.excluded),
+            notes=list(out.notes),
+        )
+        stages.append(state)
+        if not out.done:
+            blocked = True
+            continue
+        if out.skipped:
+            state.status = "skipped"
+            continue
+        ranked = set(out.ranking.order)
+        ranking = out.ranking.order + [e for e in ranking if e not in ranked]
+        own_groups = stage_groups(out.ranking, st.name, st.rank_by)
+        state.groups = [list(g.entries) for g in own_groups]
+        groups = compose_groups(groups, own_groups)
+        if tiebreak:
+            keep = set(advancing)
+            advancing = [e for e in ranking if e in keep]
+        else:
+            advancing = _advancing(st, out)
+        last = out.ranking
+        state.advancing = list(advancing)
+        more = pos + 1 < len(names)
+        if more:
+            adv = set(advancing)
+            state.standings = [
+                r if r.status else replace(r, status="advanced" if r.entry in adv else "not advanced")
+                for r in state.standings
+            ]
+    finished = not blocked
+    places = final_places(groups, stages, {st.name: st.rank_by for st in config.stages}) if finished else []
+    return TournamentState(
+        matches=matches,
+        stages=stages,
+        finished=finished,
+        final_ranking=ranking if finished else [],
+        final_places=places,
+    )
+
+
+# -- audit output (tourney matches / standings --json) --------------------------
+
+
+def _stage_decider(config: TournamentConfig | None, stage: str) -> tuple[ScoringModel, list[str]]:
+    if config is not None and stage in config.stage_names():
+        st = config.stage(stage)
+        return st.scoring, list(getattr(st, "match_win_by", ["wins", "score"]))
+    return ScoringModel(), ["wins", "score"]
+
+
+def match_row(
+    plan: MatchPlan, games: Sequence[GameRecord] | None, config: TournamentConfig | None = None
+) -> dict[str, Any]:
+    """A match as ``tourney matches --json`` prints it: where it sits in the bracket, its board
+    and seat orders, its result.
+
+    ``result`` is None until the match is played (``games`` None); then every game (order,
+    winner, scores, verdict) and, for two-player matches, the match winner by the stage's
+    ``match_win_by`` (None: tied match).
+    """
+    row = plan.to_dict()
+    if games is None:
+        row["status"] = "pending"
+        row["result"] = None
+        return row
+    row["status"] = "done"
+    result: dict[str, Any] = {
+        "games": [
+            {
+                "order": list(g.order),
+                "winner": effective_winner(g),
+                "scores": dict(g.scores),
+                "verdict": g.verdict.to_dict(),
+                "reason": g.reason,
+                "moves": len(g.moves),
+            }
+            for g in games
+        ]
+    }
+    if len(plan.players) == 2:
+        table, decide_by = _stage_decider(config, plan.stage)
+        result["match_winner"] = match_winner(games, plan.players[0], plan.players[1], table, decide_by)
+    row["result"] = result
+    return row
+
+
+def matches_rows(
+    state: TournamentState, results: Results, config: TournamentConfig | None = None
+) -> list[dict[str, Any]]:
+    """``match_row`` for every planned match, plan order."""
+    return [match_row(m, completed(results, m), config) for m in state.matches]
+
+
+def standings_document(state: TournamentState) -> dict[str, Any]:
+    """Every stage's state and ranking with the numbers behind it, and the overall ranking."""
+    return {
+        "finished": state.finished,
+        "final_ranking": list(state.final_ranking),
+        "final_places": [p.to_dict() for p in state.final_places],
+        "stages": [
+            {
+                "name": s.name,
+                "planner": s.planner,
+                "status": s.status,
+                "entrants": list(s.entrants),
+                "advancing": list(s.advancing),
+                "excluded": dict(s.excluded),
+                "notes": list(s.notes),
+                "rounds": [
+                    {
+                        "round": r.round,
+                        "bracket": r.bracket,
+                        "board_id": r.board_id,
+                        "matches": list(r.match_ids),
+                        "byes": list(r.byes),
+                    }
+                    for r in s.rounds
+                ],
+                "standings": [
+                    {**row.to_dict(), "place": place_labels(s.groups).get(row.entry, str(row.rank))}
+                    for row in s.standings
+                ],
+            }
+            for s in state.stages
+        ],
+    }

@@ -1,0 +1,159 @@
+"""Re-judge a submitted ``MatchResult`` with the pure referee before it counts (DESIGN §6.1).
+
+A worker reports what happened; the coordinator believes only what the rules
+confirm. For each game of the result, in the spec's seat orders:
+
+* every move is replayed with ``parse_move`` + ``play``: legal, by the seat
+  whose turn it is;
+* a verdict against a player (timeout, crash, ...) may stand only where the
+  transcript ends for that player: in a two-player game at the end of the
+  transcript, charged to the seat to move (or to any seat before the first
+  move: a player that failed to start or build); its forfeit is applied
+  with ``Game.forfeit`` as the worker's referee did;
+* the outcome, winner, scores and reason must be those the rules give for
+  the replayed position.
+
+What cannot be replayed is taken as reported: move timings, the one-line
+detail of a verdict, and *which* entry faults happened (a timeout is a fact
+of the worker's clock). A ``GameRecord`` keeps only the first verdict, so in
+an N-player game (boxing permutations) a later seat that drops out silently
+is accepted only when the record carries some verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.domain.contracts import GameRecord, MatchResult, MatchSpec, VerdictKind
+from runner.domain.games import get_game
+from runner.domain.games.base import MAX_MOVES, Game, RulesError
+from runner.errors import MessageRejected
+
+
+class ResultMismatch(MessageRejected, ValueError):
+    """The result does not follow from its transcript under the game's rules."""
+
+
+def verify_result(spec: MatchSpec, result: MatchResult) -> None:
+    """Raise ``ResultMismatch`` (one line, naming the game and move) unless ``result`` is what
+    the rules give for its transcripts. Trailing ``system_error`` games are left to the store
+    (the match is retried, they are never counted)."""
+    if result.match_id != spec.match_id:
+        raise ResultMismatch(f"result is for match {result.match_id}, not {spec.match_id}")
+    games = result.games
+    if not games:
+        raise ResultMismatch("result has no games")
+    if len(games) > len(spec.orders):
+        raise ResultMismatch(f"result has {len(games)} games; the match has {len(spec.orders)}")
+    failed_at = next((i for i, g in enumerate(games) if g.verdict.kind is VerdictKind.SYSTEM_ERROR), None)
+    if failed_at is None and len(games) != len(spec.orders):
+        raise ResultMismatch(f"result has {len(games)} games; the match has {len(spec.orders)}")
+    if failed_at is not None and any(
+        g.verdict.kind is not VerdictKind.SYSTEM_ERROR for g in games[failed_at:]
+    ):
+        raise ResultMismatch(f"game {failed_at + 1}: only system_error games may follow a system_error game")
+    try:
+        rules = get_game(spec.game, **spec.game_params)
+    except (ValueError, TypeError) as e:
+        raise ResultMismatch(f"cannot set up game {spec.game!r}: {e}") from None
+    for number, (record, order) in enumerate(zip(games, spec.orders, strict=False), start=1):
+        if list(record.order) != list(order):
+            raise ResultMismatch(f"game {number}: seat order {record.order} is not the planned {order}")
+        if record.verdict.kind is VerdictKind.SYSTEM_ERROR:
+            continue
+        try:
+            _verify_game(rules, spec.board_text, record)
+        except ResultMismatch as e:
+            raise ResultMismatch(f"game {number}: {e}") from None
+
+
+def _verify_game(rules: Game[Any, Any], board_text: str, record: GameRecord) -> None:
+    order = list(record.order)
+    seats = {name: seat for seat, name in enumerate(order)}
+    if len(seats) != len(order):
+        raise ResultMismatch("an entry sits twice in one game")
+    if set(record.scores) != set(order):
+        raise ResultMismatch(f"scores name {sorted(record.scores)}, the game seats {sorted(order)}")
+    verdict = record.verdict
+    charged: int | None = None
+    if verdict.kind is VerdictKind.NORMAL:
+        if verdict.player is not None:
+            raise ResultMismatch("a normal end charged to a player")
+    else:
+        if verdict.player not in seats:
+            raise ResultMismatch(f"verdict {verdict.kind.value} charged to {verdict.player!r}, not a player")
+        charged = seats[verdict.player]
+    if (
+        verdict.kind is VerdictKind.BUILD_FAILED
+        and not record.moves
+        and record.winner is None
+        and not any(record.scores.values())
+        and record.reason == "no entry could be built"
+    ):
+        return  # nobody could play: nothing to replay
+    many = len(order) > 2
+    state = rules.new_game(board_text, len(order))
+    forfeited: set[int] = set()
+
+    def forfeit(seat: int) -> None:
+        nonlocal state
+        state = rules.forfeit(state, seat)
+        forfeited.add(seat)
+
+    if verdict.kind is VerdictKind.BUILD_FAILED and charged is not None:
+        forfeit(charged)  # build failures forfeit before the first move
+    for n, move in enumerate(record.moves, start=1):
+        while True:
+            if rules.outcome(state) is not None:
+                raise ResultMismatch(f"move {n} ({move.player} {move.move!r}) comes after the game ended")
+            seat = rules.to_move(state)
+            if move.player == order[seat]:
+                break
+            if seat == charged and seat not in forfeited:
+                forfeit(seat)  # the recorded verdict: this seat was removed here
+            elif many and charged is not None and seat not in forfeited:
+                forfeit(seat)  # a later verdict, which the record does not keep (module doc)
+            else:
+                raise ResultMismatch(f"move {n} is by {move.player}, but {order[seat]} is to move")
+        try:
+            state = rules.play(state, rules.parse_move(move.move))
+        except RulesError as e:
+            raise ResultMismatch(f"move {n} ({move.player} {move.move!r}) is not legal: {e}") from None
+    if rules.outcome(state) is None:
+        if len(record.moves) >= MAX_MOVES and record.reason.startswith("stopped after"):
+            if record.winner is not None or any(record.scores.values()):
+                raise ResultMismatch("a game stopped at the move cap must be a scoreless draw")
+            return
+        if charged is None:
+            raise ResultMismatch(
+                f"the transcript ends after {len(record.moves)} moves with the game not over"
+            )
+        if charged not in forfeited:
+            if not many and record.moves and rules.to_move(state) != charged:
+                raise ResultMismatch(
+                    f"verdict {verdict.kind.value} against {verdict.player}, "
+                    f"but {order[rules.to_move(state)]} was to move where the transcript ends"
+                )
+            forfeit(charged)
+        while many and rules.outcome(state) is None:
+            seat = rules.to_move(state)
+            if seat in forfeited:
+                raise ResultMismatch("the transcript ends with the game not over")
+            forfeit(seat)
+    elif charged is not None and charged not in forfeited:
+        raise ResultMismatch(
+            f"verdict {verdict.kind.value} against {verdict.player}, but the game ended by the rules"
+        )
+    outcome = rules.outcome(state)
+    if outcome is None:
+        raise ResultMismatch("the transcript ends with the game not over")
+    winner = order[outcome.winners[0]] if len(outcome.winners) == 1 else None
+    if record.winner != winner:
+        raise ResultMismatch(f"winner {record.winner!r}; the rules give {winner!r} ({outcome.reason})")
+    scores = {name: 0 for name in order}
+    for seat, score in enumerate(outcome.scores):
+        scores[order[seat]] += score
+    if dict(record.scores) != scores:
+        raise ResultMismatch(f"scores {dict(record.scores)}; the rules give {scores}")
+    if record.reason != outcome.reason:
+        raise ResultMismatch(f"reason {record.reason!r}; the rules give {outcome.reason!r}")

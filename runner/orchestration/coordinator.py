@@ -1,0 +1,446 @@
+"""The coordinator: drive a tournament to its end, or resume one (DESIGN §4.4, §6).
+
+The loop is a fixed point of a pure planner over the run store::
+
+    results = store.official_results()
+    state   = advance(config, results)      # every match that exists now
+    store.sync_plan(state.matches)          # new -> pending, unwanted -> obsolete
+    dispatch every pending match; accept notes; sweep leases; repeat
+    until state.finished
+
+Because ``advance`` is pure and match ids are deterministic, resuming is the
+same loop on an existing store: whatever was in flight when the previous
+coordinator died is dispatched again as a new attempt, and results of the
+old attempts are ignored if they still arrive.
+
+Where matches run:
+
+* ``--inline``: in this process, one at a time (debugging, tests);
+* default: an embedded Redis (``runner.orchestration.redis_server``) plus one local
+  ``tourney worker`` process per core (``--workers N``), all stopped at the end;
+* ``--broker URL``: an existing Redis; local workers too unless
+  ``--no-local-workers`` (then ``tourney worker --broker URL`` elsewhere).
+
+A match whose attempts keep failing (lost workers, ``system_error`` results)
+is given up after ``ATTEMPT_CAP`` failures: its state is ``failed`` and it
+holds a ``system_error`` result, which the stages never count. A stage that
+needs it cannot finish, so the run stops once nothing else can be played,
+lists the failed matches and exits 1; running the same command again retries
+them (after the cause is fixed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from runner.config import TournamentConfig
+from runner.domain.contracts import MatchPlan, MatchResult, MatchSpec, VerdictKind, system_error_result
+from runner.domain.stages.base import TournamentState
+from runner.domain.stages.tournament import advance, match_spec
+from runner.domain.verify import ResultMismatch, verify_result
+from runner.orchestration.dispatch import (
+    CeleryDispatcher,
+    Dispatcher,
+    Finished,
+    InboxNote,
+    Rejected,
+    Skipped,
+    Started,
+    Timing,
+)
+from runner.orchestration.workers_health import WorkersHealth
+from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
+from runner.storage.run_dir import (
+    ResumeRefused,
+)
+from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
+
+log = logging.getLogger("tourney.coordinator")
+
+ATTEMPT_CAP = DEFAULT_ATTEMPT_CAP
+#: at most this often the planner runs while matches are in flight (it is pure, but not free)
+REPLAN_EVERY_S = 0.5
+PROGRESS_EVERY_S = 0.5
+#: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
+REPUBLISH_EVERY_S = 30.0
+#: rejected (unsigned/altered) notes written to the run's events per claimed worker name
+REJECTED_LOGGED_PER_WORKER = 100
+#: how often the broker is checked for having lost its data (a cheap EXISTS)
+BROKER_CHECK_EVERY_S = 1.0
+
+
+@dataclass
+class SessionOutcome:
+    finished: bool
+    state: TournamentState
+    failed: list[str] = field(default_factory=list)  # matches given up (when not finished)
+    failed_details: dict[str, str] = field(default_factory=dict)
+    matches: int = 0  # results accepted in this session
+    games: int = 0
+    moves: int = 0
+    elapsed_s: float = 0.0
+
+
+class Coordinator:
+    """Plans, dispatches and accepts until the tournament is finished (or blocked)."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        store: RunStore,
+        dispatcher: Dispatcher,
+        progress: RunProgress,
+        *,
+        timing: Timing | None = None,
+        attempt_cap: int = ATTEMPT_CAP,
+        check_resume: bool = False,
+        republish: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.dispatcher = dispatcher
+        self.progress = progress
+        self.timing = timing or Timing.from_env()
+        self.attempt_cap = attempt_cap
+        self.check_resume = check_resume
+        self.republish = republish
+        self._specs: dict[str, MatchSpec] = {}
+        self._queue_empty_since: float | None = None
+        self._last_sweep = 0.0
+        self._last_republish = time.monotonic()
+        self._last_data_check = 0.0
+        self._last_progress = 0.0
+        self._state: TournamentState | None = None
+        self._totals = (0, 0, Counter[str]())
+        self._session = Counter[str]()
+        self.health = WorkersHealth()
+        self.rejected_notes = Counter[str]()  # claimed worker -> notes not signed with the run key
+        #: CPU seconds this process spent re-judging results (runner.domain.verify), and in total
+        self.verify_cpu_s = 0.0
+        self.cpu_s = 0.0
+
+    # -- planning -------------------------------------------------------------------
+    def _spec(self, pm: MatchPlan) -> MatchSpec:
+        spec = self._specs.get(pm.match_id)
+        if spec is None:
+            spec = self._specs[pm.match_id] = match_spec(self.config, pm)
+        return spec
+
+    def replan(self) -> TournamentState:
+        results = self.store.official_results()
+        state = advance(self.config, results)
+        planned = [self._spec(pm) for pm in state.matches]
+        if self.check_resume:
+            self._check_same_plan(planned)
+            self.check_resume = False
+        sync = self.store.sync_plan(planned)
+        for mid in sync.obsolete:
+            self._forget(mid)
+        if sync.obsolete:
+            self.progress.log(f"{len(sync.obsolete)} match(es) no longer planned (obsolete)")
+        games = moves = 0
+        verdicts: Counter[str] = Counter()
+        for rs in results.values():
+            games += len(rs)
+            for g in rs:
+                moves += len(g.moves)
+                if g.verdict.kind is not VerdictKind.NORMAL:
+                    verdicts[g.verdict.kind.value] += 1
+        self._totals = (games, moves, verdicts)
+        self._state = state
+        return state
+
+    def _check_same_plan(self, specs: list[MatchSpec]) -> None:
+        """Resume guard: a match already in the store must be planned exactly as stored."""
+        stored = self.store.specs()
+        for spec in specs:
+            if spec.match_id not in stored:
+                continue
+            old, new = stored[spec.match_id].to_dict(), spec.to_dict()
+            diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            if diff:
+                raise ResumeRefused(
+                    f"match {spec.match_id} is planned differently than when this run started "
+                    f"({', '.join(diff)} changed: a board file or an entry changed?); "
+                    "restore it, or start a new run with --run-dir"
+                )
+
+    def _forget(self, match_id: str) -> None:
+        self.dispatcher.forget(match_id)
+
+    # -- the loop ---------------------------------------------------------------------
+    def run(self) -> SessionOutcome:
+        cpu0 = time.process_time()
+        try:
+            return self._run()
+        finally:
+            self.cpu_s = time.process_time() - cpu0
+
+    def _run(self) -> SessionOutcome:
+        t0 = time.monotonic()
+        dirty = True
+        last_plan = 0.0
+        state: TournamentState | None = None
+        while True:
+            now = time.monotonic()
+            if dirty and (now - last_plan >= REPLAN_EVERY_S or not self.store.in_flight()):
+                state = self.replan()
+                dirty, last_plan = False, now
+                if state.finished:
+                    break
+            self._dispatch_pending()
+            if not dirty and not self.store.pending() and not self.store.in_flight():
+                break  # nothing can be played: only failed matches block the plan
+            dirty |= self._handle(self.dispatcher.poll(0.5))
+            self._check_broker_data()
+            self._sweep()
+            self._show(t0)
+        self._show(t0, force=True)
+        assert state is not None
+        failed = [r.match_id for r in self.store.match_records(states=("failed",))]
+        return SessionOutcome(
+            finished=state.finished,
+            state=state,
+            failed=failed,
+            matches=self._session["matches"],
+            games=self._session["games"],
+            moves=self._session["moves"],
+            elapsed_s=time.monotonic() - t0,
+        )
+
+    def _dispatch_pending(self) -> None:
+        for mid in self.store.pending():
+            spec, attempt = self.store.dispatch(mid)
+            self.dispatcher.submit(spec, attempt)
+
+    def _handle(self, notes: list[InboxNote]) -> bool:
+        changed = False
+        for note in notes:
+            if isinstance(note, Started):
+                acc = self.store.mark_started(
+                    note.match_id,
+                    note.attempt,
+                    note.worker,
+                    time.time() + self.timing.lease_s,
+                    execution=note.execution,
+                    attempt_cap=self.attempt_cap,
+                )
+                if acc.status == "failed":
+                    changed = True
+                    self._forget(note.match_id)
+                    self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
+                elif acc.status == "redelivered":
+                    self.progress.log(f"match {note.match_id}: {acc.detail}")
+            elif isinstance(note, Rejected):
+                self._rejected(note)
+            elif isinstance(note, Finished):
+                trusted = self._judge(note)
+                if trusted is None:
+                    continue  # an uncharged failure: requeued
+                acc = self.store.accept(note.match_id, note.attempt, trusted, attempt_cap=self.attempt_cap)
+                if acc.status in ("accepted", "failed"):
+                    changed = True
+                    self._forget(note.match_id)
+                if acc.status == "accepted":
+                    self._session["matches"] += 1
+                    self._session["games"] += len(note.result.games)
+                    self._session["moves"] += sum(len(g.moves) for g in note.result.games)
+                elif acc.status == "failed":
+                    self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
+                elif acc.status == "retry":
+                    self.progress.log(f"match {note.match_id}: retrying ({acc.detail})")
+                else:
+                    log.info("ignored result for %s attempt %d: %s", note.match_id, note.attempt, acc.detail)
+            elif isinstance(note, Skipped) and self.store.requeue(
+                note.match_id, note.attempt, f"worker {note.worker} found the attempt unknown to the broker"
+            ):
+                log.info("requeued %s: skipped by %s", note.match_id, note.worker)
+        return changed
+
+    def _rejected(self, note: Rejected) -> None:
+        """Log a note that is not ours with the worker it claims; a flood of them (anyone with
+        the URL can push) is counted, and only the first ones per claimed name are written out."""
+        self.rejected_notes[note.claimed_worker] += 1
+        n = self.rejected_notes[note.claimed_worker]
+        if n > REJECTED_LOGGED_PER_WORKER:
+            return
+        detail = f"attempt {note.attempt} claimed by worker {note.claimed_worker!r}: {note.reason}"
+        if n == REJECTED_LOGGED_PER_WORKER:
+            detail += " (further ones from this name are only counted)"
+        log.warning("REJECTED a note not signed with the run key for %s: %s", note.match_id, detail)
+        self.store.log("rejected_note", note.match_id, detail)
+        self.progress.log(f"rejected an unsigned/altered note for {note.match_id} ({detail})")
+
+    def _judge(self, note: Finished) -> MatchResult | None:
+        """The result to record for ``note``: as sent if the referee replay agrees, else a
+        ``system_error`` counted against the worker that sent it; None if the failure was
+        requeued without charging the match (an unproven or quarantined worker)."""
+        result = note.result
+        worker = result.worker or "?"
+        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+        cpu0 = time.process_time()
+        mismatch: str | None = None
+        try:
+            verify_result(spec, result)
+        except ResultMismatch as e:
+            mismatch = str(e)
+        self.verify_cpu_s += time.process_time() - cpu0
+        if mismatch is not None:
+            log.warning(
+                "REJECTED result for %s attempt %d from worker %s: %s",
+                note.match_id,
+                note.attempt,
+                worker,
+                mismatch,
+            )
+            self.store.log(
+                "result_mismatch", note.match_id, f"attempt {note.attempt} from {worker}: {mismatch}"
+            )
+            result = system_error_result(
+                spec,
+                f"result from {worker} rejected by the referee: {mismatch}"[:500],
+                worker=worker,
+                digests=result.digests,
+            )
+        err = result.system_error
+        if err is None:
+            self.health.accepted(worker)
+            return result
+        decision = self.health.failed(worker, note.match_id, err.detail, mismatch=mismatch is not None)
+        if decision.quarantine_now:
+            self._quarantine(worker)
+        if decision.charge_match:
+            return result
+        reason = f"failure on {worker} not charged: {err.detail}"[:500]
+        if not self.store.requeue(note.match_id, note.attempt, reason):
+            return result  # not in flight (late or duplicate): the store records why it is ignored
+        self.progress.log(f"match {note.match_id}: re-dispatching (failed on {worker}; not charged)")
+        return None
+
+    def _quarantine(self, worker: str) -> None:
+        rec = self.health.record(worker)
+        log.warning("worker %s QUARANTINED: %s", worker, rec.reason)
+        self.store.log("quarantined", None, f"{worker}: {rec.reason}")
+        self.store.set_meta(workers=self.health.summary())
+        self.progress.log(f"worker {worker} QUARANTINED ({rec.reason}); its matches go to other workers")
+        if isinstance(self.dispatcher, CeleryDispatcher):
+            self.dispatcher.quarantine(worker, rec.reason)
+
+    def _check_broker_data(self) -> None:
+        """A broker that came back empty lost every queued message, the artifacts and the
+        ``current`` hash: notice it within a second or two, republish the artifacts and
+        re-dispatch the queued matches at once, without charging their attempts. Matches a
+        worker is playing go on: the worker reports to the inbox as before."""
+        mono = time.monotonic()
+        if (
+            not isinstance(self.dispatcher, CeleryDispatcher)
+            or mono - self._last_data_check < BROKER_CHECK_EVERY_S
+        ):
+            return
+        self._last_data_check = mono
+        if not self.dispatcher.lost_its_data():
+            return
+        if self.republish is not None:
+            self.republish()
+            self._last_republish = mono
+        requeued = [
+            f.match_id
+            for f in self.store.in_flight()
+            if f.state == "queued"
+            and self.store.requeue(f.match_id, f.attempt, "the broker restarted empty: message lost")
+        ]
+        for f in self.store.in_flight():  # running: their workers report as before
+            self.dispatcher.want(f.match_id, f.attempt)
+        self.dispatcher.mark_alive()
+        self._queue_empty_since = None
+        self.store.log("broker_emptied", None, f"{len(requeued)} queued match(es) re-dispatched")
+        self.progress.log(
+            f"the broker lost its data (restarted empty): artifacts republished, "
+            f"{len(requeued)} queued match(es) re-dispatched, no attempt charged"
+        )
+
+    def _sweep(self) -> None:
+        """Requeue attempts nobody is working on any more (DESIGN §6)."""
+        mono = time.monotonic()
+        if mono - self._last_sweep < self.timing.sweep_s:
+            return
+        self._last_sweep = mono
+        if self.republish is not None and mono - self._last_republish > REPUBLISH_EVERY_S:
+            self._last_republish = mono
+            self.republish()
+        if self.dispatcher.healthy_for() < self.timing.lease_s:
+            return  # the broker was down: give heartbeats time to resume first
+        now = time.time()
+        empty = self.dispatcher.queue_empty()
+        if empty is None:
+            return
+        if not empty:
+            self._queue_empty_since = None
+        elif self._queue_empty_since is None:
+            self._queue_empty_since = now
+        for f in self.store.in_flight():
+            if f.state == "running" and f.lease_expires is not None and f.lease_expires < now:
+                alive = self.dispatcher.alive(f.match_id, f.attempt)
+                if alive:
+                    self.store.extend_lease(f.match_id, f.attempt, now + self.timing.lease_s)
+                elif alive is False:
+                    acc = self.store.lease_lost(
+                        f.match_id,
+                        f.attempt,
+                        f"lease expired: no heartbeat from {f.worker or '?'}",
+                        attempt_cap=self.attempt_cap,
+                    )
+                    self._lost(f.match_id, acc.status, acc.detail)
+            elif (
+                f.state == "queued"
+                and self._queue_empty_since is not None
+                and now - self._queue_empty_since > self.timing.lost_s
+                and f.dispatched_at is not None
+                and now - f.dispatched_at > self.timing.lost_s
+            ):
+                acc = self.store.lease_lost(
+                    f.match_id, f.attempt, "no worker started it (message lost)", attempt_cap=self.attempt_cap
+                )
+                self._lost(f.match_id, acc.status, acc.detail)
+
+    def _lost(self, match_id: str, status: str, detail: str) -> None:
+        if status == "failed":
+            self._forget(match_id)
+            self.progress.log(f"match {match_id} FAILED: {detail}")
+        elif status == "retry":
+            self.progress.log(f"match {match_id}: re-dispatching ({detail})")
+
+    def _show(self, t0: float, *, force: bool = False) -> None:
+        mono = time.monotonic()
+        if not force and mono - self._last_progress < PROGRESS_EVERY_S:
+            return
+        self._last_progress = mono
+        state = self._state
+        counts = self.store.stage_counts()
+        stages = []
+        if state is not None:
+            for st in state.stages:
+                done, total = counts.get(st.name, (0, 0))
+                stages.append(StageProgress(st.name, done, total, st.status))
+        games, moves, verdicts = self._totals
+        c = self.store.counts()
+        self.progress.update(
+            ProgressSnapshot(
+                stages=stages,
+                games_done=games,
+                moves_done=moves,
+                elapsed_s=mono - t0,
+                verdicts=dict(verdicts),
+                workers=self.dispatcher.workers(),
+                running=c.get("running", 0) + c.get("queued", 0),
+                failed=c.get("failed", 0),
+                quarantined=tuple(r.name for r in self.health.quarantined()),
+            )
+        )
+
+
+__all__ = ["ATTEMPT_CAP", "Coordinator", "SessionOutcome"]

@@ -1,0 +1,552 @@
+"""How matches reach workers: the ``Dispatcher`` protocol and its two kinds.
+
+The coordinator hands a dispatcher ``(spec, attempt)`` pairs and polls it for
+notes (``Started``, ``Finished``, ``Skipped``). It never learns how matches
+are run; the store decides what a note means (DESIGN §6).
+
+* ``InlineDispatcher`` (``tourney run --inline``, ``tourney rerun``): plays
+  each match in this process, one at a time in submission order. Entries
+  still go through the artifact cache (packed, digest-checked, built once).
+* ``CeleryDispatcher``: sends ``tourney.play_match`` tasks over a Redis
+  broker; workers answer through the run's inbox list (``workers.celery_app``).
+
+``LocalWorkers`` starts and stops ``tourney worker`` processes on this
+machine (the embedded one-command setup). This module is the one place where
+the coordinator side reaches into ``workers`` (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import redis
+
+from runner.domain.contracts import (
+    Finished,
+    MatchSpec,
+    Note,
+    Skipped,
+    Started,
+    TaskEnvelope,
+    WireError,
+    note_from_dict,
+)
+from runner.domain.registry import BROKER_ENV
+from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify
+from runner.errors import RunHalted, UsageError
+from runner.orchestration import procs as procs_mod
+from runner.orchestration.redis_server import parent_death_signal
+
+log = logging.getLogger("tourney.dispatch")
+
+#: the notes are wire messages, defined beside the specs in ``runner.domain.contracts``; re-exported here
+__all__ = [
+    "BrokerDown",
+    "CeleryDispatcher",
+    "Dispatcher",
+    "Finished",
+    "InboxNote",
+    "InlineDispatcher",
+    "LocalWorkers",
+    "Rejected",
+    "Skipped",
+    "Started",
+    "Timing",
+]
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A note that is not signed with the run key (forged, or from a worker of another run).
+
+    Never on the wire: the dispatcher makes it from what failed to verify."""
+
+    match_id: str
+    attempt: int
+    claimed_worker: str
+    reason: str
+
+
+#: what the coordinator reads from the inbox: the workers' notes, and the ones refused
+InboxNote = Note | Rejected
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Heartbeats and leases. ``TOURNEY_HEARTBEAT_S`` scales them all (tests use 0.5).
+
+    A worker refreshes its heartbeat every ``heartbeat_s`` with a TTL of 3
+    beats; the coordinator's lease on a running match is extended while the
+    heartbeat lives and expires ``lease_s`` after it stops; a queued match
+    that no worker started while the broker queue stood empty for
+    ``lost_s`` is presumed lost.
+    """
+
+    heartbeat_s: float = 5.0
+
+    @property
+    def heartbeat_ttl_s(self) -> float:
+        return 3 * self.heartbeat_s
+
+    @property
+    def lease_s(self) -> float:
+        return 4 * self.heartbeat_s
+
+    @property
+    def lost_s(self) -> float:
+        return 6 * self.heartbeat_s
+
+    @property
+    def sweep_s(self) -> float:
+        return self.heartbeat_s
+
+    @classmethod
+    def from_env(cls) -> Timing:
+        raw = os.environ.get("TOURNEY_HEARTBEAT_S")
+        return cls(float(raw)) if raw else cls()
+
+
+class Dispatcher(Protocol):
+    def submit(self, spec: MatchSpec, attempt: int) -> None:
+        """Send one attempt of a match to be played."""
+
+    def poll(self, timeout: float) -> list[InboxNote]:
+        """Notes that arrived, waiting up to ``timeout`` seconds for the first."""
+
+    def forget(self, match_id: str) -> None:
+        """The run wants no attempt of this match any more (done, failed, obsolete)."""
+
+    def alive(self, match_id: str, attempt: int) -> bool | None:
+        """Whether a worker is known to be playing the attempt now (None: cannot tell)."""
+
+    def queue_empty(self) -> bool | None:
+        """Whether no submitted task is waiting for a worker (None: cannot tell)."""
+
+    def healthy_for(self) -> float:
+        """Seconds since the broker was last found unreachable (inf when it never was)."""
+
+    def workers(self) -> int:
+        """Worker processes available (0 when inline)."""
+
+    def close(self) -> None: ...
+
+
+# -- inline ---------------------------------------------------------------------
+class InlineDispatcher:
+    """Plays matches in this process, in submission order (deterministic)."""
+
+    def __init__(self, artifacts_dir: Path, cache_dir: Path, *, worker: str = "inline") -> None:
+        self.artifacts_dir = artifacts_dir
+        self.cache_dir = cache_dir
+        self.worker = worker
+        self._queue: collections.deque[tuple[MatchSpec, int]] = collections.deque()
+
+    def _fetch(self, digest: str) -> bytes:
+        return (self.artifacts_dir / f"{digest}.tar.gz").read_bytes()
+
+    def submit(self, spec: MatchSpec, attempt: int) -> None:
+        self._queue.append((spec, attempt))
+
+    def poll(self, timeout: float) -> list[InboxNote]:
+        if not self._queue:
+            time.sleep(min(timeout, 0.01))
+            return []
+        spec, attempt = self._queue.popleft()
+        from workers.executor import execute_match
+
+        result = execute_match(spec, self._fetch, self.cache_dir, worker=self.worker)
+        return [
+            Started(spec.match_id, attempt, self.worker),
+            Finished(spec.match_id, attempt, result, self.worker),
+        ]
+
+    def forget(self, match_id: str) -> None:
+        pass  # nothing of it is queued: submit plays in order, poll returns its result
+
+    def alive(self, match_id: str, attempt: int) -> bool | None:
+        return True  # nothing is ever lost in-process
+
+    def queue_empty(self) -> bool | None:
+        return not self._queue
+
+    def healthy_for(self) -> float:
+        return float("inf")
+
+    def workers(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        self._queue.clear()
+
+
+# -- what the coordinator side asks of this machine's workers side ----------------------
+class SandboxUnavailable(UsageError):
+    """Entries cannot be isolated here with the sandbox asked for (exit 2: pick another)."""
+
+
+def probe_sandbox(kind: str) -> str:
+    """Fail early, with the sandbox's own message, if entries cannot be isolated here;
+    else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
+    it is "memory: rlimit only" and how to fix that)."""
+    from workers.sandbox import HostError, host_factory
+    from workers.sandbox.cgroups import sandbox_memory_note
+
+    try:
+        factory = host_factory(kind)  # the bwrap factory probes the machine; HostError says why not
+    except HostError as e:
+        raise SandboxUnavailable(f"sandbox {kind} unavailable: {e}") from e
+    return sandbox_memory_note() if factory.name == "bwrap" else ""
+
+
+def check_broker_url(url: str) -> None:
+    """The rules a worker applies to a broker URL (a password, a known scheme), applied
+    before a run starts; ``BrokerURLError`` (a ``UsageError``) if it breaks them."""
+    from workers.worker_cli import check_broker_url as worker_check
+
+    worker_check(url, allow_no_password=False)
+
+
+# -- Celery ---------------------------------------------------------------------------
+class BrokerDown(RunHalted, RuntimeError):
+    """The broker stayed unreachable longer than the coordinator is willing to wait."""
+
+
+class CeleryDispatcher:
+    """Sends matches as Celery tasks; reads notes from the run's inbox in Redis."""
+
+    #: how long the coordinator keeps trying an unreachable broker before giving up
+    PATIENCE_S = 600.0
+
+    def __init__(self, broker_url: str, run_id: str, timing: Timing, key: RunKey) -> None:
+        from workers.celery_app import KEYS, configure
+
+        self.key = key
+        self.url = broker_url
+        self.run_id = run_id
+        self.timing = timing
+        self.keys = KEYS
+        self.app = configure(broker_url)
+        self.redis = redis.Redis.from_url(broker_url, socket_timeout=10.0, socket_connect_timeout=5.0)
+        self._down_since: float | None = None
+        self._up_since = float("-inf")
+        self._published: set[str] = set()
+        self._workers_cache = (0.0, 0)
+
+    # broker health ---------------------------------------------------------------
+    def _failed(self, e: Exception) -> None:
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+            log.warning("broker unreachable: %s; waiting for it", e)
+        elif now - self._down_since > self.PATIENCE_S:
+            raise BrokerDown(f"broker {self._safe_url()} unreachable for {self.PATIENCE_S:.0f}s: {e}") from e
+
+    def _ok(self) -> None:
+        if self._down_since is not None:
+            log.warning("broker reachable again")
+            self._down_since = None
+            self._up_since = time.monotonic()
+
+    def _safe_url(self) -> str:
+        from urllib.parse import urlsplit
+
+        p = urlsplit(self.url)
+        return f"{p.scheme}://{p.hostname}:{p.port}{p.path}"
+
+    def healthy_for(self) -> float:
+        if self._down_since is not None:
+            return 0.0
+        return time.monotonic() - self._up_since
+
+    def ping(self) -> None:
+        """Fail early, with a clear message, if the broker cannot be used at all."""
+        try:
+            self.redis.ping()
+        except redis.exceptions.AuthenticationError as e:
+            raise BrokerDown(f"broker {self._safe_url()} refused the password: {e}") from e
+        except redis.exceptions.RedisError as e:
+            raise BrokerDown(f"broker {self._safe_url()} unreachable: {e}") from e
+
+    # artifacts --------------------------------------------------------------------
+    def publish_artifacts(self, blobs: dict[str, Path]) -> None:
+        """Make sure every artifact (digest -> packed file) is in Redis (cheap when it is)."""
+        for digest, path in blobs.items():
+            key = self.keys.artifact(digest)
+            sig_key = self.keys.artifact_sig(digest, self.key.key_id)
+            while True:
+                try:
+                    if self.redis.exists(key, sig_key) != 2:
+                        blob = path.read_bytes()
+                        with self.redis.pipeline(transaction=True) as pipe:
+                            pipe.set(key, blob)
+                            pipe.set(sig_key, artifact_signature(self.key, digest, blob))
+                            pipe.execute()
+                    self._ok()
+                    break
+                except redis.exceptions.RedisError as e:
+                    self._failed(e)
+                    time.sleep(1.0)
+
+    # dispatching ------------------------------------------------------------------
+    def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:
+        return TaskEnvelope(
+            run=self.run_id,
+            attempt=attempt,
+            spec=spec,
+            heartbeat_s=self.timing.heartbeat_s,
+            heartbeat_ttl_s=self.timing.heartbeat_ttl_s,
+        )
+
+    def submit(self, spec: MatchSpec, attempt: int) -> None:
+        from workers.celery_app import QUEUE, TASK_NAME
+
+        while True:
+            try:
+                self.redis.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
+                self.app.send_task(
+                    TASK_NAME,
+                    args=[sign(self.envelope(spec, attempt).to_dict(), self.key)],
+                    queue=QUEUE,
+                    task_id=f"{self.run_id}.{spec.match_id}.{attempt}",
+                    retry=True,
+                )
+                self._ok()
+                return
+            except Exception as e:  # kombu wraps connection errors in several types
+                self._failed(e)
+                time.sleep(1.0)
+
+    def want(self, match_id: str, attempt: int) -> None:
+        """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.hset(self.keys.current(self.run_id), match_id, str(attempt))
+
+    def mark_alive(self) -> None:
+        """Set the sentinel whose disappearance tells that the broker lost its data."""
+        try:
+            self.redis.set(self.keys.alive(self.run_id), "1")
+            self._ok()
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+
+    def lost_its_data(self) -> bool:
+        """True when the broker answers but the sentinel is gone (restarted empty, flushed)."""
+        try:
+            gone = not self.redis.exists(self.keys.alive(self.run_id))
+            self._ok()
+            return gone
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return False
+
+    def forget(self, match_id: str) -> None:
+        """Workers skip any attempt of this match from now on (``current`` hash)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.hdel(self.keys.current(self.run_id), match_id)
+
+    def quarantine(self, worker: str, reason: str) -> None:
+        """Tell ``worker`` (signed, so nobody else can) to stop taking this broker's work."""
+        from workers.celery_app import QUARANTINE_TTL_S
+
+        notice = sign({"worker": worker, "run": self.run_id, "reason": reason}, self.key)
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.set(self.keys.quarantine(worker), json.dumps(notice), ex=QUARANTINE_TTL_S)
+
+    def forget_run(self) -> None:
+        """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.delete(
+                self.keys.current(self.run_id), self.keys.inbox(self.run_id), self.keys.alive(self.run_id)
+            )
+
+    def poll(self, timeout: float) -> list[InboxNote]:
+        inbox = self.keys.inbox(self.run_id)
+        try:
+            first = self.redis.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
+            raw: list[Any] = []
+            if first is not None:
+                raw.append(first[1])
+                more = self.redis.lpop(inbox, 200)
+                if more:
+                    raw.extend(more)
+            self._ok()
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            time.sleep(min(timeout, 1.0))
+            return []
+        notes: list[InboxNote] = []
+        for blob in raw:
+            try:
+                signed = json.loads(blob)
+                try:
+                    d = verify(signed, self.key)
+                except SignatureError as e:
+                    notes.append(
+                        Rejected(
+                            str(signed.get("match_id", "?")),
+                            int(signed.get("attempt", 0) or 0),
+                            str(signed.get("worker", "?")),
+                            str(e),
+                        )
+                    )
+                    continue
+                notes.append(note_from_dict(d))
+            except (ValueError, WireError, TypeError, AttributeError) as e:
+                log.warning("ignoring a malformed note in %s: %s", inbox, e)
+        return notes
+
+    def alive(self, match_id: str, attempt: int) -> bool | None:
+        try:
+            alive = bool(self.redis.exists(self.keys.heartbeat(self.run_id, match_id, attempt)))
+            self._ok()
+            return alive
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return None
+
+    def queue_empty(self) -> bool | None:
+        from workers.celery_app import QUEUE
+
+        try:
+            return int(self.redis.llen(QUEUE)) == 0
+        except redis.exceptions.RedisError as e:
+            self._failed(e)
+            return None
+
+    def workers(self) -> int:
+        at, n = self._workers_cache
+        if time.monotonic() - at < 2.0:
+            return n
+        total = 0
+        try:
+            for key in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200):
+                v = self.redis.get(key)
+                if v is not None:
+                    total += int(v)
+        except (redis.exceptions.RedisError, ValueError):
+            return n
+        self._workers_cache = (time.monotonic(), total)
+        return total
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.redis.close()
+        with contextlib.suppress(Exception):
+            self.app.pool.force_close_all()
+
+
+# -- local worker processes --------------------------------------------------------
+class LocalWorkers:
+    """``tourney worker`` processes on this machine, one per core by default.
+
+    Each is its own process group (stopped as a whole), dies with the
+    coordinator (PDEATHSIG), logs to ``logs/worker-<n>.log``, and has its own
+    work directory under ``workers/<n>``, like a separate machine would.
+    """
+
+    def __init__(
+        self,
+        broker_url: str,
+        run_dir: Path,
+        count: int,
+        *,
+        key_file: Path | None = None,
+        allow_unsandboxed: bool = False,
+    ) -> None:
+        self.broker_url = broker_url
+        self.run_dir = run_dir
+        self.count = count
+        self.key_file = key_file
+        #: the organiser's own config said ``sandbox: none``: these workers are theirs to allow it
+        self.allow_unsandboxed = allow_unsandboxed
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._pid_files: list[Path] = []
+
+    def start(self) -> LocalWorkers:
+        logs = self.run_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        host = socket.gethostname()
+        for i in range(1, self.count + 1):
+            work = self.run_dir / "workers" / str(i)
+            work.mkdir(parents=True, exist_ok=True)
+            with open(logs / f"worker-{i}.log", "ab") as out:
+                proc = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "runner.cli",
+                        "worker",
+                        "--concurrency",
+                        "1",
+                        "--name",
+                        f"local-{i}-{os.getpid()}@{host}",
+                        "--work-dir",
+                        str(work),
+                        *(["--key-file", str(self.key_file)] if self.key_file else []),
+                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=parent_death_signal(signal.SIGKILL),
+                    # never on the command line: any local user reads that with ps
+                    env={**os.environ, BROKER_ENV: self.broker_url},
+                )
+            self.procs.append(proc)
+            procs_mod.record(work / "worker.pid", proc.pid, f"tourney worker {i} of {self.run_dir}")
+            self._pid_files.append(work / "worker.pid")
+        return self
+
+    def alive(self) -> int:
+        return sum(1 for p in self.procs if p.poll() is None)
+
+    def begin_stop(self) -> None:
+        """Ask every worker to stop (Celery's cold shutdown: the run needs nothing they are doing)."""
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGQUIT)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """``begin_stop``, wait up to ``grace_s``, then SIGKILL each worker's process group."""
+        self.begin_stop()
+        procs, self.procs = self.procs, []
+        deadline = time.monotonic() + grace_s
+        for p in procs:
+            # unreaped, its pid is still its group's id: the group kill reaches only our processes
+            if p.returncode is None:
+                procs_mod.wait_unreaped(p.pid, max(0.1, deadline - time.monotonic()))
+                procs_mod.kill_own_group(p.pid)  # pool processes that outlived their parent, if any
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(5.0)
+        for f in self._pid_files:
+            procs_mod.forget(f)
+        self._pid_files = []
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a process group we created; only while its leader, our child, is unreaped
+    (``runner.orchestration.procs.wait_unreaped``), so that the group id cannot name anyone else's."""
+    procs_mod.kill_own_group(pgid)
+
+
+def kill_stale(pid_file: Path, expect: str = "") -> bool:
+    """Kill a process a previous, killed coordinator left behind (normally PDEATHSIG did).
+
+    Only if the recorded pid still belongs to the very process recorded (same
+    kernel start time, ``runner.orchestration.procs``); never by name. ``expect`` is kept
+    for callers' readability only."""
+    return procs_mod.kill_recorded(pid_file)
