@@ -43,7 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="run (or resume) a tournament")
     s.add_argument("config")
     s.add_argument("--run-dir", help="run directory (default runs/<tournament name>)")
-    s.add_argument("--broker", help="redis://:PASSWORD@HOST:PORT/0 of an existing broker")
+    s.add_argument(
+        "--broker",
+        help="redis://:PASSWORD@HOST:PORT/0 of an existing broker (visible in ps: prefer --broker-file)",
+    )
+    s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
     s.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     s.add_argument("--inline", action="store_true", help="run matches in-process, no Redis/Celery")
     s.add_argument("--no-progress", action="store_true", help="no live progress display")

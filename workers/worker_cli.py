@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
+from runner.domain.private_files import read_private_text
 from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import RunKey
 from runner.errors import UsageError
@@ -100,14 +101,7 @@ def broker_url_of(args: argparse.Namespace) -> str:
         return str(args.broker)
     path = getattr(args, "broker_file", None)
     if path:
-        try:
-            st = os.stat(path)
-            text = Path(path).read_text().strip()
-        except OSError as e:
-            raise BrokerURLError(f"cannot read --broker-file {path}: {e.strerror}") from e
-        if st.st_mode & 0o077:
-            raise BrokerURLError(f"--broker-file {path} is readable by others: chmod 600 {path}")
-        return text
+        return read_private_text(Path(path), "--broker-file", BrokerURLError)
     url = os.environ.get(BROKER_ENV)
     if not url:
         raise BrokerURLError(f"no broker: give --broker URL, --broker-file FILE or ${BROKER_ENV}")

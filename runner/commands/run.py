@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
+from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.stages.base import TournamentState
@@ -161,6 +162,9 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
 def cmd_run(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     config = load_config(config_path)  # ConfigError: every problem with its location, exit 2
+    if getattr(args, "broker_file", None):
+        # a password on the coordinator's own command line would be visible to every local user
+        args.broker = read_private_text(Path(args.broker_file), "--broker-file", UsageError)
     if args.inline and args.broker:
         raise UsageError("--inline and --broker exclude each other")
     if args.no_local_workers and not args.broker:

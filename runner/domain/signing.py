@@ -32,12 +32,12 @@ import hashlib
 import hmac
 import os
 import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runner.domain.contracts import SIGNATURE_KEY, canonical_json, unsigned
+from runner.domain.private_files import read_private_text
 from runner.errors import MessageRejected, WorkerUnfit
 
 #: the field ``sign`` adds (the contracts' message types ignore it when reading)
@@ -129,13 +129,7 @@ def check_artifact(key: RunKey, digest: str, blob: bytes, signature: bytes | str
 
 # -- where keys live -----------------------------------------------------------------
 def read_key_file(path: Path) -> RunKey:
-    try:
-        st = path.stat()
-    except OSError as e:
-        raise RunKeyError(f"cannot read the run key file {path}: {e.strerror}") from None
-    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise RunKeyError(f"run key file {path} is readable by others; chmod 600 it")
-    return RunKey.from_hex(path.read_text())
+    return RunKey.from_hex(read_private_text(path, "the run key file", RunKeyError))
 
 
 def write_key_file(path: Path, key: RunKey) -> None:

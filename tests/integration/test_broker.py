@@ -200,3 +200,23 @@ def test_worker_takes_the_broker_from_a_private_file_only(tmp_path: Path) -> Non
         broker_url_of(args)
     url_file.chmod(0o600)
     assert broker_url_of(args) == "redis://:pw@127.0.0.1:1/0"
+
+
+def test_run_takes_the_broker_from_a_private_file_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tourney run --broker-file``: the coordinator's own command line holds no password either."""
+    from runner.cli import main
+
+    url_file = tmp_path / "broker"
+    url_file.write_text("redis://:pw@127.0.0.1:1/0\n")
+    url_file.chmod(0o644)
+    config = str(Path(__file__).resolve().parents[2] / "configs" / "potm94.yaml")
+    argv = ["run", config, "--broker-file", str(url_file), "--inline", "--run-dir", str(tmp_path / "run")]
+    code = main(argv)
+    assert code == 2
+    assert f"--broker-file {url_file} is readable by others: chmod 600" in capsys.readouterr().err
+    url_file.chmod(0o600)
+    # read, then held to the run's rules like --broker (here: not with --inline)
+    code = main(argv)
+    assert code == 2 and "--inline and --broker exclude each other" in capsys.readouterr().err

@@ -1,0 +1,24 @@
+"""Secrets kept in files: a broker URL (with its password) or a run key.
+
+A secret on a command line is visible to every local user (``ps``); in a file
+it is private only if no one else may read it, so such a file must be mode
+0600 or stricter.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+
+def read_private_text(path: Path, what: str, error: type[Exception]) -> str:
+    """The stripped text of ``path``; ``error`` (one line naming ``what`` and the fix)
+    if it cannot be read or others may read it."""
+    try:
+        st = path.stat()
+        text = path.read_text()
+    except OSError as e:
+        raise error(f"cannot read {what} {path}: {e.strerror}") from None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise error(f"{what} {path} is readable by others: chmod 600 {path}")
+    return text.strip()
