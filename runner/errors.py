@@ -10,7 +10,7 @@ branch an error hangs on says how to handle it::
     ├── MessageRejected   untrusted input refused: drop it, count it against its sender
     │     SignatureError, WireError, ResultMismatch
     ├── RetryElsewhere    this machine failed this match: give the attempt back,
-    │     HostError (ChannelClosed, CgroupError), ArtifactError, PolicyRefused
+    │     HostError (ChannelClosed, CgroupError), ArtifactError, PolicyRefused, RefereeError
     ├── WorkerUnfit       this worker cannot serve at all: stop the worker
     │     PreflightFailed, RunKeyError
     ├── RunHalted         the run cannot go on now: stop it; the same command resumes
@@ -18,7 +18,10 @@ branch an error hangs on says how to handle it::
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)
           └── UsageError  what was asked is wrong (exit 2)
                 ConfigError, EntryError, ResumeRefused, RerunRefused, UnknownMatch,
-                BrokerURLError
+                BrokerURLError, GameLoadError, GameParamsError
+
+``SearchBudgetExceeded`` hangs on the root alone: it is the pairing search's
+control flow and never leaves the planner.
 
 Classes keep their historical second base (``ValueError``, ``RuntimeError``,
 ``KeyError``) so that narrow ``except`` clauses written against it still hold.

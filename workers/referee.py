@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 from runner.domain.contracts import Limits
 from runner.domain.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome
+from runner.errors import RetryElsewhere
 from workers.sandbox import host_factory
 from workers.sandbox.base import EntryHost, HostError, InteractiveProcess, RunOutcome
 
@@ -57,7 +58,7 @@ from workers.sandbox.base import EntryHost, HostError, InteractiveProcess, RunOu
 REFEREE_MARK = "~"
 
 
-class RefereeError(RuntimeError):
+class RefereeError(RetryElsewhere, RuntimeError):
     """The referee program failed or answered nonsense: the runner's fault, not an entry's."""
 
 

@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from runner.domain.games.base import Game
+from runner.errors import UsageError
 
 #: the entry-point group installed packages register their games under
 ENTRY_POINT_GROUP = "tourney.games"
@@ -60,7 +61,7 @@ _IMPORT_PATH = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[
 Loc = tuple[str | int, ...]
 
 
-class GameLoadError(ValueError):
+class GameLoadError(UsageError, ValueError):
     """A game reference that names no usable ``Game`` class."""
 
 
@@ -72,7 +73,7 @@ class ParamFault:
     message: str
 
 
-class GameParamsError(ValueError):
+class GameParamsError(UsageError, ValueError):
     """``game_params`` the game's constructor does not accept; ``faults`` are located."""
 
     def __init__(self, game: str, faults: list[ParamFault]):

@@ -20,12 +20,15 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
 
+from runner.errors import TourneyError
+
 CandidateSource = Callable[[int, list[int]], Sequence[int]]
 MetCheck = Callable[[int, int], bool]
 
 
-class SearchBudgetExceeded(Exception):
-    """The search visited more nodes than allowed; the caller falls back to greedy."""
+class SearchBudgetExceeded(TourneyError):
+    """The search visited more nodes than allowed; the caller falls back to greedy
+    (control flow inside the planner: it never leaves ``pair_off``)."""
 
 
 def _remove(remaining: list[int], position: int) -> None:
