@@ -11,7 +11,8 @@ What the task does, in order:
 
 1. skip unless the run still wants this attempt (``current`` hash), so a
    redelivered or superseded message costs nothing;
-2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing;
+2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing
+   and until the result is delivered;
 3. play the match (``workers.executor.execute_match``, which never raises:
    a failure of this machine (artifact, sandbox) becomes a result whose games
    carry a ``system_error`` verdict, which the coordinator retries elsewhere);
@@ -238,7 +239,9 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
             result = machine_error_result(spec, str(e), worker)
         else:
             result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts")
-    pushed = _push(r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S)
+        # still beating: between the heartbeat's end and the result's arrival the
+        # coordinator would see a silent attempt and charge it a lease expiry
+        pushed = _push(r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S)
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}
 
