@@ -21,7 +21,6 @@ for ``sandbox: bwrap`` (when available here) and ``sandbox: none``. Printed:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -32,34 +31,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from bench.throughput_bench import ENTRY, greedy_mnk_config
 from runner.domain.games import get_game
 from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = ROOT / "entries" / "mnk" / "greedy"
 BOARD = "9 9 5"
-
-
-def _config(directory: Path, entrants: int, games: int, sandbox: str) -> Path:
-    config = {
-        "name": f"e2e-{sandbox}",
-        "seed": 13,
-        "game": "mnk",
-        "sandbox": sandbox,
-        "limits": {"move_wall_s": 2.0},
-        "boards": {"b": {"text": BOARD}},
-        "entries": [
-            {
-                "path": str(ENTRY),
-                "include": ["greedy"],
-                "variants": {"count": entrants, "prefix": "g", "args": ["--seed", "{i}"]},
-            }
-        ],
-        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games}],
-    }
-    path = directory / f"e2e-{sandbox}.yaml"
-    path.write_text(json.dumps(config, indent=2))
-    return path
 
 
 def _tourney_run(config: Path, run_dir: Path, workers: int) -> float:
@@ -121,7 +98,9 @@ def _bare_script(orders: list[list[str]], workers: int) -> tuple[float, int]:
 
 
 def _compare(tmp: Path, sandbox: str, entrants: int, games: int, pairs: int, workers: int) -> None:
-    config = _config(tmp, entrants, games, sandbox)
+    config = greedy_mnk_config(
+        tmp, name=f"e2e-{sandbox}", seed=13, board=BOARD, entrants=entrants, games=games, sandbox=sandbox
+    )
     ratios: list[float] = []
     runs: list[float] = []
     bares: list[float] = []

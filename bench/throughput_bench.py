@@ -54,14 +54,18 @@ def _sandbox() -> str:
         return "none"
 
 
-def _config(directory: Path, entrants: int, games: int, sandbox: str) -> Path:
+def greedy_mnk_config(
+    directory: Path, *, name: str, seed: int, board: str, entrants: int, games: int, sandbox: str
+) -> Path:
+    """A round robin of ``entrants`` seeded variants of the native greedy mnk entry on
+    ``board``: the fixed config the throughput and end-to-end benchmarks play."""
     config = {
-        "name": "throughput",
-        "seed": 8,
+        "name": name,
+        "seed": seed,
         "game": "mnk",
         "sandbox": sandbox,
         "limits": {"move_wall_s": 2.0},
-        "boards": {"b": {"text": BOARD}},
+        "boards": {"b": {"text": board}},
         "entries": [
             {
                 "path": str(ENTRY),
@@ -71,7 +75,7 @@ def _config(directory: Path, entrants: int, games: int, sandbox: str) -> Path:
         ],
         "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games}],
     }
-    path = directory / "throughput.yaml"
+    path = directory / f"{name}.yaml"
     path.write_text(json.dumps(config, indent=2))
     return path
 
@@ -210,7 +214,9 @@ def main(quick: bool = False) -> None:
         print(f"  (no network namespaces: {problem}; workers run as plain local processes)")
     tmp = Path(tempfile.mkdtemp(prefix="tourney-bench-"))
     try:
-        config = _config(tmp, entrants, games, sandbox)
+        config = greedy_mnk_config(
+            tmp, name="throughput", seed=8, board=BOARD, entrants=entrants, games=games, sandbox=sandbox
+        )
         rates: dict[int, list[float]] = {1: [], 2: []}
         sessions: dict[int, dict[str, Any]] = {}
         ratios: list[float] = []

@@ -12,6 +12,7 @@ planners in the stage models of ``runner.config.models`` (their functions in
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal, get_args
@@ -68,8 +69,6 @@ SANDBOX_BIND_REFUSED: tuple[str, ...] = (
 
 def sandbox_bind_problem(path: str) -> str | None:
     """Why ``path`` cannot be shown read-only to entries (None: it can)."""
-    import posixpath
-
     if not path.startswith("/") or ".." in path.split("/"):
         return f"{path!r} is not an absolute path without '..'"
     norm = posixpath.normpath(path)
