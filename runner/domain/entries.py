@@ -13,7 +13,7 @@ import hashlib
 import io
 import os
 import tarfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -186,19 +186,8 @@ def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
         base_name=model.name,
     )
     out = [base] if include_base or not model.variants else []
-    for vname, v in model.variants.items():
-        out.append(
-            EntrySpec(
-                name=vname,
-                game=model.game,
-                protocol=model.protocol,
-                path=path,
-                run=list(model.run),
-                build=model.build,
-                digest=digest,
-                args=list(v.args),
-                author=model.author,
-                base_name=model.name,
-            )
-        )
+    # a variant is the base program with its own name and extra arguments
+    out += [
+        replace(base, name=vname, run=list(model.run), args=list(v.args)) for vname, v in model.variants.items()
+    ]
     return out
