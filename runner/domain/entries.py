@@ -187,7 +187,6 @@ def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
     )
     out = [base] if include_base or not model.variants else []
     # a variant is the base program with its own name and extra arguments
-    out += [
-        replace(base, name=vname, run=list(model.run), args=list(v.args)) for vname, v in model.variants.items()
-    ]
+    for vname, v in model.variants.items():
+        out.append(replace(base, name=vname, run=list(model.run), args=list(v.args)))
     return out
