@@ -6,8 +6,8 @@ dispatcher behind ``tourney run --inline`` and ``tourney rerun``
 (``runner.orchestration.dispatch.InlineDispatcher``), and the benchmarks and strength runs
 of the sample entries. So a match is played the same way whoever asks:
 
-1. the host factory for the spec's sandbox (``workers.sandbox.host_factory``),
-   unless the caller brings its own;
+1. the host factory for the spec's sandbox (``workers.sandbox.game_host_factory``:
+   with bwrap, sandboxes reset and reused across games), unless the caller brings its own;
 2. each entry's artifact, fetched by digest, checked and built once per digest
    in this machine's cache (``workers.artifacts.ArtifactCache``); a failed
    build is the entry's ``build_failed``, not an error;
@@ -83,10 +83,10 @@ def execute_match(
     # the referee and the sandbox only where matches are played
     from workers.artifacts import ArtifactCache
     from workers.match import play_match
-    from workers.sandbox import host_factory
+    from workers.sandbox import game_host_factory
 
     try:
-        hosts = hosts if hosts is not None else host_factory(spec.sandbox)
+        hosts = hosts if hosts is not None else game_host_factory(spec.sandbox)
         cache = ArtifactCache(cache_root, hosts, spec.limits)
         entry_dirs = cache.ensure_all(spec.entries, fetch)
         return play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)

@@ -23,6 +23,18 @@ def host_factory(kind: str) -> HostFactory:
     raise HostError(f"unknown sandbox {kind!r}; expected one of {', '.join(SANDBOX_KINDS)}")
 
 
+def game_host_factory(kind: str) -> HostFactory:
+    """``host_factory(kind)`` for playing matches: with ``bwrap``, this process's one
+    factory whose sandboxes are reset and reused across games (``workers.sandbox.pool``;
+    ``TOURNEY_SANDBOX_REUSE=0``: a new sandbox per game)."""
+    if kind == "bwrap":
+        from workers.sandbox.pool import reuse_enabled, shared_reusing_factory
+
+        if reuse_enabled():
+            return shared_reusing_factory()
+    return host_factory(kind)
+
+
 __all__ = [
     "SANDBOX_KINDS",
     "EntryHost",
@@ -32,5 +44,6 @@ __all__ = [
     "PlainHost",
     "PlainHostFactory",
     "RunOutcome",
+    "game_host_factory",
     "host_factory",
 ]

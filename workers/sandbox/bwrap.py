@@ -61,6 +61,7 @@ import struct
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +84,7 @@ from workers.sandbox.launcher import (
     OP_KILL,
     OP_PUT,
     OP_QUIT,
+    OP_RESET,
     OP_RUN,
     OP_SPAWN,
     OP_SYNC,
@@ -577,6 +579,39 @@ class Sandbox:
         self.active = BwrapProcess(self, limits, in_w, out_r, cpu_limit_s)
         return self.active
 
+    # -- reuse (workers/sandbox/pool.py) ------------------------------------------
+
+    def begin_reset(self, tree_payloads: Iterable[bytes]) -> None:
+        """Start making this sandbox fresh for the entry's next game, without waiting:
+        the launcher kills every process, empties /entry, /tmp and /dev/shm, removes
+        IPC objects and keyrings (launcher.c ``do_reset``), then takes a new working
+        copy (``tree_payloads``: ``put_messages`` of the entry). ``end_reset`` waits
+        for the answer; ``HostError`` if the launcher is gone."""
+        if self._closed:
+            raise HostError("sandbox already closed")
+        if self.active is not None:
+            self.active.release()
+        self.channel.send(OP_RESET)
+        for payload in tree_payloads:
+            self.channel.send(OP_PUT, payload)
+        self.channel.send(OP_SYNC)
+
+    def end_reset(self) -> None:
+        """Wait for ``begin_reset``'s answer; then the cgroup forgets the last game
+        (peak memory, OOM kills already seen). ``HostError`` if anything of it failed:
+        such a sandbox must be closed, never used again."""
+        op, body = self._expect(START_TIMEOUT_S)
+        (err,) = struct.unpack_from("=I", body) if len(body) >= 4 else (1,)
+        if op != REPLY_OK or err:
+            raise HostError(f"cannot reset the sandbox: {body[4:].decode(errors='replace')}")
+        if self.cgroup is not None:
+            try:
+                self.cgroup.thaw()
+                self.cgroup.reset_peak()
+                self._oom_kills_seen = self.cgroup.usage().oom_kills
+            except OSError as e:
+                raise HostError(f"cannot reset the sandbox's cgroup: {e}") from e
+
     # -- the end ------------------------------------------------------------------
 
     def close(self) -> None:
@@ -1029,10 +1064,14 @@ class BwrapHostFactory(HostFactory):
         return self.cgroups.create(memory, processes + PIDS_SLACK)
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        return BwrapHost(self.game_sandbox(entry_dir, limits))
+
+    def game_sandbox(self, entry_dir: Path, limits: Limits) -> Sandbox:
+        """A new sandbox for one game of the entry at ``entry_dir`` (what ``open`` hosts)."""
         entry_bytes, entry_inodes = tree_stats(entry_dir)
         layout = Layout.for_game(entry_bytes, limits, entry_inodes)
         cgroup = self._cgroup(limits.memory_mb, entry_bytes, limits.processes)
-        return BwrapHost(self._sandbox(layout, entry_dir, cgroup))
+        return self._sandbox(layout, entry_dir, cgroup)
 
     def _sandbox(self, layout: Layout, entry_dir: Path, cgroup: SandboxCgroup | None) -> Sandbox:
         try:

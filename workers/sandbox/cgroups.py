@@ -166,6 +166,10 @@ class SandboxCgroup(ABC):
     def destroy(self) -> None:
         """Remove the cgroup (idempotent); the sandbox has ended."""
 
+    def reset_peak(self) -> None:
+        """Start counting peak memory afresh (a reused sandbox's next game);
+        where the kernel cannot, the peak stays the sandbox's whole life's."""
+
 
 class CgroupV1(SandboxCgroup):
     version = "cgroup v1"
@@ -208,6 +212,9 @@ class CgroupV1(SandboxCgroup):
             memory_limit_hits=_int(_read(mem / "memory.failcnt")),
         )
 
+    def reset_peak(self) -> None:
+        _write(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
+
     def freeze(self) -> None:
         _write(self.dirs["freezer"] / "entry" / "freezer.state", "FROZEN")
 
@@ -233,6 +240,7 @@ class CgroupV2(SandboxCgroup):
     def __init__(self, path: Path, memory_bytes: int, tasks: int):
         self.path = path
         self._destroyed = False
+        self._peak_fd: int | None = None  # held once the peak was reset (reset_peak)
         try:
             os.mkdir(path, 0o700)
             _write(path / "memory.max", str(memory_bytes))
@@ -256,13 +264,31 @@ class CgroupV2(SandboxCgroup):
 
     def usage(self) -> CgroupUsage:
         events = _read(self.path / "memory.events")
-        peak = _int(_read(self.path / "memory.peak")) or _int(_read(self.path / "memory.current"))
+        peak = _int(self._read_peak()) or _int(_read(self.path / "memory.current"))
         return CgroupUsage(
             peak_memory_bytes=peak,
             oom_kills=_keyed(events, "oom_kill"),
             cpu_us=_keyed(_read(self.path / "cpu.stat"), "usage_usec"),
             memory_limit_hits=_keyed(events, "max"),
         )
+
+    def _read_peak(self) -> str:
+        if self._peak_fd is None:
+            return _read(self.path / "memory.peak")
+        try:
+            return os.pread(self._peak_fd, 64, 0).decode()
+        except OSError:
+            return ""
+
+    def reset_peak(self) -> None:
+        # since Linux 6.12 a write resets the peak as read through the same descriptor
+        if self._peak_fd is None:
+            try:
+                self._peak_fd = os.open(self.path / "memory.peak", os.O_RDWR | os.O_CLOEXEC)
+            except OSError:
+                return  # an older kernel: the peak stays the sandbox's whole life's
+        with contextlib.suppress(OSError):
+            os.write(self._peak_fd, b"reset\n")
 
     def freeze(self) -> None:
         _write(self.path / "entry" / "cgroup.freeze", "1")
@@ -274,6 +300,9 @@ class CgroupV2(SandboxCgroup):
         if self._destroyed:
             return
         self._destroyed = True
+        if self._peak_fd is not None:
+            os.close(self._peak_fd)
+            self._peak_fd = None
         with contextlib.suppress(OSError):
             self.thaw()
         _rmdir(self.path)

@@ -34,9 +34,13 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <sys/ipc.h>
 #include <sys/mount.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,7 +58,7 @@
 #endif
 
 /* requests */
-enum { OP_PUT = 1, OP_SYNC = 2, OP_RUN = 3, OP_SPAWN = 4, OP_ABORT = 5, OP_KILL = 6, OP_QUIT = 7 };
+enum { OP_PUT = 1, OP_SYNC = 2, OP_RUN = 3, OP_SPAWN = 4, OP_ABORT = 5, OP_KILL = 6, OP_QUIT = 7, OP_RESET = 8 };
 /* replies */
 enum { REPLY_OK = 1, REPLY_RESULT = 2, REPLY_SPAWNED = 3 };
 /* PUT kinds */
@@ -268,6 +272,107 @@ static void do_sync(void) {
     send_msg(REPLY_OK, &err, sizeof err, text, (uint32_t)n, NULL, 0);
 }
 
+
+/* ---- reset: the sandbox as fresh for the entry's next game -------------- */
+
+/*
+ * OP_RESET (workers/sandbox/pool.py reuses a sandbox for the same entry's next
+ * game): every process is killed, and everything a game can leave behind is
+ * removed: the files of /entry, /tmp and /dev/shm, the IPC namespace's SysV
+ * segments, queues and semaphores, the user keyrings (per user namespace).
+ * POSIX message queues cannot be listed without a mount we cannot make
+ * here; no entry can create one (RLIMIT_MSGQUEUE 0, start_child). The host then PUTs a fresh working copy; the first
+ * failure is reported at the next SYNC, and the host never reuses a sandbox
+ * whose reset failed.
+ */
+#define WIPE_MAX_DEPTH 64
+
+static void reset_failed(const char *where, int err) {
+    if (put_errno) return;
+    put_errno = err ? err : EIO;
+    snprintf(put_path, sizeof put_path, "reset: %.190s", where);
+}
+
+/* Remove everything inside the directory dfd (not dfd itself). */
+static void wipe_dir(int dfd, int depth, const char *where) {
+    if (depth > WIPE_MAX_DEPTH) { reset_failed(where, ELOOP); return; }
+    /* the entry owns its files and may have taken away our write or search permission */
+    fchmod(dfd, 0700);
+    int lfd = dup(dfd);
+    if (lfd < 0) { reset_failed(where, errno); return; }
+    DIR *d = fdopendir(lfd);
+    if (!d) { close(lfd); reset_failed(where, errno); return; }
+    int passes = 0;
+    for (;;) {
+        rewinddir(d);
+        int seen = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            seen++;
+            struct stat st;
+            if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) { reset_failed(where, errno); break; }
+            if (S_ISDIR(st.st_mode)) {
+                int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0 && fchmodat(dfd, e->d_name, 0700, 0) == 0)
+                    sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0) { reset_failed(where, errno); break; }
+                wipe_dir(sub, depth + 1, where);
+                close(sub);
+                if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0) { reset_failed(where, errno); break; }
+            } else if (unlinkat(dfd, e->d_name, 0) < 0) {
+                reset_failed(where, errno);
+                break;
+            }
+        }
+        /* readdir while removing may skip names: look again until nothing is left */
+        if (put_errno || seen == 0) break;
+        if (++passes == 8) { reset_failed(where, ENOTEMPTY); break; }
+    }
+    closedir(d);
+}
+
+static void wipe_mount(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) { reset_failed(path, errno); return; }
+    wipe_dir(fd, 0, path);
+    fchmod(fd, 0755); /* as setup_mounts made it */
+    close(fd);
+}
+
+/* Remove every SysV object listed in /proc/sysvipc/<kind> (its id is the 2nd column). */
+static void remove_sysv(const char *kind) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/sysvipc/%s", kind);
+    FILE *f = fopen(path, "re");
+    if (!f) return; /* no SysV IPC in this kernel: nothing can be left */
+    char line[512];
+    if (!fgets(line, sizeof line, f)) { fclose(f); return; } /* the header */
+    while (fgets(line, sizeof line, f)) {
+        long key, id;
+        if (sscanf(line, "%ld %ld", &key, &id) != 2) continue;
+        int r;
+        if (kind[1] == 'h') r = shmctl((int)id, IPC_RMID, NULL);
+        else if (kind[1] == 's') r = msgctl((int)id, IPC_RMID, NULL);
+        else r = semctl((int)id, 0, IPC_RMID);
+        if (r < 0 && errno != EINVAL && errno != EIDRM) reset_failed(path, errno);
+    }
+    fclose(f);
+}
+
+static void do_reset(void) {
+    put_errno = 0;
+    wipe_mount("/tmp");
+    wipe_mount("/dev/shm");
+    wipe_mount(entry_root);
+    remove_sysv("shm");
+    remove_sysv("msg");
+    remove_sysv("sem");
+    /* KEYCTL_CLEAR of the user and user-session keyrings; "no keyring" is fine */
+    syscall(SYS_keyctl, 7, -4);
+    syscall(SYS_keyctl, 7, -5);
+}
+
 /* ---- processes ------------------------------------------------------------ */
 
 struct session {
@@ -427,6 +532,9 @@ static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int o
     if (rq->nofile) set_limit(RLIMIT_NOFILE, rq->nofile, rq->nofile);
     if (rq->nproc) set_limit(RLIMIT_NPROC, rq->nproc, rq->nproc);
     set_limit(RLIMIT_CORE, 0, 0);
+    /* no POSIX message queue: one would outlive the game in a reused sandbox
+       (OP_RESET cannot list them) */
+    set_limit(RLIMIT_MSGQUEUE, 0, 0);
     umask(022);
     execvp(argv[0], argv);
     child_fail(argv[0]);
@@ -685,6 +793,21 @@ static void setup_mounts(char *spec) {
     if (chdir(entry_root) < 0) die("chdir");
 }
 
+/* Close every fd from 3 up but the (up to three) given ones (-1: none). */
+static void close_all_but(int a, int b, int c) {
+    int keep[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) /* sort, three elements */
+        for (int j = i + 1; j < 3; j++)
+            if (keep[j] < keep[i]) { int t = keep[i]; keep[i] = keep[j]; keep[j] = t; }
+    unsigned lo = 3;
+    for (int i = 0; i < 3; i++) {
+        if (keep[i] < 3) continue;
+        if ((unsigned)keep[i] > lo) syscall(SYS_close_range, lo, (unsigned)keep[i] - 1u, 0u);
+        lo = (unsigned)keep[i] + 1u;
+    }
+    syscall(SYS_close_range, lo, ~0u, 0u);
+}
+
 /* No capability survives into anything we exec, and nothing can gain one. */
 static void drop_capabilities(void) {
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
@@ -711,16 +834,7 @@ int main(int argc, char **argv) {
         die("cgroup fd");
     /* nothing but the control socket (and the cgroup file, close-on-exec)
        may reach the entry's processes */
-    int lo = ctl, hi = entry_cgroup;
-    if (hi < lo) { lo = entry_cgroup; hi = ctl; }
-    if (lo < 0) lo = hi, hi = -1;
-    syscall(SYS_close_range, 3u, (unsigned)lo - 1u, 0u);
-    if (hi >= 0) {
-        syscall(SYS_close_range, (unsigned)lo + 1u, (unsigned)hi - 1u, 0u);
-        syscall(SYS_close_range, (unsigned)hi + 1u, ~0u, 0u);
-    } else {
-        syscall(SYS_close_range, (unsigned)lo + 1u, ~0u, 0u);
-    }
+    close_all_but(ctl, entry_cgroup, -1);
     prctl(PR_SET_DUMPABLE, 0);
     /* a write to a pipe its reader closed must not kill the launcher */
     signal(SIGPIPE, SIG_IGN);
@@ -739,6 +853,10 @@ int main(int argc, char **argv) {
         case OP_KILL:
             kill_all(NULL);
             send_msg(REPLY_OK, NULL, 0, NULL, 0, NULL, 0);
+            break;
+        case OP_RESET: /* answered by the SYNC after the fresh working copy's PUTs */
+            kill_all(NULL);
+            do_reset();
             break;
         case OP_QUIT: kill_all(NULL); _exit(0);
         default: break; /* OP_ABORT after the move ended: nothing to stop */

@@ -34,7 +34,7 @@ from workers.sandbox.limits import cpu_rlimit_s
 LAUNCHER_SOURCE = Path(__file__).with_name("launcher.c")
 
 # requests (launcher.c: OP_*)
-OP_PUT, OP_SYNC, OP_RUN, OP_SPAWN, OP_ABORT, OP_KILL, OP_QUIT = range(1, 8)
+OP_PUT, OP_SYNC, OP_RUN, OP_SPAWN, OP_ABORT, OP_KILL, OP_QUIT, OP_RESET = range(1, 9)
 # replies (launcher.c: REPLY_*)
 REPLY_OK, REPLY_RESULT, REPLY_SPAWNED = 1, 2, 3
 # file kinds of a PUT

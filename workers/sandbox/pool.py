@@ -1,0 +1,213 @@
+"""Reusing a bubblewrap sandbox for the same entry's next game (issue 13).
+
+Starting a sandbox (bwrap's namespaces and mounts, the launcher, a cgroup,
+the entry's working copy) costs many native moves; a worker plays the same
+few entries game after game. So when a game ends, its sandbox is not torn
+down but *reset* and kept, keyed by what made it: the entry directory and its
+contents, the limits (which size its tmpfs and cgroup), and the thread
+(``--die-with-parent`` ties a sandbox to the thread that opened it). The next
+game of that entry with those limits takes it back.
+
+What a reset guarantees (launcher.c ``do_reset``; a test proves each): no
+process of the previous game is alive (the PID namespace is emptied with
+SIGKILL and reaped), and nothing it wrote is left: /entry, /tmp and
+/dev/shm are emptied and the working copy put there afresh, SysV IPC objects,
+POSIX message queues and the user keyrings are removed, the cgroup is thawed
+and its peak memory and OOM-kill count start again. Whatever fails in a
+reset closes that sandbox for good, and the next game gets a new one: a
+reset never weakens isolation, it can only save time. What does carry over
+is invisible to the rules: PID numbers keep counting up.
+
+The reset is asynchronous: ``close`` sends it and returns; ``open`` waits
+for its answer (by then long done). At most ``MAX_IDLE`` sandboxes are kept;
+the least recently used one is closed first. Idle sandboxes die with their
+process (``--die-with-parent``) and are closed at a normal exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import logging
+import os
+import threading
+from pathlib import Path
+
+from runner.domain.contracts import Limits
+from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
+from workers.sandbox.bwrap import BwrapHostFactory, Sandbox
+from workers.sandbox.launcher import put_messages
+
+log = logging.getLogger(__name__)
+
+#: idle sandboxes kept per process (each holds two processes, its entry's copy and a cgroup)
+MAX_IDLE = 16
+#: an entry whose working copy is larger than this is read from disk at each reset, not kept in memory
+PAYLOAD_CACHE_BYTES = 8 << 20
+#: ``TOURNEY_SANDBOX_REUSE=0`` turns reuse off (every game a new sandbox, as before)
+REUSE_ENV = "TOURNEY_SANDBOX_REUSE"
+
+#: (entry dir, its contents' signature, limits, thread)
+PoolKey = tuple[str, tuple[tuple[str, int, int, int], ...], Limits, int]
+
+
+def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """What identifies the contents of ``root`` cheaply: each path with its mode, size and
+    modification time (a changed entry directory is a new key, never a stale copy)."""
+    found: list[tuple[str, int, int, int]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in [*dirnames, *sorted(filenames)]:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            found.append((os.path.relpath(path, root), st.st_mode, st.st_size, st.st_mtime_ns))
+    return tuple(found)
+
+
+def reuse_enabled() -> bool:
+    return os.environ.get(REUSE_ENV, "1").strip().lower() not in ("0", "no", "false", "off")
+
+
+class SandboxPool:
+    """Idle, reset sandboxes by key, least recently used first out."""
+
+    def __init__(self, max_idle: int = MAX_IDLE) -> None:
+        self.max_idle = max_idle
+        self._idle: collections.OrderedDict[int, tuple[PoolKey, Sandbox]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._payloads: dict[PoolKey, list[bytes]] = {}
+        #: games that got a reused sandbox, and ones that needed a new one (for benchmarks and tests)
+        self.reused = 0
+        self.created = 0
+
+    def payloads(self, key: PoolKey, entry_dir: Path) -> list[bytes]:
+        """The PUT messages of the entry's working copy (kept in memory when small)."""
+        with self._lock:
+            cached = self._payloads.get(key)
+        if cached is not None:
+            return cached
+        messages = list(put_messages(entry_dir))
+        if sum(len(m) for m in messages) <= PAYLOAD_CACHE_BYTES:
+            with self._lock:
+                self._payloads[key] = messages
+        return messages
+
+    def take(self, key: PoolKey) -> Sandbox | None:
+        """A reset sandbox for ``key``, or None; a sandbox whose reset failed is closed."""
+        while True:
+            with self._lock:
+                ident = next((i for i, (k, _) in self._idle.items() if k == key), None)
+                if ident is None:
+                    return None
+                _, sandbox = self._idle.pop(ident)
+            try:
+                sandbox.end_reset()
+                self.reused += 1
+                return sandbox
+            except HostError as e:
+                log.warning("a reused sandbox failed its reset (%s); starting a new one", e)
+                sandbox.close()
+
+    def give(self, key: PoolKey, sandbox: Sandbox, payloads: list[bytes]) -> None:
+        """Reset ``sandbox`` (asynchronously) and keep it for ``key``; close it if it cannot be."""
+        if sandbox.closed:
+            return
+        try:
+            sandbox.begin_reset(payloads)
+        except HostError:
+            sandbox.close()
+            return
+        evicted: list[Sandbox] = []
+        with self._lock:
+            self._idle[id(sandbox)] = (key, sandbox)
+            while len(self._idle) > self.max_idle:
+                _, (old_key, old) = self._idle.popitem(last=False)
+                evicted.append(old)
+                if not any(k == old_key for k, _ in self._idle.values()):
+                    self._payloads.pop(old_key, None)
+        for old in evicted:
+            old.close()
+
+    def close_all(self) -> None:
+        """Close every idle sandbox (from the thread that opened them, or at exit)."""
+        with self._lock:
+            idle = [s for _, s in self._idle.values()]
+            self._idle.clear()
+            self._payloads.clear()
+        for sandbox in idle:
+            with contextlib.suppress(Exception):
+                sandbox.close()
+
+    def __len__(self) -> int:
+        return len(self._idle)
+
+
+class PooledHost(EntryHost):
+    """One entry for one game in a sandbox that goes back to the pool when the game ends."""
+
+    def __init__(self, sandbox: Sandbox, pool: SandboxPool, key: PoolKey, payloads: list[bytes]):
+        self._sandbox: Sandbox | None = sandbox
+        self._pool = pool
+        self._key = key
+        self._payloads = payloads
+        self.workdir = sandbox.workdir
+        self.launcher_pid = sandbox.pid
+
+    def _live(self) -> Sandbox:
+        if self._sandbox is None:
+            raise HostError("sandbox already closed")
+        return self._sandbox
+
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        return self._live().run(argv, stdin, limits)
+
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        return self._live().spawn(argv, limits)
+
+    def close(self) -> None:
+        sandbox, self._sandbox = self._sandbox, None
+        if sandbox is not None:
+            self._pool.give(self._key, sandbox, self._payloads)
+
+
+class ReusingHostFactory(HostFactory):
+    """Bubblewrap hosts whose sandboxes are reset and reused across games (module doc)."""
+
+    name = "bwrap"
+
+    def __init__(self, inner: BwrapHostFactory, pool: SandboxPool | None = None) -> None:
+        self.inner = inner
+        self.pool = pool if pool is not None else SandboxPool()
+
+    @property
+    def memory_mode(self) -> str:
+        return self.inner.memory_mode
+
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        key: PoolKey = (str(entry_dir), tree_signature(entry_dir), limits, threading.get_ident())
+        payloads = self.pool.payloads(key, entry_dir)
+        sandbox = self.pool.take(key)
+        if sandbox is None:
+            sandbox = self.inner.game_sandbox(entry_dir, limits)
+            self.pool.created += 1
+        return PooledHost(sandbox, self.pool, key, payloads)
+
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        return self.inner.run_build(entry_dir, command, limits)
+
+
+_shared: tuple[int, ReusingHostFactory] | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_reusing_factory() -> ReusingHostFactory:
+    """This process's one reusing bwrap factory (its pool outlives each match; a forked
+    child gets its own: its parent's sandboxes are not its to use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared[0] != os.getpid():
+            factory = ReusingHostFactory(BwrapHostFactory())
+            atexit.register(factory.pool.close_all)
+            _shared = (os.getpid(), factory)
+        return _shared[1]
