@@ -166,6 +166,7 @@ class SandboxCgroup(ABC):
     def destroy(self) -> None:
         """Remove the cgroup (idempotent); the sandbox has ended."""
 
+    @abstractmethod
     def reset_peak(self) -> None:
         """Start counting peak memory afresh (a reused sandbox's next game);
         where the kernel cannot, the peak stays the sandbox's whole life's."""

@@ -139,6 +139,10 @@ class SandboxPool:
             with contextlib.suppress(Exception):
                 sandbox.close()
 
+    def idle_sandboxes(self) -> list[Sandbox]:
+        with self._lock:
+            return [s for _, s in self._idle.values()]
+
     def __len__(self) -> int:
         return len(self._idle)
 

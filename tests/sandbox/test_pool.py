@@ -1,0 +1,242 @@
+"""Sandboxes reused across games (``workers.sandbox.pool``): the next game of the
+same entry gets the same sandbox (same launcher, same namespaces), and sees
+nothing of the previous game: no file, no process, no IPC object, no memory peak."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from runner.domain.contracts import Limits, VerdictKind
+from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
+from workers.sandbox.bwrap import BwrapHostFactory
+from workers.sandbox.pool import PooledHost, ReusingHostFactory, SandboxPool
+
+from .conftest import pid_namespace
+
+QUICK = Limits(move_wall_s=5.0)
+#: SysV shared memory segments, message queues and semaphore sets in the sandbox
+IPC_OBJECTS = "cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | grep -c '^ *[0-9-]' || true"
+
+
+def sh(host: EntryHost, script: str, limits: Limits = QUICK) -> RunOutcome:
+    return host.run(["sh", "-c", script], b"", limits)
+
+
+@pytest.fixture
+def entry_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "entry"
+    d.mkdir()
+    (d / "prog.sh").write_text("#!/bin/sh\necho hello\n")
+    (d / "prog.sh").chmod(0o755)
+    (d / "support").mkdir()
+    (d / "support" / "count").write_text("0\n")
+    return d
+
+
+@pytest.fixture
+def pooled(bwrap_factory: HostFactory) -> Iterator[ReusingHostFactory]:
+    """A reusing factory with a pool of its own; at the end every sandbox it kept is
+    closed, and no process of any of them may be left."""
+    assert isinstance(bwrap_factory, BwrapHostFactory)
+    factory = ReusingHostFactory(bwrap_factory, SandboxPool(max_idle=4))
+    launchers: list[tuple[int, float, str]] = []
+    real_open = factory.open
+
+    def open_and_note(entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        host = real_open(entry_dir, limits, mark)
+        assert isinstance(host, PooledHost)
+        pid = host.launcher_pid
+        launchers.append((pid, psutil.Process(pid).create_time(), pid_namespace(pid)))
+        return host
+
+    factory.open = open_and_note  # type: ignore[method-assign]
+    yield factory
+    idle = {s.pid for s in factory.pool.idle_sandboxes()}
+    for pid, born, _ in launchers:  # a failed test may have left a host open, outside the pool
+        with contextlib.suppress(psutil.Error):
+            launcher = psutil.Process(pid)
+            if pid not in idle and launcher.create_time() == born:  # that very launcher, not a reused pid
+                launcher.kill()
+    factory.pool.close_all()
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        left = [p for p in psutil.process_iter(["pid", "create_time"]) if _inside(p, launchers)]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert left == []
+
+
+def _inside(p: psutil.Process, launchers: list[tuple[int, float, str]]) -> bool:
+    try:
+        ns = pid_namespace(p.pid)
+    except OSError:
+        return False
+    return any(ns == n and p.info["create_time"] >= born - 1 for _, born, n in launchers)
+
+
+def test_the_next_game_reuses_the_sandbox(pooled: ReusingHostFactory, entry_dir: Path) -> None:
+    first = pooled.open(entry_dir, QUICK, "X")
+    pid = first.launcher_pid  # type: ignore[attr-defined]
+    assert sh(first, "./prog.sh").stdout == b"hello\n"
+    first.close()
+    second = pooled.open(entry_dir, QUICK, "O")
+    try:
+        assert second.launcher_pid == pid  # type: ignore[attr-defined]
+        assert (pooled.pool.created, pooled.pool.reused) == (1, 1)
+        assert sh(second, "./prog.sh").stdout == b"hello\n"
+    finally:
+        second.close()
+
+
+def test_a_reused_sandbox_shows_nothing_of_the_previous_game(
+    pooled: ReusingHostFactory, entry_dir: Path
+) -> None:
+    game1 = pooled.open(entry_dir, QUICK, "X")
+    pid = game1.launcher_pid  # type: ignore[attr-defined]
+    leave = (
+        "echo secret > /tmp/arena.X; mkdir -p /tmp/deep/er; echo s > /tmp/deep/er/f; chmod 000 /tmp/deep; "
+        "echo shm > /dev/shm/seg; echo 99 > support/count; echo new > notes; rm prog.sh; "
+        "mkdir locked; touch locked/f; chmod 500 locked; ln -s /etc/passwd link; "
+        "ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcmk -S 1 >/dev/null; echo done"
+    )
+    assert sh(game1, leave).stdout == b"done\n"
+    assert sh(game1, IPC_OBJECTS).stdout == b"3\n"  # what game 2 must not see
+    daemon = game1.spawn(["sleep", "300"], QUICK)  # a process still running when the game ends
+    assert isinstance(daemon.cpu_ms, float)
+    game1.close()
+
+    game2 = pooled.open(entry_dir, QUICK, "X")
+    try:
+        assert game2.launcher_pid == pid  # type: ignore[attr-defined]
+        files = sh(game2, "cd / && find /entry /tmp /dev/shm | sort").stdout.decode().split()
+        assert files == [
+            "/dev/shm",
+            "/entry",
+            "/entry/prog.sh",
+            "/entry/support",
+            "/entry/support/count",
+            "/tmp",
+        ]
+        assert sh(game2, "cat support/count").stdout == b"0\n"  # the working copy is fresh
+        assert sh(game2, IPC_OBJECTS).stdout == b"0\n"
+        procs = sh(game2, "ps -e -o comm= | sort").stdout.decode().split()
+        assert procs == ["launcher", "ps", "sh", "sort"]
+        # no POSIX message queue can outlive a game (none can be made)
+        assert sh(game2, "grep -i 'msgqueue' /proc/self/limits | awk '{print $4, $5}'").stdout == b"0 0\n"
+    finally:
+        game2.close()
+
+
+def test_an_entry_cannot_keep_a_process_past_its_game(pooled: ReusingHostFactory, entry_dir: Path) -> None:
+    game1 = pooled.open(entry_dir, QUICK, "X")
+    proc = game1.spawn(["sh", "-c", "sleep 300 & sleep 300 & echo up; wait"], QUICK)
+    assert proc.read_line(5.0) == "up"
+    launcher = psutil.Process(game1.launcher_pid)  # type: ignore[attr-defined]
+    entry_procs = [(p.pid, p.create_time()) for p in launcher.children(recursive=True)]
+    assert len(entry_procs) == 3  # sh and its two sleeps
+    game1.close()
+    game2 = pooled.open(entry_dir, QUICK, "X")
+    try:
+        assert game2.launcher_pid == launcher.pid  # type: ignore[attr-defined]
+        for pid, born in entry_procs:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                assert psutil.Process(pid).create_time() != born, f"process {pid} of the last game lives"
+    finally:
+        game2.close()
+
+
+def test_verdicts_are_the_same_in_a_reused_sandbox(pooled: ReusingHostFactory, entry_dir: Path) -> None:
+    limits = Limits(move_wall_s=2.0, move_cpu_s=0.2)  # a CPU limit well below the wall, on a loaded machine
+    for _ in range(2):  # the second time in the same sandbox
+        host = pooled.open(entry_dir, limits, "X")
+        try:
+            assert sh(host, "sleep 10", limits).failure is VerdictKind.TIMEOUT
+            assert sh(host, "while :; do :; done", limits).failure is VerdictKind.CPU_LIMIT
+            assert sh(host, "sleep 5 & echo started", limits).failure is VerdictKind.LEFT_PROCESSES
+            assert sh(host, "exit 3", limits).failure is VerdictKind.CRASH
+            assert sh(host, "echo fine", limits).failure is None
+        finally:
+            host.close()
+    assert pooled.pool.reused == 1
+
+
+def test_peak_memory_starts_again(pooled: ReusingHostFactory, entry_dir: Path) -> None:
+    limits = Limits(move_wall_s=10.0, memory_mb=512)
+    game1 = pooled.open(entry_dir, limits, "X")
+    assert isinstance(game1, PooledHost)
+    cgroup = game1._sandbox.cgroup if game1._sandbox is not None else None
+    if cgroup is None:
+        game1.close()
+        pytest.skip("no cgroup on this machine (memory: rlimit only)")
+    grab = "python3 -c \"b = bytearray(150 << 20); b[::4096] = b'x' * len(b[::4096]); print('ok')\""
+    assert sh(game1, grab, limits).stdout == b"ok\n"
+    assert cgroup.usage().peak_memory_bytes >= 150 << 20
+    game1.close()
+    game2 = pooled.open(entry_dir, limits, "X")
+    try:
+        assert isinstance(game2, PooledHost) and game2._sandbox is not None
+        assert game2._sandbox.cgroup is cgroup
+        if cgroup.version == "cgroup v2" and not os.path.exists(f"{getattr(cgroup, 'path', '')}/memory.peak"):
+            pytest.skip("this kernel cannot reset a cgroup v2 peak")
+        assert cgroup.usage().peak_memory_bytes < 100 << 20
+    finally:
+        game2.close()
+
+
+def test_other_limits_or_changed_files_get_another_sandbox(
+    pooled: ReusingHostFactory, entry_dir: Path
+) -> None:
+    host = pooled.open(entry_dir, QUICK, "X")
+    first = host.launcher_pid  # type: ignore[attr-defined]
+    host.close()
+    other = pooled.open(entry_dir, Limits(move_wall_s=3.0), "X")
+    assert other.launcher_pid != first  # type: ignore[attr-defined]
+    other.close()
+    (entry_dir / "prog.sh").write_text("#!/bin/sh\necho changed\n")
+    changed = pooled.open(entry_dir, QUICK, "X")
+    try:
+        assert changed.launcher_pid != first  # type: ignore[attr-defined]
+        assert sh(changed, "./prog.sh").stdout == b"changed\n"
+    finally:
+        changed.close()
+
+
+def test_a_sandbox_that_died_idle_is_replaced(pooled: ReusingHostFactory, entry_dir: Path) -> None:
+    host = pooled.open(entry_dir, QUICK, "X")
+    pid = host.launcher_pid  # type: ignore[attr-defined]
+    host.close()
+    os.kill(pid, 9)  # the launcher dies while its sandbox waits in the pool
+    again = pooled.open(entry_dir, QUICK, "X")
+    try:
+        assert again.launcher_pid != pid  # type: ignore[attr-defined]
+        assert sh(again, "./prog.sh").stdout == b"hello\n"
+    finally:
+        again.close()
+
+
+def test_a_closed_pooled_host_refuses_work(pooled: ReusingHostFactory, entry_dir: Path) -> None:
+    host = pooled.open(entry_dir, QUICK, "X")
+    host.close()
+    host.close()  # idempotent
+    with pytest.raises(HostError):
+        host.run(["true"], b"", QUICK)
+
+
+def test_the_pool_keeps_at_most_max_idle(pooled: ReusingHostFactory, tmp_path: Path) -> None:
+    hosts = []
+    for i in range(6):
+        d = tmp_path / f"e{i}"
+        d.mkdir()
+        (d / "f").write_text(str(i))
+        hosts.append(pooled.open(d, QUICK, "X"))
+    for h in hosts:
+        h.close()
+    assert len(pooled.pool) == 4
