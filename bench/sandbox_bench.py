@@ -141,6 +141,27 @@ def setup_costs(factory: BwrapHostFactory, entry: Path, reps: int) -> tuple[floa
     return statistics.median(with_ms), statistics.median(without_ms)
 
 
+def reused_setup_ms(factory: BwrapHostFactory, entry: Path, reps: int) -> float:
+    """Median ms a game's sandbox costs when it is reused (``workers.sandbox.pool``, as
+    matches are played): open then close, back to back, so each open waits for the
+    whole reset the previous close started (in a match it overlaps the game's end)."""
+    from workers.sandbox.pool import ReusingHostFactory, SandboxPool
+
+    pooled = ReusingHostFactory(factory, SandboxPool(max_idle=2))
+    try:
+        pooled.open(entry, Limits(), "A").close()  # the one new sandbox
+        times: list[float] = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            pooled.open(entry, Limits(), "A").close()
+            times.append((time.perf_counter() - t) * 1000.0)
+        if pooled.pool.reused < reps:
+            raise RuntimeError(f"only {pooled.pool.reused} of {reps} games reused their sandbox")
+        return statistics.median(times)
+    finally:
+        pooled.pool.close_all()
+
+
 def _line(label: str, value: str) -> None:
     print(f"{label}: {value}", flush=True)
 
@@ -172,8 +193,17 @@ def main(quick: bool = False) -> None:
             f"  native first-fit C, median of {reps_native} interleaved moves",
             f"bare {bare_ms:.3f} ms, sandboxed {boxed_ms:.3f} ms",
         )
+        reused_ms = reused_setup_ms(factory, native, 20 if quick else 100)
+        _line("per-game sandbox set-up cost", f"{reused_ms / bare_ms:.2f} bare moves")
+        _line(
+            "  reused sandbox (reset between games), median open+close",
+            f"{reused_ms:.2f} ms; bare native move {bare_ms:.3f} ms",
+        )
         setup_ms, setup_plain_ms = setup_costs(factory, native, 5 if quick else 21)
-        _line("sandbox setup+teardown per game, in bare native moves", f"{setup_ms / bare_ms:.1f}")
+        _line(
+            "new sandbox per game (no reuse): setup+teardown, in bare native moves",
+            f"{setup_ms / bare_ms:.1f}",
+        )
         _line(
             f"  {factory.memory_mode}: median open+close {setup_ms:.1f} ms; without a cgroup "
             f"{setup_plain_ms:.1f} ms",

@@ -161,12 +161,15 @@ def cmd_worker(args: argparse.Namespace) -> int:
     os.environ[BROKER_ENV] = url
     os.environ["TOURNEY_WORKER_NAME"] = name
 
-    from celery.signals import worker_process_init
+    from celery.signals import worker_process_init, worker_process_shutdown
 
     from workers.celery_app import QUEUE, configure
+    from workers.sandbox.pool import close_idle_sandboxes
 
     app = configure(url)
     worker_process_init.connect(lambda **_: _die_with_parent(), weak=False)
+    # a pool process's kept sandboxes (and their cgroups) go with it (os._exit skips atexit)
+    worker_process_shutdown.connect(lambda **_: close_idle_sandboxes(), weak=False)
 
     stop = threading.Event()
     threading.Thread(target=_presence, args=(url, name, concurrency, stop, key), daemon=True).start()

@@ -535,6 +535,16 @@ class LocalWorkers:
         for f in self._pid_files:
             procs_mod.forget(f)
         self._pid_files = []
+        sweep_sandbox_cgroups()
+
+
+def sweep_sandbox_cgroups() -> None:
+    """Remove the sandbox cgroups of worker processes that are gone (a pool process killed
+    with sandboxes kept for reuse leaves their cgroups; only a dead owner's are removed)."""
+    from workers.sandbox.cgroups import shared_cgroups
+
+    with contextlib.suppress(Exception):  # tidying up: never the reason a run fails
+        shared_cgroups().sweep()
 
 
 def kill_group(pgid: int) -> None:

@@ -357,6 +357,7 @@ class Sandbox:
         self._closed = False
         self._lock = threading.Lock()
         self.active: BwrapProcess | None = None  # a persistent process holds the launcher
+        self._spawned = False  # whether one ever ran (its cgroup may have been frozen)
         #: the sandbox's own cgroup (owned: destroyed on close), None: rlimits only
         self.cgroup = cgroup
         self._oom_kills_seen = 0
@@ -577,6 +578,7 @@ class Sandbox:
         if op != REPLY_SPAWNED:
             raise HostError(f"sandbox launcher answered a spawn with message {op}")
         self.active = BwrapProcess(self, limits, in_w, out_r, cpu_limit_s)
+        self._spawned = True
         return self.active
 
     # -- reuse (workers/sandbox/pool.py) ------------------------------------------
@@ -606,9 +608,10 @@ class Sandbox:
             raise HostError(f"cannot reset the sandbox: {body[4:].decode(errors='replace')}")
         if self.cgroup is not None:
             try:
-                self.cgroup.thaw()
+                if self._spawned:  # only a persistent process is ever frozen
+                    self.cgroup.thaw()
                 self.cgroup.reset_peak()
-                self._oom_kills_seen = self.cgroup.usage().oom_kills
+                self._oom_kills_seen = self.cgroup.oom_kills()
             except OSError as e:
                 raise HostError(f"cannot reset the sandbox's cgroup: {e}") from e
 

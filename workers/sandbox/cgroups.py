@@ -166,6 +166,10 @@ class SandboxCgroup(ABC):
     def destroy(self) -> None:
         """Remove the cgroup (idempotent); the sandbox has ended."""
 
+    def oom_kills(self) -> int:
+        """Processes the kernel has OOM-killed in the sandbox so far (``usage().oom_kills``)."""
+        return self.usage().oom_kills
+
     @abstractmethod
     def reset_peak(self) -> None:
         """Start counting peak memory afresh (a reused sandbox's next game);
@@ -212,6 +216,9 @@ class CgroupV1(SandboxCgroup):
             cpu_us=_int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) // 1000,
             memory_limit_hits=_int(_read(mem / "memory.failcnt")),
         )
+
+    def oom_kills(self) -> int:
+        return _keyed(_read(self.dirs["memory"] / "memory.oom_control"), "oom_kill")
 
     def reset_peak(self) -> None:
         _write(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
@@ -272,6 +279,9 @@ class CgroupV2(SandboxCgroup):
             cpu_us=_keyed(_read(self.path / "cpu.stat"), "usage_usec"),
             memory_limit_hits=_keyed(events, "max"),
         )
+
+    def oom_kills(self) -> int:
+        return _keyed(_read(self.path / "memory.events"), "oom_kill")
 
     def _read_peak(self) -> str:
         if self._peak_fd is None:

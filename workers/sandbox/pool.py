@@ -215,3 +215,11 @@ def shared_reusing_factory() -> ReusingHostFactory:
             atexit.register(factory.pool.close_all)
             _shared = (os.getpid(), factory)
         return _shared[1]
+
+
+def close_idle_sandboxes() -> None:
+    """Close this process's kept sandboxes (a worker's pool process on its way out)."""
+    with _shared_lock:
+        shared = _shared
+    if shared is not None and shared[0] == os.getpid():
+        shared[1].pool.close_all()
