@@ -12,11 +12,13 @@ timed by the wall clock, fixed costs included:
   ``subprocess.run`` of the entry once per move, spread over ``W`` processes;
   no sandbox, no broker, no store, no report.
 
-``W`` is the number of cores. Runs are paired (tourney then bare, then the
-other way round) and the ratio printed is the median of the pairs' ratios,
-for ``sandbox: bwrap`` (when available here) and ``sandbox: none``. Printed:
+``W`` is the number of cores. Each round runs ``tourney run`` with ``sandbox:
+bwrap`` (when available here), with ``sandbox: none`` and the bare script, in
+an order that rotates from round to round; the ratio printed per sandbox is
+the median over rounds of its run against that round's bare script. Printed:
 ``end-to-end ratio (tourney run / bare script): R`` (the issue's target
-``R <= 1.25`` with the sandbox on).
+``R <= 1.25`` with the sandbox on), and how much of a run's wall time is spent
+outside its play loop (start, builds, report, stop).
 """
 
 from __future__ import annotations
@@ -97,56 +99,76 @@ def _bare_script(orders: list[list[str]], workers: int) -> tuple[float, int]:
         shutil.rmtree(build, ignore_errors=True)
 
 
-def _compare(tmp: Path, sandbox: str, entrants: int, games: int, pairs: int, workers: int) -> None:
-    config = greedy_mnk_config(
-        tmp, name=f"e2e-{sandbox}", seed=13, board=BOARD, entrants=entrants, games=games, sandbox=sandbox
-    )
-    ratios: list[float] = []
-    runs: list[float] = []
-    bares: list[float] = []
-    moves_run = moves_bare = 0
-    for p in range(pairs):
-        run_dir = tmp / f"run-{sandbox}-{p}"
+def _session_s(run_dir: Path) -> float:
+    """How long the run's play loop took (the rest of its wall time is fixed cost)."""
+    with RunStore.open(run_dir) as store:
+        return float(store.meta()["last_session"]["elapsed_s"])
 
-        def tourney(run_dir: Path = run_dir) -> float:
-            return _tourney_run(config, run_dir, workers)
 
-        if p % 2 == 0:  # alternate which side goes first: outside load hits both alike
-            t_run = tourney()
-            orders, moves_run = _played(run_dir)
-            t_bare, moves_bare = _bare_script(orders, workers)
-        else:
-            # the bare side needs the run's seat orders: take them from the first pair's run
-            orders, _ = _played(tmp / f"run-{sandbox}-0")
-            t_bare, moves_bare = _bare_script(orders, workers)
-            t_run = tourney()
-            _, moves_run = _played(run_dir)
-        runs.append(t_run)
-        bares.append(t_bare)
-        ratios.append(t_run / t_bare)
-    print(
-        f"  sandbox {sandbox}: tourney run {statistics.median(runs):.2f} s ({moves_run} moves), "
-        f"bare script {statistics.median(bares):.2f} s ({moves_bare} moves); medians of {pairs} pair(s)"
-    )
-    ratio = statistics.median(ratios)
-    print(f"  sandbox {sandbox}: end-to-end ratio (tourney run / bare script): {ratio:.2f}")
+def _compare(tmp: Path, sandboxes: list[str], entrants: int, games: int, rounds: int, workers: int) -> None:
+    """``rounds`` rounds of one ``tourney run`` per sandbox and one bare script, in an order
+    that rotates every round (outside load hits every side alike); each sandbox's ratio is
+    the median over rounds of its run against the same round's bare script."""
+    configs = {
+        sandbox: greedy_mnk_config(
+            tmp, name=f"e2e-{sandbox}", seed=13, board=BOARD, entrants=entrants, games=games, sandbox=sandbox
+        )
+        for sandbox in sandboxes
+    }
+    # the seat orders the bare script plays: the run's own (the same for every sandbox)
+    first = tmp / "orders-run"
+    _tourney_run(configs[sandboxes[0]], first, workers)
+    orders, _ = _played(first)
+    sides = [*sandboxes, "bare"]
+    walls: dict[str, list[float]] = {side: [] for side in sides}
+    fixed: dict[str, list[float]] = {sandbox: [] for sandbox in sandboxes}
+    ratios: dict[str, list[float]] = {sandbox: [] for sandbox in sandboxes}
+    moves: dict[str, int] = {}
+    for r in range(rounds):
+        times: dict[str, float] = {}
+        for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
+            if side == "bare":
+                times[side], moves[side] = _bare_script(orders, workers)
+            else:
+                run_dir = tmp / f"run-{side}-{r}"
+                times[side] = _tourney_run(configs[side], run_dir, workers)
+                _, moves[side] = _played(run_dir)
+                fixed[side].append(times[side] - _session_s(run_dir))
+        for side, t in times.items():
+            walls[side].append(t)
+        for sandbox in sandboxes:
+            ratios[sandbox].append(times[sandbox] / times["bare"])
+    med = statistics.median
+    print(f"  bare script: {med(walls['bare']):.2f} s ({moves['bare']} moves); medians of {rounds} round(s)")
+    for sandbox in sandboxes:
+        shown = ", ".join(f"{x:.2f}" for x in ratios[sandbox])
+        print(
+            f"  sandbox {sandbox}: tourney run {med(walls[sandbox]):.2f} s ({moves[sandbox]} moves), "
+            f"of which {med(fixed[sandbox]):.2f} s outside the play loop (start, builds, report, stop); "
+            f"ratios {shown}"
+        )
+    for sandbox in sandboxes:
+        print(
+            f"  sandbox {sandbox}: end-to-end ratio (tourney run / bare script): {med(ratios[sandbox]):.2f}"
+        )
 
 
 def main(quick: bool = False) -> None:
     from bench.throughput_bench import _sandbox
 
     workers = os.cpu_count() or 1
-    entrants, games, pairs = (4, 2, 1) if quick else (8, 4, 3)
+    # the issue's config: 12 native entries, 66 pairings x 4 games = 264 games (about 4,900 moves)
+    entrants, games, rounds = (4, 2, 1) if quick else (12, 4, 3)
     sandboxes = list(dict.fromkeys([_sandbox(), "none"]))
     load = os.getloadavg()
     print(
         f"end to end: {entrants} native mnk entries ({BOARD}), {games} games per pair, round robin; "
-        f"{workers} workers / bare processes; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+        f"{workers} workers / bare processes; sandboxes {', '.join(sandboxes)} side by side; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     tmp = Path(tempfile.mkdtemp(prefix="tourney-e2e-"))
     try:
-        for sandbox in sandboxes:
-            _compare(tmp, sandbox, entrants, games, pairs, workers)
+        _compare(tmp, sandboxes, entrants, games, rounds, workers)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
