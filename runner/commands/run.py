@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
@@ -27,9 +28,7 @@ from runner.domain.entries import pack_entry
 from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
-from runner.domain.stages.base import TournamentState
 from runner.errors import CommandError, RunHalted, UsageError
-from runner.orchestration.coordinator import ATTEMPT_CAP, Coordinator, SessionOutcome
 from runner.orchestration.dispatch import (
     BrokerDown,
     CeleryDispatcher,
@@ -38,11 +37,11 @@ from runner.orchestration.dispatch import (
     LocalWorkers,
     Timing,
     check_broker_url,
+    check_local_sandbox,
     kill_stale,
     probe_sandbox,
 )
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
-from runner.report.model import ReportData
 from runner.report.progress import RunProgress, default_mode
 from runner.storage.run_dir import (
     RunDir,
@@ -52,6 +51,11 @@ from runner.storage.run_dir import (
     open_for_resume,
 )
 from runner.storage.store import RunStore
+
+if TYPE_CHECKING:  # imported where used: the local workers start before these load
+    from runner.domain.stages.base import TournamentState
+    from runner.orchestration.coordinator import Coordinator, SessionOutcome
+    from runner.report.model import ReportData
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -233,14 +237,24 @@ def _play(
             os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
         )
         progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
+    if not args.inline and args.broker is None:
+        # first: Redis and the local workers, whose start (imports, broker and key checks)
+        # then overlaps everything below instead of following it
+        _start_local_cluster(args, config, rd, cluster)
     if config.sandbox == "none":
         progress.log("sandbox: none — entries run unisolated; only for trusted entries")
-    elif args.inline or not args.no_local_workers:
+    if cluster.workers is not None:
+        # the local workers' health check (a sandboxed C build and move), made once for
+        # them all on this machine while they start (they were told to skip their own)
+        memory = check_local_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
+    elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
         memory = probe_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
-        if memory:
-            progress.log(f"sandbox {config.sandbox}: {memory}")
-            # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
-            store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
+    else:
+        memory = ""
+    if config.sandbox != "none" and memory:
+        progress.log(f"sandbox {config.sandbox}: {memory}")
+        # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
+        store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
     blobs = pack_artifacts(config, rd)
     timing = Timing.from_env()
@@ -249,15 +263,7 @@ def _play(
         dispatcher: Dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "inline" / "artifacts")
         mode = "inline"
     else:
-        url = args.broker
-        if url is None:
-            kill_stale(rd.redis / "redis.pid", "redis-server")
-            shutil.rmtree(rd.redis, ignore_errors=True)  # broker state is disposable; the store is the truth
-            try:
-                cluster.redis = EmbeddedRedis(rd.redis).start()
-            except RedisServerError as e:
-                raise CommandError(f"cannot start the embedded Redis: {e}", exit_code=1) from e
-            url = cluster.redis.url()
+        url = args.broker if cluster.redis is None else cluster.redis.url()
         celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
         cluster.dispatcher = celery
         try:
@@ -268,18 +274,9 @@ def _play(
         celery.mark_alive()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
         dispatcher = celery
-        count = 0
-        if not args.no_local_workers:
-            for pid_file in rd.workers.glob("*/worker.pid"):
-                kill_stale(pid_file, "runner.cli worker")
-            count = args.workers or os.cpu_count() or 1
-            cluster.workers = LocalWorkers(
-                url,
-                rd.path,
-                count,
-                key_file=_key_file(rd),
-                allow_unsandboxed=config.sandbox == "none",
-            ).start()
+        count = cluster.workers.count if cluster.workers is not None else 0
+        if not args.no_local_workers and args.broker:
+            count = _start_local_workers(args, config, rd, cluster, url)
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
@@ -287,6 +284,8 @@ def _play(
         progress.log(
             f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
         )
+    from runner.orchestration.coordinator import Coordinator
+
     coordinator = Coordinator(
         config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
     )
@@ -320,6 +319,43 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+def _start_local_cluster(
+    args: argparse.Namespace, config: TournamentConfig, rd: RunDir, cluster: _Cluster
+) -> None:
+    """The embedded Redis and this machine's workers (``tourney run`` without ``--broker``)."""
+    kill_stale(rd.redis / "redis.pid", "redis-server")
+    shutil.rmtree(rd.redis, ignore_errors=True)  # broker state is disposable; the store is the truth
+    try:
+        cluster.redis = EmbeddedRedis(rd.redis).start()
+    except RedisServerError as e:
+        raise CommandError(f"cannot start the embedded Redis: {e}", exit_code=1) from e
+    _start_local_workers(args, config, rd, cluster, cluster.redis.url(), health_checked_here=True)
+
+
+def _start_local_workers(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    rd: RunDir,
+    cluster: _Cluster,
+    url: str,
+    *,
+    health_checked_here: bool = False,
+) -> int:
+    for pid_file in rd.workers.glob("*/worker.pid"):
+        kill_stale(pid_file, "runner.cli worker")
+    run_key_for(rd.path)  # the run's key file exists before they look for it
+    count = args.workers or os.cpu_count() or 1
+    cluster.workers = LocalWorkers(
+        url,
+        rd.path,
+        count,
+        key_file=_key_file(rd),
+        allow_unsandboxed=config.sandbox == "none",
+        skip_health_check=health_checked_here,
+    ).start()
+    return count
 
 
 def _key_file(rd: RunDir) -> Path | None:
@@ -365,6 +401,7 @@ def _masked(url: str) -> str:
 def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run."""
+    from runner.orchestration.coordinator import ATTEMPT_CAP
     from runner.report.exports import write_text
     from runner.report.html import render_report
     from runner.report.model import load_report_data
@@ -386,4 +423,3 @@ def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None
         for mid, why in outcome.failed_details.items():
             print(f"  {mid}: {why}", file=sys.stderr)
         print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)
-

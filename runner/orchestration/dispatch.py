@@ -210,6 +210,19 @@ def probe_sandbox(kind: str) -> str:
     return sandbox_memory_note() if factory.name == "bwrap" else ""
 
 
+def check_local_sandbox(kind: str) -> str:
+    """The health check a worker makes at start (``workers.preflight``: a sandboxed C build
+    and move), made once here for all the local workers of a run, which skip their own;
+    ``SandboxUnavailable`` with its one line if it fails. Returns what ``probe_sandbox`` does."""
+    from workers.preflight import PreflightFailed, check_sandbox
+
+    try:
+        check_sandbox(kind)
+    except PreflightFailed as e:
+        raise SandboxUnavailable(str(e)) from e
+    return probe_sandbox(kind) if kind != "none" else ""
+
+
 def check_broker_url(url: str) -> None:
     """The rules a worker applies to a broker URL (a password, a known scheme), applied
     before a run starts; ``BrokerURLError`` (a ``UsageError``) if it breaks them."""
@@ -464,8 +477,11 @@ class LocalWorkers:
         *,
         key_file: Path | None = None,
         allow_unsandboxed: bool = False,
+        skip_health_check: bool = False,
     ) -> None:
         self.broker_url = broker_url
+        #: the caller made their health check on this machine (``check_local_sandbox``)
+        self.skip_health_check = skip_health_check
         self.run_dir = run_dir
         self.count = count
         self.key_file = key_file
@@ -496,6 +512,7 @@ class LocalWorkers:
                         str(work),
                         *(["--key-file", str(self.key_file)] if self.key_file else []),
                         *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
+                        *(["--skip-health-check"] if self.skip_health_check else []),
                     ],
                     stdin=subprocess.DEVNULL,
                     stdout=out,
