@@ -20,6 +20,7 @@ available here, else ``none``, which is printed).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -166,7 +167,33 @@ def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float
                 p.wait(30)
     with RunStore.open(run_dir) as store:
         session = store.meta()["last_session"]
+    session["busy_share"], session["gap_ms"] = worker_usage(run_dir)
     return session["moves"] / session["elapsed_s"], session
+
+
+def worker_usage(run_dir: Path) -> tuple[float, float]:
+    """(busy share, median gap in ms): how much of the run's span its workers spent in
+    matches (from each match's start note to its accepted result, as the store saw them),
+    and the median time a worker stood between one match's result and its next start."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(run_dir / "tournament.sqlite")) as db:
+        rows = db.execute(
+            "SELECT worker, started_at, finished_at, dispatched_at FROM matches WHERE state = 'done'"
+        ).fetchall()
+    if not rows:
+        return 0.0, 0.0
+    span = max(r[2] for r in rows) - min(r[3] for r in rows)
+    by_worker: dict[str, list[tuple[float, float]]] = {}
+    for worker, started, finished, _ in rows:
+        by_worker.setdefault(worker, []).append((started, finished))
+    busy = sum(f - s for spans in by_worker.values() for s, f in spans)
+    gaps = [
+        (b[0] - a[1]) * 1000.0
+        for spans in by_worker.values()
+        for a, b in zip(sorted(spans), sorted(spans)[1:], strict=False)
+    ]
+    return busy / (len(by_worker) * span), statistics.median(gaps) if gaps else 0.0
 
 
 def _bare_rate(run_dir: Path, samples: int) -> float:
@@ -233,6 +260,11 @@ def main(quick: bool = False) -> None:
         s1, s2 = sessions[1], sessions[2]
         print(f"1 worker:  {one:8.1f} moves/s median ({s1['moves']} moves, last run {s1['elapsed_s']:.1f} s)")
         print(f"2 workers: {two:8.1f} moves/s median ({s2['moves']} moves, last run {s2['elapsed_s']:.1f} s)")
+        for n, sess in ((1, s1), (2, s2)):
+            print(
+                f"  {n} worker(s), last run: busy {sess['busy_share']:.0%} of the span, "
+                f"median gap between a worker's matches {sess['gap_ms']:.1f} ms"
+            )
         shown = ", ".join(f"{x:.2f}" for x in ratios)
         print(f"  pair ratios: {shown}; load average {os.getloadavg()[0]:.2f}")
         print(f"throughput ratio (2 workers / 1 worker): {statistics.median(ratios):.2f}")
