@@ -240,3 +240,19 @@ def test_the_pool_keeps_at_most_max_idle(pooled: ReusingHostFactory, tmp_path: P
     for h in hosts:
         h.close()
     assert len(pooled.pool) == 4
+
+
+def test_the_pool_keeps_at_most_max_idle_bytes_of_working_copies(
+    pooled: ReusingHostFactory, tmp_path: Path
+) -> None:
+    pooled.pool.max_idle_bytes = 300_000
+    hosts = []
+    for i, size in enumerate((100_000, 100_000, 100_000, 400_000)):
+        d = tmp_path / f"e{i}"
+        d.mkdir()
+        (d / "blob").write_bytes(b"x" * size)
+        hosts.append(pooled.open(d, QUICK, "X"))
+    for h in hosts:
+        h.close()
+    # the 400 kB one is never kept; of the others, the oldest goes to stay under 300 kB
+    assert len(pooled.pool) == 2

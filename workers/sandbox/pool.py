@@ -20,7 +20,8 @@ is invisible to the rules: PID numbers keep counting up.
 
 The reset is asynchronous: ``close`` sends it and returns; ``open`` waits
 for its answer (by then long done). At most ``MAX_IDLE`` sandboxes are kept;
-the least recently used one is closed first. Idle sandboxes die with their
+the least recently used one is closed first (also while their working copies
+hold more than ``MAX_IDLE_BYTES``). Idle sandboxes die with their
 process (``--die-with-parent``) and are closed at a normal exit.
 """
 
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 
 #: idle sandboxes kept per process (each holds two processes, its entry's copy and a cgroup)
 MAX_IDLE = 16
+#: and at most this many bytes of working copies in them (each copy lives in memory, in a tmpfs)
+MAX_IDLE_BYTES = 256 << 20
 #: an entry whose working copy is larger than this is read from disk at each reset, not kept in memory
 PAYLOAD_CACHE_BYTES = 8 << 20
 #: ``TOURNEY_SANDBOX_REUSE=0`` turns reuse off (every game a new sandbox, as before)
@@ -72,9 +75,11 @@ def reuse_enabled() -> bool:
 class SandboxPool:
     """Idle, reset sandboxes by key, least recently used first out."""
 
-    def __init__(self, max_idle: int = MAX_IDLE) -> None:
+    def __init__(self, max_idle: int = MAX_IDLE, max_idle_bytes: int = MAX_IDLE_BYTES) -> None:
         self.max_idle = max_idle
-        self._idle: collections.OrderedDict[int, tuple[PoolKey, Sandbox]] = collections.OrderedDict()
+        self.max_idle_bytes = max_idle_bytes
+        #: by id(sandbox): its key, the sandbox, the bytes of its working copy
+        self._idle: collections.OrderedDict[int, tuple[PoolKey, Sandbox, int]] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._payloads: dict[PoolKey, list[bytes]] = {}
         #: games that got a reused sandbox, and ones that needed a new one (for benchmarks and tests)
@@ -97,10 +102,10 @@ class SandboxPool:
         """A reset sandbox for ``key``, or None; a sandbox whose reset failed is closed."""
         while True:
             with self._lock:
-                ident = next((i for i, (k, _) in self._idle.items() if k == key), None)
+                ident = next((i for i, (k, _, _) in self._idle.items() if k == key), None)
                 if ident is None:
                     return None
-                _, sandbox = self._idle.pop(ident)
+                _, sandbox, _ = self._idle.pop(ident)
             try:
                 sandbox.end_reset()
                 self.reused += 1
@@ -111,7 +116,9 @@ class SandboxPool:
 
     def give(self, key: PoolKey, sandbox: Sandbox, payloads: list[bytes]) -> None:
         """Reset ``sandbox`` (asynchronously) and keep it for ``key``; close it if it cannot be."""
-        if sandbox.closed:
+        size = sum(len(p) for p in payloads)
+        if sandbox.closed or size > self.max_idle_bytes:
+            sandbox.close()  # a working copy this large is not worth keeping in memory
             return
         try:
             sandbox.begin_reset(payloads)
@@ -120,11 +127,14 @@ class SandboxPool:
             return
         evicted: list[Sandbox] = []
         with self._lock:
-            self._idle[id(sandbox)] = (key, sandbox)
-            while len(self._idle) > self.max_idle:
-                _, (old_key, old) = self._idle.popitem(last=False)
+            self._idle[id(sandbox)] = (key, sandbox, size)
+            while (
+                len(self._idle) > self.max_idle
+                or sum(n for _, _, n in self._idle.values()) > self.max_idle_bytes
+            ):
+                _, (old_key, old, _) = self._idle.popitem(last=False)
                 evicted.append(old)
-                if not any(k == old_key for k, _ in self._idle.values()):
+                if not any(k == old_key for k, _, _ in self._idle.values()):
                     self._payloads.pop(old_key, None)
         for old in evicted:
             old.close()
@@ -132,7 +142,7 @@ class SandboxPool:
     def close_all(self) -> None:
         """Close every idle sandbox (from the thread that opened them, or at exit)."""
         with self._lock:
-            idle = [s for _, s in self._idle.values()]
+            idle = [s for _, s, _ in self._idle.values()]
             self._idle.clear()
             self._payloads.clear()
         for sandbox in idle:
@@ -141,7 +151,7 @@ class SandboxPool:
 
     def idle_sandboxes(self) -> list[Sandbox]:
         with self._lock:
-            return [s for _, s in self._idle.values()]
+            return [s for _, s, _ in self._idle.values()]
 
     def __len__(self) -> int:
         return len(self._idle)
