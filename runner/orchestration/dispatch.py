@@ -538,15 +538,17 @@ class LocalWorkers:
                     p.send_signal(signal.SIGQUIT)
 
     def stop(self, grace_s: float = 10.0) -> None:
-        """``begin_stop``, wait up to ``grace_s``, then SIGKILL each worker's process group."""
+        """``begin_stop``, wait up to ``grace_s`` for each worker to exit or at least for its
+        pool processes to (they close their sandboxes), then SIGKILL its process group: the
+        rest of a cold shutdown is Celery joining its own threads, which nothing needs."""
         self.begin_stop()
         procs, self.procs = self.procs, []
         deadline = time.monotonic() + grace_s
         for p in procs:
             # unreaped, its pid is still its group's id: the group kill reaches only our processes
             if p.returncode is None:
-                procs_mod.wait_unreaped(p.pid, max(0.1, deadline - time.monotonic()))
-                procs_mod.kill_own_group(p.pid)  # pool processes that outlived their parent, if any
+                procs_mod.wait_unreaped_or_childless(p.pid, max(0.1, deadline - time.monotonic()))
+                procs_mod.kill_own_group(p.pid)  # what is left of it, pool processes that outlived it
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(5.0)
         for f in self._pid_files:

@@ -132,6 +132,27 @@ def wait_unreaped(pid: int, timeout_s: float) -> bool:
         time.sleep(0.05)
 
 
+def wait_unreaped_or_childless(pid: int, timeout_s: float) -> None:
+    """Wait up to ``timeout_s`` until our unreaped child ``pid`` has exited or has no live
+    child of its own (a Celery worker whose pool processes are done: what is left of its
+    cold shutdown is joining its own threads, which takes it a second or two)."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        parent = psutil.Process(pid)  # unreaped, so this pid is still our child
+    except psutil.Error:
+        return
+    while time.monotonic() < deadline:
+        if wait_unreaped(pid, 0):
+            return
+        try:
+            live = [c for c in parent.children() if c.status() != psutil.STATUS_ZOMBIE]
+        except psutil.Error:
+            return
+        if not live:
+            return
+        time.sleep(0.02)
+
+
 def kill_own_group(pid: int) -> None:
     """SIGKILL the process group led by our child ``pid`` (call while it is unreaped)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -47,23 +47,22 @@ def pooled(bwrap_factory: HostFactory) -> Iterator[ReusingHostFactory]:
     assert isinstance(bwrap_factory, BwrapHostFactory)
     factory = ReusingHostFactory(bwrap_factory, SandboxPool(max_idle=4))
     launchers: list[tuple[int, float, str]] = []
+    hosts: list[PooledHost] = []
     real_open = factory.open
 
     def open_and_note(entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         host = real_open(entry_dir, limits, mark)
         assert isinstance(host, PooledHost)
+        hosts.append(host)
         pid = host.launcher_pid
         launchers.append((pid, psutil.Process(pid).create_time(), pid_namespace(pid)))
         return host
 
     factory.open = open_and_note  # type: ignore[method-assign]
     yield factory
-    idle = {s.pid for s in factory.pool.idle_sandboxes()}
-    for pid, born, _ in launchers:  # a failed test may have left a host open, outside the pool
-        with contextlib.suppress(psutil.Error):
-            launcher = psutil.Process(pid)
-            if pid not in idle and launcher.create_time() == born:  # that very launcher, not a reused pid
-                launcher.kill()
+    for host in hosts:  # a failed test may have left a host open: close its sandbox for good
+        if host._sandbox is not None:
+            host._sandbox.close()
     factory.pool.close_all()
     deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline:

@@ -420,6 +420,12 @@ class Cgroups:
                     pid, start = int(m.group(1)), int(m.group(2))
                     if process_start_time(pid) == start:
                         continue  # its worker still runs: it is not ours to remove
+                    for thaw, value in (
+                        (d / "entry" / "freezer.state", "THAWED"),
+                        (d / "entry" / "cgroup.freeze", "0"),
+                    ):
+                        with contextlib.suppress(OSError):
+                            _write(thaw, value)  # a frozen process cannot die and leave
                     if _rmdir(d):
                         removed.add(d.name)
         return sorted(removed)
