@@ -64,6 +64,14 @@ class LimitsModel(BaseModel):
         gt=0,
         description="Whole-game wall budget for persistent protocols (gomocup); default none.",
     )
+    exit_grace_ms: int = Field(
+        default=300,
+        ge=0,
+        le=10_000,
+        description="After a move's program exits, how long its descendants that are already on their "
+        "way out (sent SIGTERM/SIGKILL/SIGINT/SIGHUP/SIGQUIT, exiting, or zombies) may take to go "
+        "before they count as left_processes; a descendant alive and not exiting is charged at once.",
+    )
 
     def to_limits(self) -> Limits:
         return Limits(**self.model_dump())

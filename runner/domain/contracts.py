@@ -66,6 +66,9 @@ class Limits:
     open_files: int = 64
     file_size_mb: int = 16
     game_wall_s: float | None = None  # persistent protocols: whole-game budget
+    #: after a move's program exits, how long descendants already on their way out
+    #: (signalled, exiting, zombies) may take to go before they count as left_processes
+    exit_grace_ms: int = 300
 
     @property
     def cpu_s(self) -> float:
