@@ -15,10 +15,13 @@ Decisions the seeds leave open:
 * An entry whose build failed (``BuildFailed`` in ``entry_dirs``) forfeits
   every game before the first move with a ``build_failed`` verdict. If every
   seat's build failed, nobody wins.
-* A game that reaches ``max_moves`` (10000; only pousse can in principle go
-  that long, the repetition rule ends it eventually) stops there and is
-  scored as a draw with a ``normal`` verdict saying so: deterministic entries
-  would loop again on a rerun, so it is not a ``system_error``.
+* A game that reaches its bound (``spec.bound``: a config's ``bound.max_moves``,
+  10000 by default, and ``bound.wall_s``; ``runner.domain.game_bound``) stops
+  there and is scored by the game's ``adjudicate`` (a draw for m,n,k; pousse
+  and boxing name a winner), with a ``normal`` verdict whose reason says which
+  bound fired and how it was adjudicated, and ``GameRecord.stopped_by`` set:
+  deterministic entries would loop again on a rerun, so it is not a
+  ``system_error``.
 * Anything that goes wrong in the runner itself (``HostError``, a bug, a
   game or protocol that cannot be set up) does not raise: the match result
   ends with a ``system_error`` game (charged to nobody) and the games before
@@ -28,13 +31,16 @@ Decisions the seeds leave open:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.domain.contracts import (
     EntryRef,
+    GameBound,
     GameRecord,
     MatchResult,
     MatchSpec,
@@ -42,8 +48,9 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
+from runner.domain.game_bound import adjudicated, bound_reached
 from runner.domain.games import get_game
-from runner.domain.games.base import MAX_MOVES, Game, IllegalMove
+from runner.domain.games.base import Game, IllegalMove, Outcome
 from runner.domain.placeholders import board_size, fill
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
@@ -83,7 +90,7 @@ class _Game:
         hosts: HostFactory,
         observer: MatchObserver,
         number: int,
-        max_moves: int,
+        bound: GameBound,
     ):
         self.spec = spec
         self.game = game
@@ -92,7 +99,7 @@ class _Game:
         self.hosts = hosts
         self.observer = observer
         self.number = number
-        self.max_moves = max_moves
+        self.bound = bound
         self.moves: list[MoveRecord] = []
         self.history: list[Any] = []
         self.verdicts: list[Verdict] = []
@@ -126,13 +133,18 @@ class _Game:
             if isinstance(d, BuildFailed) or game.outcome(self.state) is not None:
                 continue
             self._seat(seat, d)
+        started = time.monotonic()
+        stopped_by: str | None = None
         while game.outcome(self.state) is None:
-            if len(self.moves) >= self.max_moves:
-                return self._capped()
+            stopped_by = bound_reached(self.bound, len(self.moves), time.monotonic() - started)
+            if stopped_by is not None:
+                break
             self._turn(game.to_move(self.state))
         for proto in self.protocols.values():
             with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
                 proto.end()
+        if stopped_by is not None:
+            return self._stopped(stopped_by)
         return self._record()
 
     def _seat(self, seat: int, entry_dir: Path) -> None:
@@ -186,8 +198,8 @@ class _Game:
         if host is not None:
             host.close()  # its processes die now, not at the end of an N-player game
 
-    def _record(self) -> GameRecord:
-        outcome = self.game.outcome(self.state)
+    def _record(self, outcome: Outcome | None = None, stopped_by: str = "") -> GameRecord:
+        outcome = outcome or self.game.outcome(self.state)
         assert outcome is not None
         order = self.order
         winner = order[outcome.winners[0]] if len(outcome.winners) == 1 else None
@@ -195,13 +207,12 @@ class _Game:
         for seat, score in enumerate(outcome.scores):
             scores[order[seat]] += score
         verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, outcome.reason)
-        return GameRecord(list(order), winner, scores, verdict, list(self.moves), outcome.reason)
+        return GameRecord(list(order), winner, scores, verdict, list(self.moves), outcome.reason, stopped_by)
 
-    def _capped(self) -> GameRecord:
-        reason = f"stopped after {self.max_moves} moves; scored as a draw"
-        verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, reason)
-        scores = {name: 0 for name in self.order}
-        return GameRecord(list(self.order), None, scores, verdict, list(self.moves), reason)
+    def _stopped(self, stopped_by: str) -> GameRecord:
+        """The record of a game stopped at its bound, scored by the game's adjudication."""
+        ruling = adjudicated(self.game, self.state, len(self.order), stopped_by, self.bound, len(self.moves))
+        return self._record(ruling, stopped_by)
 
     def system_error(self, error: BaseException) -> GameRecord:
         detail = f"{type(error).__name__}: {error}".splitlines()[0][:300]
@@ -217,9 +228,11 @@ def play_match(
     worker: str = "",
     *,
     observer: MatchObserver | None = None,
-    max_moves: int = MAX_MOVES,
+    max_moves: int | None = None,
 ) -> MatchResult:
     """Play every game of ``spec``; never raises for entry or runner failures (see module doc).
+
+    ``max_moves``, when given, replaces the move bound of ``spec.bound`` (tests).
 
     ``entry_dirs`` maps each entry name to its built directory (``ArtifactCache.ensure``),
     or to ``BuildFailed``; ``hosts`` makes the per-game hosts (``host_factory(spec.sandbox)``).
@@ -235,8 +248,9 @@ def play_match(
         verdict = Verdict(VerdictKind.SYSTEM_ERROR, None, f"cannot set up game {spec.game!r}: {e}")
         record = GameRecord(list(order), None, {n: 0 for n in order}, verdict, [], "runner error")
         return MatchResult(spec.match_id, [record], worker, digests)
+    bound = spec.bound if max_moves is None else dataclasses.replace(spec.bound, max_moves=max_moves)
     for number, order in enumerate(spec.orders, start=1):
-        run = _Game(spec, game, order, entry_dirs, hosts, watch, number, max_moves)
+        run = _Game(spec, game, order, entry_dirs, hosts, watch, number, bound)
         try:
             record = run.play()
         except Exception as e:

@@ -74,6 +74,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
         result = m.result_text()
         if m.verdicts():
             result += " · " + ", ".join(m.verdicts())
+        if m.bounded():
+            result += " · " + ", ".join(m.bounded())
         rows.append(
             [
                 m.match_id,

@@ -82,6 +82,30 @@ class Limits:
         return cls(**d)
 
 
+#: the move bound of a game when a config names none (``bound.max_moves``): explicit,
+#: documented (docs/config.md), and reported in the game's reason when it fires
+DEFAULT_MAX_MOVES = 10_000
+
+
+@dataclass(frozen=True)
+class GameBound:
+    """When a game is stopped before the rules end it, to be adjudicated (``Game.adjudicate``).
+
+    ``max_moves``: after this many moves (None: no move bound). ``wall_s``: once the game
+    has run this long by the worker's clock, checked between moves (None: no wall bound).
+    """
+
+    max_moves: int | None = DEFAULT_MAX_MOVES
+    wall_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameBound:
+        return cls(**d)
+
+
 @dataclass(frozen=True)
 class EntryRef:
     """An entry as a match needs it: its artifact digest and how to run it."""
@@ -189,6 +213,7 @@ class MatchSpec:
     seed: int
     sandbox: str = "bwrap"  # "bwrap" | "none"
     game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
+    bound: GameBound = field(default_factory=GameBound)  # when a game is stopped and adjudicated
 
     @classmethod
     def of(
@@ -206,11 +231,13 @@ class MatchSpec:
         stage: str = "",
         round: int = 0,
         bracket: str = "",
+        bound: GameBound | None = None,
     ) -> MatchSpec:
         """A spec for a match outside any tournament plan (``tourney play``, benchmarks,
         tests), from the flat fields in the order of ``to_dict``; its plan is ``MatchPlan.ad_hoc``."""
         plan = MatchPlan.ad_hoc(match_id, board_id, orders, stage=stage, round=round, bracket=bracket)
-        return cls(plan, game, board_text, entries, limits, seed, sandbox, dict(game_params or {}))
+        params = dict(game_params or {})
+        return cls(plan, game, board_text, entries, limits, seed, sandbox, params, bound or GameBound())
 
     # the plan's fields a worker reads, by their old names
     @property
@@ -247,6 +274,7 @@ class MatchSpec:
             "seed": self.seed,
             "sandbox": self.sandbox,
             "game_params": dict(self.game_params),
+            "bound": self.bound.to_dict(),
         }
 
     @classmethod
@@ -260,6 +288,8 @@ class MatchSpec:
             seed=d["seed"],
             sandbox=d.get("sandbox", "bwrap"),
             game_params=dict(d.get("game_params", {})),
+            # specs stored before bounds were configurable had the default move bound
+            bound=GameBound.from_dict(d["bound"]) if "bound" in d else GameBound(),
         )
 
 
@@ -288,9 +318,12 @@ class GameRecord:
     verdict: Verdict
     moves: list[MoveRecord]
     reason: str = ""  # the rules' reason for a normal end ("5 in a row", ...)
+    #: "" when the game ended by the rules or a verdict; else the bound that stopped it
+    #: ("max_moves" or "wall", ``MatchSpec.bound``) and ``reason`` says how it was adjudicated
+    stopped_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "order": list(self.order),
             "winner": self.winner,
             "scores": dict(self.scores),
@@ -298,6 +331,9 @@ class GameRecord:
             "moves": [m.to_dict() for m in self.moves],
             "reason": self.reason,
         }
+        if self.stopped_by:
+            d["stopped_by"] = self.stopped_by
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GameRecord:
@@ -308,6 +344,7 @@ class GameRecord:
             verdict=Verdict.from_dict(d["verdict"]),
             moves=[MoveRecord.from_dict(m) for m in d["moves"]],
             reason=d.get("reason", ""),
+            stopped_by=str(d.get("stopped_by", "")),
         )
 
 

@@ -257,6 +257,7 @@ def render_report(
         total_games=total_games,
         total_moves=data.move_count(),
         verdicts=verdicts,
+        bounded=data.bound_summary(),
         verdicts_by_entry=sorted(data.verdicts_by_entry().items()),
         embedded=len(replays),
         replay_data=_json_for_script(replays),

@@ -241,6 +241,9 @@ def print_verdicts(data: ReportData, console: Console) -> None:
         per_entry.setdefault(entry, []).append(f"{kind} {n}")
     for entry, kinds in per_entry.items():
         console.print(Text(f"  {entry}: {', '.join(kinds)}"))
+    bounded = data.bound_summary()
+    if bounded:
+        console.print(Text(bounded.capitalize() if bounded[0].isalpha() else bounded, style="yellow"))
 
 
 def _failed(matches: Sequence[MatchRecord]) -> str:
