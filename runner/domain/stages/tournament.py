@@ -197,6 +197,7 @@ def match_row(
                 "scores": dict(g.scores),
                 "verdict": g.verdict.to_dict(),
                 "reason": g.reason,
+                "stopped_by": g.stopped_by,  # "" or the bound that stopped it (config bound)
                 "moves": len(g.moves),
             }
             for g in games
