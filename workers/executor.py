@@ -88,6 +88,9 @@ def execute_match(
     try:
         hosts = hosts if hosts is not None else host_factory(spec.sandbox)
         cache = ArtifactCache(cache_root, hosts, spec.limits)
+        unbuilt = [n for n, r in spec.entries.items() if r.build and cache.cached(r.digest) is None]
+        if observer is not None and unbuilt:
+            observer.building(unbuilt)
         entry_dirs = cache.ensure_all(spec.entries, fetch)
         return play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
     except Exception as e:

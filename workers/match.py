@@ -62,6 +62,9 @@ log = logging.getLogger(__name__)
 class MatchObserver:
     """Hooks for watching a match as it is played (``tourney play`` prints positions)."""
 
+    def building(self, names: list[str]) -> None:
+        """The entries ``names`` are being built (once per digest on this machine) before play."""
+
     def game_started(self, number: int, order: list[str], game: Game[Any, Any], state: Any) -> None:
         """Game ``number`` (1-based) starts; ``order`` is the entry names in seat order."""
 

@@ -558,6 +558,59 @@ class Skipped:
         return cls(str(_field(d, "match_id")), int(_field(d, "attempt")), str(d.get("worker", "")))
 
 
+@dataclass(frozen=True)
+class LiveMatch:
+    """What a worker is doing with an attempt right now, for the live progress display only.
+
+    Not a note: it never reaches the store and decides nothing. A worker keeps it in the
+    run's live hash (``KEYS.live``), rewritten at most once a second while it changes
+    (``workers.live``); ``phase`` is "starting", "building" (``building`` names the
+    entries whose build runs now) or "playing" (game ``game`` of ``games``, ``moves``
+    moves into it).
+    """
+
+    match_id: str
+    attempt: int
+    worker: str
+    players: tuple[str, ...]
+    games: int
+    phase: str = "starting"
+    game: int = 0
+    moves: int = 0
+    building: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """``"game 2/4, move 37"``, ``"building greedy, searcher"``, ``"starting"``."""
+        if self.phase == "building":
+            return "building " + ", ".join(self.building)
+        if self.phase == "playing":
+            return f"game {self.game}/{self.games}, move {self.moves}"
+        return self.phase
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["players"] = list(self.players)
+        d["building"] = list(self.building)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LiveMatch:
+        try:
+            return cls(
+                str(d["match_id"]),
+                int(d["attempt"]),
+                str(d.get("worker", "")),
+                tuple(str(p) for p in d.get("players", [])),
+                int(d.get("games", 0)),
+                str(d.get("phase", "starting")),
+                int(d.get("game", 0)),
+                int(d.get("moves", 0)),
+                tuple(str(b) for b in d.get("building", [])),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise WireError(f"malformed live record: {e}") from e
+
+
 #: what a worker pushes to a run's inbox
 Note = Started | Finished | Skipped
 _NOTE_KINDS: dict[str, type[Started] | type[Finished] | type[Skipped]] = {

@@ -1,0 +1,42 @@
+"""Live progress through a real run (`tourney run` with a local Celery worker, real Redis, real
+entries): while matches run, the progress shows the entries being built and the games in
+progress with their move counts, as the workers report them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from tests.integration.conftest import bwrap_problem
+from tests.integration.helpers import tourney
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_progress_shows_builds_and_move_counts_while_they_run(tmp_path: Path) -> None:
+    config = {
+        "name": "live",
+        "game": "pousse",
+        "sandbox": "bwrap" if bwrap_problem() is None else "none",
+        "limits": {"move_wall_s": 10.0},
+        "bound": {"max_moves": 60},
+        "boards": {"six": {"text": "6"}},
+        "entries": [
+            {"path": str(ROOT / "entries" / "pousse" / "random"), "include": ["random-s1"]},
+            {"path": str(ROOT / "tests" / "fixtures" / "pousse" / "slow_build")},
+        ],
+        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["six"]}],
+    }
+    path = tmp_path / "live.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    fast = {"TOURNEY_PROGRESS_EVERY_S": "0.2", "TOURNEY_HEARTBEAT_S": "0.5"}
+    done = tourney(
+        "run", path, "--workers", "1", "--run-dir", tmp_path / "run", cwd=tmp_path, timeout=300, extra_env=fast
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if "in progress:" in line]
+    assert any("random-s1 vs slow-build: building slow-build" in line for line in lines), done.stdout
+    moves = [int(n) for line in lines for n in re.findall(r"game \d/2, move (\d+)", line)]
+    assert moves and max(moves) > 0, done.stdout
