@@ -32,7 +32,7 @@ def test_progress_shows_builds_and_move_counts_while_they_run(tmp_path: Path) ->
     path = tmp_path / "live.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     fast = {"TOURNEY_PROGRESS_EVERY_S": "0.2", "TOURNEY_HEARTBEAT_S": "0.5"}
-    run = ["run", path, "--workers", "1", "--run-dir", tmp_path / "run"]
+    run: list[str | Path] = ["run", path, "--workers", "1", "--run-dir", tmp_path / "run"]
     done = tourney(*run, cwd=tmp_path, timeout=300, extra_env=fast)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if "in progress:" in line]
