@@ -43,6 +43,7 @@ class LiveState(MatchObserver):
     ) -> None:
         self._lock = threading.Lock()
         self._live = LiveMatch(spec.match_id, attempt, worker, tuple(spec.plan.players), len(spec.orders))
+        self._moves = 0  # counted apart: a move costs an increment, the record is made when read
         self._version = 0
         self._on_change = on_change
         #: set on every change: wakes the publisher, which then waits out its interval
@@ -51,15 +52,21 @@ class LiveState(MatchObserver):
     def snapshot(self) -> tuple[int, LiveMatch]:
         """(version, record): the version grows with every change."""
         with self._lock:
+            if self._live.moves != self._moves:
+                self._live = dataclasses.replace(self._live, moves=self._moves)
             return self._version, self._live
+
+    def _changed(self) -> None:
+        self.changed.set()
+        if self._on_change is not None:
+            self._on_change()
 
     def _set(self, **changes: Any) -> None:
         with self._lock:
             self._live = dataclasses.replace(self._live, **changes)
+            self._moves = self._live.moves
             self._version += 1
-        self.changed.set()
-        if self._on_change is not None:
-            self._on_change()
+        self._changed()
 
     def building(self, names: list[str]) -> None:
         self._set(phase="building", building=tuple(names))
@@ -69,11 +76,9 @@ class LiveState(MatchObserver):
 
     def move_played(self, number: int, move: MoveRecord, game: Game[Any, Any], state: Any) -> None:
         with self._lock:
-            self._live = dataclasses.replace(self._live, moves=self._live.moves + 1)
+            self._moves += 1
             self._version += 1
-        self.changed.set()
-        if self._on_change is not None:
-            self._on_change()
+        self._changed()
 
     def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
         """Nothing: the count stays on the finished game until the next one starts."""
