@@ -71,14 +71,14 @@ def verify_result(spec: MatchSpec, result: MatchResult) -> None:
 def _check_bound(record: GameRecord, bound: GameBound) -> None:
     """A game stopped at a bound must be stopped where the spec's bound allows: the move
     bound exactly at ``max_moves``; the wall bound (a fact of the worker's clock) only when
-    the spec has one, before the move bound."""
+    the spec has one, before the move bound (which is checked first)."""
     moves = len(record.moves)
     if record.stopped_by not in STOPPED_BY:
         raise ResultMismatch(f"stopped by {record.stopped_by!r}, which is no bound")
     if record.stopped_by == MOVE_BOUND and moves != bound.max_moves:
         raise ResultMismatch(f"stopped at the move bound after {moves} moves; the bound is {bound.max_moves}")
     if record.stopped_by == WALL_BOUND and (
-        bound.wall_s is None or (bound.max_moves is not None and moves > bound.max_moves)
+        bound.wall_s is None or (bound.max_moves is not None and moves >= bound.max_moves)
     ):
         raise ResultMismatch("stopped by a game wall budget the match does not have")
 

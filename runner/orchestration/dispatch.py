@@ -392,7 +392,10 @@ class CeleryDispatcher:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
         with contextlib.suppress(redis.exceptions.RedisError):
             self.redis.delete(
-                self.keys.current(self.run_id), self.keys.inbox(self.run_id), self.keys.alive(self.run_id)
+                self.keys.current(self.run_id),
+                self.keys.inbox(self.run_id),
+                self.keys.alive(self.run_id),
+                self.keys.live(self.run_id),
             )
 
     def poll(self, timeout: float) -> list[InboxNote]:
