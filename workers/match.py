@@ -44,7 +44,7 @@ from runner.domain.contracts import (
 )
 from runner.domain.games import get_game
 from runner.domain.games.base import MAX_MOVES, Game, IllegalMove
-from runner.domain.placeholders import board_size, fill
+from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
@@ -65,10 +65,12 @@ class MatchObserver:
         """Game ``number`` is over (``state`` is None after a system error)."""
 
 
-def argv_for(ref: EntryRef, mark: str, size: str = "", move_time: float | None = None) -> list[str]:
+def argv_for(
+    ref: EntryRef, mark: str, size: str = "", move_time: float | None = None, seed: int | None = None
+) -> list[str]:
     """The entry's command line for a seat: ``run`` plus the variant's args, with ``{mark}``,
-    ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
-    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time)
+    ``{seed}``, ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
+    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time, seed=seed)
 
 
 class _Game:
@@ -146,7 +148,13 @@ class _Game:
             ref.protocol,
             self.game,
             host,
-            argv_for(ref, mark, board_size(self.game, self.spec.board_text), self.spec.limits.move_wall_s),
+            argv_for(
+                ref,
+                mark,
+                board_size(self.game, self.spec.board_text),
+                self.spec.limits.move_wall_s,
+                game_seed(self.spec.seed, self.number),
+            ),
             Seat(name, seat, mark, players=len(self.order)),
             self.spec.limits,
             self.spec.board_text,

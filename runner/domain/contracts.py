@@ -285,9 +285,13 @@ class GameRecord:
     verdict: Verdict
     moves: list[MoveRecord]
     reason: str = ""  # the rules' reason for a normal end ("5 in a row", ...)
+    #: per entry, what it wrote on stderr during this game (distinct lines, capped:
+    #: ``workers.stderr_notes``), so what an entry says about itself (a time budget
+    #: that cut its search) reaches the organiser; only entries that wrote anything
+    stderr: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "order": list(self.order),
             "winner": self.winner,
             "scores": dict(self.scores),
@@ -295,6 +299,9 @@ class GameRecord:
             "moves": [m.to_dict() for m in self.moves],
             "reason": self.reason,
         }
+        if self.stderr:  # absent when empty: older readers and signatures see what they always did
+            d["stderr"] = {k: list(v) for k, v in self.stderr.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GameRecord:
@@ -305,6 +312,7 @@ class GameRecord:
             verdict=Verdict.from_dict(d["verdict"]),
             moves=[MoveRecord.from_dict(m) for m in d["moves"]],
             reason=d.get("reason", ""),
+            stderr={str(k): [str(x) for x in v] for k, v in (d.get("stderr") or {}).items()},
         )
 
 
@@ -314,6 +322,10 @@ class MatchResult:
     games: list[GameRecord]
     worker: str = ""
     digests: dict[str, str] = field(default_factory=dict)
+    #: entry name -> its build log, for the entries whose build failed (at most its last
+    #: 64 KiB: ``workers.executor.BUILD_LOG_MAX``); it travels with the result so that the
+    #: coordinator's store keeps it and ``tourney build-log`` prints it on the organiser's machine
+    build_logs: dict[str, str] = field(default_factory=dict)
 
     @property
     def system_error(self) -> Verdict | None:
@@ -328,6 +340,7 @@ class MatchResult:
             "games": [g.to_dict() for g in self.games],
             "worker": self.worker,
             "digests": dict(self.digests),
+            **({"build_logs": dict(self.build_logs)} if self.build_logs else {}),
         }
 
     @classmethod
@@ -337,6 +350,7 @@ class MatchResult:
             games=[GameRecord.from_dict(g) for g in d["games"]],
             worker=d.get("worker", ""),
             digests=dict(d.get("digests", {})),
+            build_logs={str(k): str(v) for k, v in (d.get("build_logs") or {}).items()},
         )
 
 
