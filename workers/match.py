@@ -48,6 +48,7 @@ from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
+from workers.stderr_notes import StderrNotes
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +102,11 @@ class _Game:
         self.state: Any = None
         self.protocols: dict[int, EntryProtocol] = {}
         self.open_hosts: dict[int, EntryHost] = {}
+        self.stderr_notes = StderrNotes()  # what each entry says on stderr reaches the organiser
 
     def play(self) -> GameRecord:
         try:
-            return self._play()
+            return self.stderr_notes.attach(self._play())
         finally:
             for host in self.open_hosts.values():
                 host.close()
@@ -142,7 +144,7 @@ class _Game:
         name = self.order[seat]
         ref = self.spec.entries[name]
         mark = self.game.seat_mark(self.state, seat)
-        host = self.hosts.open(entry_dir, self.spec.limits, mark)
+        host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
         self.open_hosts[seat] = host
         proto = make_protocol(
             ref.protocol,
