@@ -198,7 +198,9 @@ def _seeded_entry(tmp_path: Path) -> Path:
     entry = tmp_path / "seeded"
     entry.mkdir(exist_ok=True)
     (entry / "main.py").write_text(SEEDED)
-    (entry / "entry.yaml").write_text('name: seeded\ngame: mnk\nprotocol: mnk\nrun: [python3, main.py, "{seed}"]\n')
+    (entry / "entry.yaml").write_text(
+        'name: seeded\ngame: mnk\nprotocol: mnk\nrun: [python3, main.py, "{seed}"]\n'
+    )
     return entry
 
 
