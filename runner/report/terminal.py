@@ -22,6 +22,7 @@ from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import StageState
 from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
+from runner.report.entry_notes import stderr_notes, warning_lines
 from runner.report.model import ReportData, load_report_data
 from runner.report.replay import replay_game
 
@@ -245,8 +246,6 @@ def print_verdicts(data: ReportData, console: Console) -> None:
 
 def print_stderr_warnings(data: ReportData, console: Console) -> None:
     """The games in which entries wrote on stderr (``runner.report.entry_notes``), as a warning."""
-    from runner.report.entry_notes import stderr_notes, warning_lines
-
     run_dir = str(data.run_dir) if data.run_dir is not None else "RUN"
     for i, line in enumerate(warning_lines(stderr_notes(data), run_dir)):
         console.print(Text(line, style="yellow" if i == 0 else ""), soft_wrap=True)

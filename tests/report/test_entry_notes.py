@@ -150,3 +150,21 @@ def test_build_failed_quotes_the_first_error_lines_and_build_log_prints_the_whol
     assert capsys.readouterr().out == f"broken: {detail}\n"
     assert main(["build-log", str(run_dir), "seeded"]) == 2
     assert "no failed build of 'seeded'" in capsys.readouterr().err
+
+
+def test_the_html_report_shows_the_warnings_and_the_failed_build(run_dir: Path, data: ReportData) -> None:
+    from runner.report.html import render_report
+
+    html = render_report(data)
+    assert "Warning: entries wrote on stderr in 2 game(s)" in html
+    assert "budget 5000 ms" in html
+    assert "Failed builds (1)" in html and "unknown type name strng" in html
+    assert f"tourney build-log {run_dir} ENTRY" in html
+
+
+def test_the_end_of_run_summary_warns(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from runner.report.terminal import print_final
+
+    print_final(run_dir)
+    out = capsys.readouterr().out
+    assert "warning: entries wrote on stderr in 2 game(s): seeded" in out
