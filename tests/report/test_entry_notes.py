@@ -168,3 +168,12 @@ def test_the_end_of_run_summary_warns(run_dir: Path, capsys: pytest.CaptureFixtu
     print_final(run_dir)
     out = capsys.readouterr().out
     assert "warning: entries wrote on stderr in 2 game(s): seeded" in out
+
+
+def test_matches_json_carries_the_stderr_lines(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["matches", str(run_dir), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    with_stderr = [g for r in rows for g in r["result"]["games"] if "stderr" in g]
+    assert len(with_stderr) == 2 and all(set(g["stderr"]) == {"seeded"} for g in with_stderr)

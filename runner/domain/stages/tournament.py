@@ -197,6 +197,8 @@ def match_row(
                 "verdict": g.verdict.to_dict(),
                 "reason": g.reason,
                 "moves": len(g.moves),
+                # what entries wrote on stderr (a budget that cut a search ...), only when any did
+                **({"stderr": {k: list(v) for k, v in g.stderr.items()}} if g.stderr else {}),
             }
             for g in games
         ]
