@@ -167,6 +167,9 @@ class _Printer(MatchObserver):
 
     def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
         print(result_line(number, record), file=self.out, flush=True)
+        for name, lines in sorted(record.stderr.items()):  # what the entry said about itself
+            for line in lines:
+                print(f"  {name} wrote on stderr: {inert(line, one_line=True)}", file=self.out, flush=True)
 
 
 def result_line(number: int, record: GameRecord) -> str:

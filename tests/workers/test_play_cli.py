@@ -244,3 +244,22 @@ def test_a_budget_cut_of_the_tryst98_lookahead_reaches_the_result(tmp_path: Path
     (g,) = json.loads(p.stdout)["games"]
     lines = g.get("stderr", {}).get("lookahead", [])
     assert any("lookahead: the 400 ms time budget cut the search: played foresight" in ln for ln in lines), g
+
+
+def test_play_prints_what_an_entry_wrote_on_stderr_after_the_game() -> None:
+    import io
+
+    from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+    from runner.domain.games import get_game
+    from workers.play import _Printer
+
+    out = io.StringIO()
+    record = GameRecord(
+        ["a", "b"], "a", {"a": 1, "b": 0}, Verdict(VerdictKind.NORMAL, None, "3 in a row"), [],
+        "3 in a row", stderr={"a": ["lookahead: the 800 ms time budget cut the search (x2)", "\x1b[31m"]},
+    )  # fmt: skip
+    _Printer(out, positions=False, total=1).game_finished(1, record, get_game("mnk"), None)
+    assert out.getvalue().splitlines()[1:] == [
+        "  a wrote on stderr: lookahead: the 800 ms time budget cut the search (x2)",
+        "  a wrote on stderr: \\x1b[31m",  # entry text stays inert on the terminal
+    ]
