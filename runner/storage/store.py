@@ -66,7 +66,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -222,6 +222,15 @@ class RunStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """For the store's sibling modules (``runner.storage.disputes``) that own tables of their own."""
+        return self._conn
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error), for the sibling modules."""
+        return self._tx()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
