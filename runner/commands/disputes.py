@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from runner.commands.rerun import _refresh_report, show_comparison, show_replan, who
 from runner.config import ConfigError
@@ -118,44 +117,28 @@ def cmd_disputes(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(disputes_document(log), indent=2))
         return 0
-    console = Console()
+    # plain lines, one per rerun and per accept: whole reasons and ids, for grep and for the record
     if not log.candidates:
-        console.print("no disputes: no match of this run was rerun")
+        print("no disputes: no match of this run was rerun")
         return 0
-    t = Table(title="rerun candidates")
-    for col in ("match", "#", "attempt", "played", "by", "worker", "code", "vs official then", "status"):
-        t.add_column(col)
     for c in log.candidates:
-        code = ", ".join(f"{n} {b[:8]}" for n, (_, b) in sorted(c.changed_code.items())) or "recorded"
-        t.add_row(
-            c.match_id,
-            str(c.number),
-            str(c.attempt),
-            when(c.played_at),
-            c.played_by,
-            c.worker,
-            code,
-            c.first_difference or "identical move for move",
-            _status(log, c.match_id, c.attempt),
+        code = ", ".join(f"{n} {a[:12]} -> {b[:12]}" for n, (a, b) in sorted(c.changed_code.items()))
+        print(
+            f"rerun  {c.match_id} candidate {c.number} (attempt {c.attempt}): {when(c.played_at)} by "
+            f"{c.played_by} on {c.worker}; code: {code or 'as recorded'}; vs the official result then: "
+            f"{c.first_difference or 'identical move for move'}; now {_status(log, c.match_id, c.attempt)}"
         )
-    console.print(t)
-    if not log.acceptances:
-        console.print("no candidate accepted")
-        return 0
-    t = Table(title="acceptances")
-    for col in ("match", "candidate", "by", "when", "reason", "replaced", "code", "voided", "planned"):
-        t.add_column(col)
     for a in log.acceptances:
-        t.add_row(
-            a.match_id,
-            f"{a.candidate} (attempt {a.attempt})",
-            a.by,
-            when(a.at),
-            a.reason,
-            f"attempt {a.replaced_attempt}" if a.replaced_attempt is not None else "-",
-            a.code_choice or "-",
-            "\n".join(a.voided) or "-",
-            "\n".join(a.planned) or "-",
+        replaced = f"attempt {a.replaced_attempt}" if a.replaced_attempt is not None else "no result"
+        code = ""
+        if a.code_choice:
+            pairs = ", ".join(f"{n} {o[:12]} -> {w[:12]}" for n, (o, w) in sorted(a.code_changes.items()))
+            code = f"; code {'adopted' if a.code_choice == 'adopt' else 'kept as recorded'} ({pairs})"
+        print(
+            f"accept {a.match_id} candidate {a.candidate} (attempt {a.attempt}): {when(a.at)} by {a.by}: "
+            f"{a.reason}; replaced {replaced}{code}; voided {', '.join(a.voided) or 'none'}; "
+            f"planned {', '.join(a.planned) or 'none'}"
         )
-    console.print(t)
+    if not log.acceptances:
+        print("no candidate accepted")
     return 0
