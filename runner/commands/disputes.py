@@ -43,7 +43,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
     if args.adopt_code and args.keep_code:
         raise UsageError("--adopt-code and --keep-code exclude each other")
     choice: CodeChoice = "adopt" if args.adopt_code else "keep" if args.keep_code else ""
-    console = Console()
+    console = Console(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
     rd, store = _open(args.run_dir)
     try:
         with coordinator_lock(rd):

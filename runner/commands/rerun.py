@@ -113,7 +113,7 @@ def cmd_rerun(args: argparse.Namespace) -> int:
             "rerun keeps a numbered candidate and shows it; review it, then make exactly it official "
             'with `tourney accept RUN_DIR MATCH_ID CANDIDATE --reason "..."`'
         )
-    console = Console()
+    console = Console(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
     rd = RunDir(Path(args.run_dir))
     try:
         store = RunStore.open(rd.path)

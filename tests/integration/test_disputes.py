@@ -17,11 +17,11 @@ from tests.integration.helpers import SCAN, tourney
 from tests.stages.audit import check_elimination
 
 URANDOM = Path(__file__).resolve().parent / "entries" / "urandom"
-K = 1  # 4 entrants, survivors 2K winners + about K losers: two rounds
+K = 2  # eight entrants: the winners bracket stops at 4, both together at 6 or fewer: a second round
 
 
 def elimination_config(directory: Path, name: str, entry: Path, control: Path) -> Path:
-    """Four seeded `scan` players in a POTM elimination (K=1) on small m,n,k boards, one per round."""
+    """Eight seeded `scan` players in a POTM elimination (K=2) on small m,n,k boards, one per round."""
     boards = {f"b{i}": {"text": text} for i, text in enumerate(["4 4 3", "4 5 3", "5 4 3", "5 5 3"], 1)}
     config = {
         "name": name,
@@ -34,13 +34,13 @@ def elimination_config(directory: Path, name: str, entry: Path, control: Path) -
             {
                 "path": str(entry),
                 "variants": {
-                    "count": 4,
+                    "count": 8,
                     "prefix": "p",
                     "args": ["--seed", "{i}", "--control", str(control), "--tag", name],
                 },
             }
         ],
-        "stages": [{"name": "elim", "planner": "potm_elimination", "boards": list(boards), "k": K}],
+        "stages": [{"name": "elim", "planner": "potm_elimination", "boards": list(boards), "k": K, "max_rounds": 4}],
     }
     path = directory / f"{name}.yaml"
     path.write_text(json.dumps(config, indent=2))
@@ -189,7 +189,7 @@ def test_changed_code_rerun_accepted_with_adopt_and_the_run_finishes(tmp_path: P
     assert accepted.returncode == 0, accepted.stderr
     assert "adopted code, later matches play it" in accepted.stdout
 
-    # the run's record moved to the new code for all four variants (one program), with history
+    # the run's record moved to the new code for all eight variants (one program), with history
     resolved = read_resolved(run_dir)
     assert resolved is not None and {e.digest for e in resolved.entries.values()} == {new_digest}
     assert list(run_dir.glob("resolved.*.json"))
