@@ -69,7 +69,7 @@ def show_comparison(
     console.print(
         f"first difference: {diff}"
         if diff
-        else "identical move for move: every game has the same moves and result"
+        else "identical: every game has the same moves and result"
     )
 
 

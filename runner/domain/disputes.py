@@ -215,7 +215,7 @@ class Divergence:
 
 
 def _move_text(g: GameRecord, n: int) -> str:
-    return f"{g.moves[n].move} ({g.moves[n].player})" if n < len(g.moves) else "(game over)"
+    return f"{g.moves[n].move} ({g.moves[n].player})" if n < len(g.moves) else f"(game over: {_ending(g)})"
 
 
 def first_divergence(old: MatchResult, new: MatchResult) -> Divergence | None:

@@ -126,6 +126,8 @@ def accept_candidate(
     acceptance = replace(acceptance, voided=tuple(sync.obsolete), planned=(*sync.new, *sync.revived))
     if store.pending() or not after.finished:
         store.set_meta(finished=None)
+    else:  # finished without another match: the ranking the run records is the new one
+        store.set_meta(final_ranking=list(after.final_ranking))
     return AcceptOutcome(acceptance, cand, before, after, sync, store.pending(), adopted, respecified)
 
 
