@@ -40,7 +40,9 @@ def elimination_config(directory: Path, name: str, entry: Path, control: Path) -
                 },
             }
         ],
-        "stages": [{"name": "elim", "planner": "potm_elimination", "boards": list(boards), "k": K, "max_rounds": 4}],
+        "stages": [
+            {"name": "elim", "planner": "potm_elimination", "boards": list(boards), "k": K, "max_rounds": 4}
+        ],
     }
     path = directory / f"{name}.yaml"
     path.write_text(json.dumps(config, indent=2))
