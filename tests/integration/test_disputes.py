@@ -13,7 +13,7 @@ from typing import Any
 from runner.storage.disputes import Disputes
 from runner.storage.resolved import read_resolved
 from runner.storage.store import RunStore
-from tests.integration.helpers import SCAN, tourney
+from tests.integration.helpers import SCAN, tourney, write_config
 from tests.stages.audit import check_elimination
 
 URANDOM = Path(__file__).resolve().parent / "entries" / "urandom"
@@ -265,3 +265,41 @@ def test_deterministic_rerun_is_identical_and_accept_takes_exactly_the_candidate
     assert missing.returncode == 2 and "no candidate 9" in missing.stderr
     listed = tourney("disputes", run_dir, cwd=tmp_path)
     assert listed.returncode == 0 and "review 1" in listed.stdout
+
+
+def test_changed_code_accepted_with_keep_leaves_later_matches_on_the_recorded_code(tmp_path: Path) -> None:
+    entry = tmp_path / "scan"
+    shutil.copytree(SCAN, entry)
+    config = write_config(tmp_path, "kept", entrants=3, final_top=2, entry=entry)
+    run_dir = tmp_path / "runs" / "kept"
+    first = tourney("run", config, "--inline", "--no-progress", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    with RunStore.open(run_dir) as store:
+        rr = next(r for r in store.match_records() if r.stage == "rr")
+    recorded = read_resolved(run_dir).entries[rr.players[0]].digest  # type: ignore[union-attr]
+    source = entry / "main.c"
+    original = source.read_text()
+    source.write_text(original + "\n/* rebuilt after the dispute */\n")
+
+    rerun = tourney("rerun", run_dir, rr.match_id, "--allow-changed-code", cwd=tmp_path)
+    assert rerun.returncode == 0, rerun.stderr
+    accepted = tourney(
+        "accept", run_dir, rr.match_id, "1", "--reason", "one-off", "--keep-code", cwd=tmp_path
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    assert "kept the recorded code for later matches" in accepted.stdout
+    assert read_resolved(run_dir).entries[rr.players[0]].digest == recorded  # type: ignore[union-attr]
+
+    # the run keeps its recorded code: with the changed code in the tree it is refused ...
+    refused = tourney("run", config, "--inline", "--no-progress", cwd=tmp_path)
+    assert refused.returncode == 2 and "changed since this run started" in refused.stderr
+    source.write_text(original)  # ... and with the recorded code back it resumes and finishes
+    again = tourney("run", config, "--inline", "--no-progress", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    rows = {r["match_id"]: r for r in matches_json(run_dir, tmp_path)}
+    origin = rows[rr.match_id]["official_result"]
+    assert origin["code_choice"] == "keep" and origin["digests"][rr.players[0]] != recorded
+    with RunStore.open(run_dir) as store:
+        for r in store.match_records():
+            if r.match_id != rr.match_id and r.spec is not None:
+                assert {ref.digest for ref in r.spec.entries.values()} == {recorded}
