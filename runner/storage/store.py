@@ -17,6 +17,9 @@ Tables::
     boards   board_id -> board text
     events   an append-only log: dispatches, starts, accepted and ignored
              results, requeues, failures, reruns
+    candidates, acceptances
+             rerun candidates and who accepted which (``runner.storage.disputes``,
+             which ``tourney rerun`` and ``tourney accept`` use; created on first use)
 
 Match states: ``pending`` (planned, no attempt out) -> ``queued`` (attempt
 handed to the dispatcher) -> ``running`` (a worker said it started it; a lease
