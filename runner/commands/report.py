@@ -77,6 +77,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
             result += " · " + ", ".join(m.verdicts())
         if stderr_writers(m):
             result += " · stderr: " + ", ".join(stderr_writers(m))
+        if m.superseded:  # never silently: `tourney disputes RUN` says how and why
+            result += f" · replaced {len(m.superseded)} earlier result(s)"
         rows.append(
             [
                 m.match_id,
