@@ -51,10 +51,11 @@ from runner.domain.contracts import (
 from runner.domain.game_bound import adjudicated, bound_reached
 from runner.domain.games import get_game
 from runner.domain.games.base import Game, IllegalMove, Outcome
-from runner.domain.placeholders import board_size, fill
+from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
+from workers.stderr_notes import StderrNotes
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +76,12 @@ class MatchObserver:
         """Game ``number`` is over (``state`` is None after a system error)."""
 
 
-def argv_for(ref: EntryRef, mark: str, size: str = "", move_time: float | None = None) -> list[str]:
+def argv_for(
+    ref: EntryRef, mark: str, size: str = "", move_time: float | None = None, seed: int | None = None
+) -> list[str]:
     """The entry's command line for a seat: ``run`` plus the variant's args, with ``{mark}``,
-    ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
-    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time)
+    ``{seed}``, ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
+    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time, seed=seed)
 
 
 class _Game:
@@ -109,10 +112,11 @@ class _Game:
         self.state: Any = None
         self.protocols: dict[int, EntryProtocol] = {}
         self.open_hosts: dict[int, EntryHost] = {}
+        self.stderr_notes = StderrNotes()  # what each entry says on stderr reaches the organiser
 
     def play(self) -> GameRecord:
         try:
-            return self._play()
+            return self.stderr_notes.attach(self._play())
         finally:
             for host in self.open_hosts.values():
                 host.close()
@@ -155,13 +159,19 @@ class _Game:
         name = self.order[seat]
         ref = self.spec.entries[name]
         mark = self.game.seat_mark(self.state, seat)
-        host = self.hosts.open(entry_dir, self.spec.limits, mark)
+        host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
         self.open_hosts[seat] = host
         proto = make_protocol(
             ref.protocol,
             self.game,
             host,
-            argv_for(ref, mark, board_size(self.game, self.spec.board_text), self.spec.limits.move_wall_s),
+            argv_for(
+                ref,
+                mark,
+                board_size(self.game, self.spec.board_text),
+                self.spec.limits.move_wall_s,
+                game_seed(self.spec.seed, self.number),
+            ),
             Seat(name, seat, mark, players=len(self.order)),
             self.spec.limits,
             self.spec.board_text,
@@ -210,7 +220,8 @@ class _Game:
         for seat, score in enumerate(outcome.scores):
             scores[order[seat]] += score
         verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, outcome.reason)
-        return GameRecord(list(order), winner, scores, verdict, list(self.moves), outcome.reason, stopped_by)
+        moves = list(self.moves)
+        return GameRecord(list(order), winner, scores, verdict, moves, outcome.reason, stopped_by=stopped_by)
 
     def _stopped(self, stopped_by: str) -> GameRecord:
         """The record of a game stopped at its bound, scored by the game's adjudication."""

@@ -321,6 +321,10 @@ class GameRecord:
     #: "" when the game ended by the rules or a verdict; else the bound that stopped it
     #: ("max_moves" or "wall", ``MatchSpec.bound``) and ``reason`` says how it was adjudicated
     stopped_by: str = ""
+    #: per entry, what it wrote on stderr during this game (distinct lines, capped:
+    #: ``workers.stderr_notes``), so what an entry says about itself (a time budget
+    #: that cut its search) reaches the organiser; only entries that wrote anything
+    stderr: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -333,6 +337,8 @@ class GameRecord:
         }
         if self.stopped_by:
             d["stopped_by"] = self.stopped_by
+        if self.stderr:  # absent when empty: older readers and signatures see what they always did
+            d["stderr"] = {k: list(v) for k, v in self.stderr.items()}
         return d
 
     @classmethod
@@ -345,6 +351,7 @@ class GameRecord:
             moves=[MoveRecord.from_dict(m) for m in d["moves"]],
             reason=d.get("reason", ""),
             stopped_by=str(d.get("stopped_by", "")),
+            stderr={str(k): [str(x) for x in v] for k, v in (d.get("stderr") or {}).items()},
         )
 
 
@@ -354,6 +361,10 @@ class MatchResult:
     games: list[GameRecord]
     worker: str = ""
     digests: dict[str, str] = field(default_factory=dict)
+    #: entry name -> its build log, for the entries whose build failed (at most its last
+    #: 64 KiB: ``workers.executor.BUILD_LOG_MAX``); it travels with the result so that the
+    #: coordinator's store keeps it and ``tourney build-log`` prints it on the organiser's machine
+    build_logs: dict[str, str] = field(default_factory=dict)
 
     @property
     def system_error(self) -> Verdict | None:
@@ -368,6 +379,7 @@ class MatchResult:
             "games": [g.to_dict() for g in self.games],
             "worker": self.worker,
             "digests": dict(self.digests),
+            **({"build_logs": dict(self.build_logs)} if self.build_logs else {}),
         }
 
     @classmethod
@@ -377,6 +389,7 @@ class MatchResult:
             games=[GameRecord.from_dict(g) for g in d["games"]],
             worker=d.get("worker", ""),
             digests=dict(d.get("digests", {})),
+            build_logs={str(k): str(v) for k, v in (d.get("build_logs") or {}).items()},
         )
 
 

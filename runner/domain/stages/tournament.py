@@ -199,6 +199,8 @@ def match_row(
                 "reason": g.reason,
                 "stopped_by": g.stopped_by,  # "" or the bound that stopped it (config bound)
                 "moves": len(g.moves),
+                # what entries wrote on stderr (a budget that cut a search ...), only when any did
+                **({"stderr": {k: list(v) for k, v in g.stderr.items()}} if g.stderr else {}),
             }
             for g in games
         ]
