@@ -24,6 +24,7 @@ This machine's cache is ``$TOURNEY_WORK_DIR`` (default ``~/.cache/tourney``);
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable
@@ -84,12 +85,16 @@ def execute_match(
     from workers.artifacts import ArtifactCache
     from workers.match import play_match
     from workers.sandbox import host_factory
+    from workers.sandbox.cores import timed_conditions
 
     try:
-        hosts = hosts if hosts is not None else host_factory(spec.sandbox)
-        cache = ArtifactCache(cache_root, hosts, spec.limits)
-        entry_dirs = cache.ensure_all(spec.entries, fetch)
-        return play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+        # fair timing: builds and moves on a core of the match's own (workers.sandbox.cores)
+        with timed_conditions(spec.exclusive_cores) as timing:
+            hosts = hosts if hosts is not None else host_factory(spec.sandbox)
+            cache = ArtifactCache(cache_root, hosts, spec.limits)
+            entry_dirs = cache.ensure_all(spec.entries, fetch)
+            result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+        return dataclasses.replace(result, timing=timing)
     except Exception as e:
         log.exception("match %s failed on this machine", spec.match_id)
         where = f"{worker}: " if worker else ""

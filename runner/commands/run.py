@@ -28,6 +28,7 @@ from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.stages.base import TournamentState
+from runner.domain.timing import capped_concurrency
 from runner.errors import CommandError, RunHalted, UsageError
 from runner.orchestration.coordinator import ATTEMPT_CAP, Coordinator, SessionOutcome
 from runner.orchestration.dispatch import (
@@ -272,7 +273,7 @@ def _play(
         if not args.no_local_workers:
             for pid_file in rd.workers.glob("*/worker.pid"):
                 kill_stale(pid_file, "runner.cli worker")
-            count = args.workers or os.cpu_count() or 1
+            count = _local_worker_count(args.workers, config, progress)
             cluster.workers = LocalWorkers(
                 url,
                 rd.path,
@@ -283,6 +284,7 @@ def _play(
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
+    _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(
             f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
@@ -320,6 +322,27 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+def _local_worker_count(requested: int | None, config: TournamentConfig, progress: RunProgress) -> int:
+    """One local worker per usable core by default; with fair timing never more than that."""
+    exclusive = config.timing.exclusive_cores
+    count = capped_concurrency(requested, os.sched_getaffinity(0), exclusive=exclusive)
+    if requested is not None and count < requested:
+        progress.log(f"timing.exclusive_cores: {count} local worker(s), one per usable core, not {requested}")
+    return count
+
+
+def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgress) -> None:
+    """What the config asked for, in the run's metadata and the log (the report adds
+    what each worker's results say)."""
+    exclusive = config.timing.exclusive_cores
+    store.set_meta(timing={"exclusive_cores": exclusive, "coordinator_cores": len(os.sched_getaffinity(0))})
+    progress.log(
+        "timing: exclusive cores (one CPU per match; a machine plays at most one match per usable core)"
+        if exclusive
+        else "timing: shared cores (matches share the machine; timing.exclusive_cores gives each its own)"
+    )
 
 
 def _key_file(rd: RunDir) -> Path | None:

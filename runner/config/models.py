@@ -69,6 +69,20 @@ class LimitsModel(BaseModel):
         return Limits(**self.model_dump())
 
 
+class TimingModel(BaseModel):
+    """How moves are timed (issue 14: seed 003's "the entire machine to itself")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exclusive_cores: bool = Field(
+        default=False,
+        description="Fair timing: every match is played on a CPU of its own (its entries and their "
+        "descendants pinned to it, builds included), and a machine plays at most one match per usable "
+        "CPU (tourney run starts at most that many local workers; workers wait for a free core). "
+        "Default false: matches share the machine's cores.",
+    )
+
+
 class VariantsModel(BaseModel):
     """Entries made in the config from one entry directory, differing by argv."""
 
@@ -349,6 +363,9 @@ class TournamentConfig(BaseModel):
         "Given to this run's own workers; remote workers add them with --sandbox-bind.",
     )
     limits: LimitsModel = Field(default_factory=LimitsModel, description="Per-move limits.")
+    timing: TimingModel = Field(
+        default_factory=TimingModel, description="Timing conditions: exclusive_cores (fair timing)."
+    )
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
     seed_opponents: list[EntrySource] = Field(

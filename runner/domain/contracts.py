@@ -186,6 +186,8 @@ class MatchSpec:
     seed: int
     sandbox: str = "bwrap"  # "bwrap" | "none"
     game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
+    #: fair timing (config ``timing.exclusive_cores``): the match holds a core of its own
+    exclusive_cores: bool = False
 
     @classmethod
     def of(
@@ -244,6 +246,8 @@ class MatchSpec:
             "seed": self.seed,
             "sandbox": self.sandbox,
             "game_params": dict(self.game_params),
+            # only when asked for: specs stored or sent before fair timing read the same
+            **({"exclusive_cores": True} if self.exclusive_cores else {}),
         }
 
     @classmethod
@@ -257,6 +261,7 @@ class MatchSpec:
             seed=d["seed"],
             sandbox=d.get("sandbox", "bwrap"),
             game_params=dict(d.get("game_params", {})),
+            exclusive_cores=bool(d.get("exclusive_cores", False)),
         )
 
 
@@ -309,11 +314,41 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
+class TimingConditions:
+    """How a match's moves were timed on the worker that played it (issue 14, fair timing)."""
+
+    #: the match held CPUs no other match on that machine used (``cpus``), else shared the machine
+    exclusive: bool
+    #: the CPUs the match's processes were pinned to (empty: not pinned)
+    cpus: list[int]
+    #: CPUs the worker may use, and how many matches it runs at once
+    worker_cores: int
+    worker_concurrency: int
+    #: seconds the match waited for a free core before it started
+    waited_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimingConditions:
+        return cls(
+            exclusive=bool(d["exclusive"]),
+            cpus=[int(c) for c in d.get("cpus", [])],
+            worker_cores=int(d["worker_cores"]),
+            worker_concurrency=int(d["worker_concurrency"]),
+            waited_s=float(d.get("waited_s", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
 class MatchResult:
     match_id: str
     games: list[GameRecord]
     worker: str = ""
     digests: dict[str, str] = field(default_factory=dict)
+    #: how its moves were timed (None: a result from before fair timing, or never played)
+    timing: TimingConditions | None = None
 
     @property
     def system_error(self) -> Verdict | None:
@@ -328,15 +363,18 @@ class MatchResult:
             "games": [g.to_dict() for g in self.games],
             "worker": self.worker,
             "digests": dict(self.digests),
+            **({"timing": self.timing.to_dict()} if self.timing is not None else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MatchResult:
+        timing = d.get("timing")
         return cls(
             match_id=d["match_id"],
             games=[GameRecord.from_dict(g) for g in d["games"]],
             worker=d.get("worker", ""),
             digests=dict(d.get("digests", {})),
+            timing=TimingConditions.from_dict(timing) if isinstance(timing, dict) else None,
         )
 
 

@@ -70,6 +70,7 @@ def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
         seed=match_seed(config, planned),
         sandbox=config.sandbox,
         game_params=dict(config.game_params),
+        exclusive_cores=config.timing.exclusive_cores,
     )
 
 

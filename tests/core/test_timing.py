@@ -1,0 +1,128 @@
+"""Fair timing, the pure part (``runner.domain.timing``): cores to match slots, the
+concurrency they allow, the config option, and what the report says about a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.config.models import TournamentConfig
+from runner.domain.contracts import (
+    GameRecord,
+    MatchResult,
+    MatchSpec,
+    TimingConditions,
+    Verdict,
+    VerdictKind,
+)
+from runner.domain.contracts import MatchPlan
+from runner.domain.entries import EntrySpec
+from runner.domain.stages.tournament import match_spec
+from runner.domain.timing import capped_concurrency, core_slots, timing_summary
+
+
+def test_every_usable_cpu_is_a_slot_of_its_own_lowest_first() -> None:
+    assert core_slots({3, 1, 2, 0}) == [(0,), (1,), (2,), (3,)]
+    assert core_slots([5, 9, 7]) == [(5,), (7,), (9,)]  # the process's own affinity, gaps and all
+    assert core_slots([]) == []
+
+
+def test_slots_of_several_cpus_are_disjoint_and_leave_the_rest_unused() -> None:
+    assert core_slots(range(5), cpus_per_match=2) == [(0, 1), (2, 3)]
+    assert core_slots(range(1), cpus_per_match=2) == []
+    with pytest.raises(ValueError):
+        core_slots(range(4), cpus_per_match=0)
+
+
+@pytest.mark.parametrize(
+    ("requested", "cpus", "exclusive", "expected"),
+    [
+        (None, range(8), True, 8),  # default: one per core
+        (None, range(8), False, 8),
+        (20, range(8), True, 8),  # never more matches than cores
+        (20, range(8), False, 20),  # shared: as many as asked
+        (3, range(8), True, 3),  # fewer is fine
+        (None, [], True, 1),  # an empty affinity (impossible) still plays
+    ],
+)
+def test_concurrency_is_capped_at_the_cores_only_with_exclusive_cores(
+    requested: int | None, cpus: range | list[int], exclusive: bool, expected: int
+) -> None:
+    assert capped_concurrency(requested, cpus, exclusive=exclusive) == expected
+
+
+def _config(**extra: object) -> TournamentConfig:
+    raw = {
+        "name": "t",
+        "game": "mnk",
+        "entries": [{"path": "x"}],
+        "stages": [{"name": "rr", "planner": "round_robin"}],
+        **extra,
+    }
+    return TournamentConfig.model_validate(raw)
+
+
+def test_the_option_is_off_by_default_and_reaches_every_match_spec() -> None:
+    assert _config().timing.exclusive_cores is False
+    config = _config(timing={"exclusive_cores": True})
+    entries = {n: EntrySpec(n, "mnk", "mnk", Path("."), ["x"], None, "0" * 64) for n in ("a", "b")}
+    config.bind(base_dir=Path("."), entries=entries)
+    spec = match_spec(config, MatchPlan.ad_hoc("m1", "default", [["a", "b"]]))
+    assert spec.exclusive_cores is True
+    assert MatchSpec.from_dict(spec.to_dict()).exclusive_cores is True  # through the wire and the store
+
+
+def test_a_shared_spec_reads_as_before_the_option_existed() -> None:
+    plan = MatchPlan.ad_hoc("m1", "default", [["a", "b"]])
+    shared = MatchSpec(plan, "mnk", "9 9 5", {}, _config().limits_obj, 1)
+    assert "exclusive_cores" not in shared.to_dict()
+    assert MatchSpec.from_dict(shared.to_dict()).exclusive_cores is False
+
+
+def test_an_unknown_timing_key_is_refused() -> None:
+    with pytest.raises(ValueError, match="extra"):
+        _config(timing={"exclusive": True})
+
+
+def _result(worker: str, timing: TimingConditions | None, *, failed: bool = False) -> MatchResult:
+    verdict = Verdict(VerdictKind.SYSTEM_ERROR if failed else VerdictKind.NORMAL, None, "")
+    game = GameRecord(["a", "b"], None, {"a": 0, "b": 0}, verdict, [])
+    return MatchResult("m", [game], worker=worker, timing=timing)
+
+
+def test_result_timing_round_trips_and_old_results_have_none() -> None:
+    timing = TimingConditions(True, [3], 8, 8, 0.25)
+    r = _result("w1", timing)
+    assert MatchResult.from_dict(r.to_dict()).timing == timing
+    assert "timing" not in _result("w1", None).to_dict()
+    assert MatchResult.from_dict(_result("w1", None).to_dict()).timing is None
+
+
+def test_the_summary_states_exclusive_cores_per_worker() -> None:
+    results = [
+        _result("w1", TimingConditions(True, [0], 2, 2)),
+        _result("w1", TimingConditions(True, [1], 2, 2)),
+        _result("w2", TimingConditions(True, [0], 1, 1)),
+    ]
+    s = timing_summary(True, results)
+    assert (s.matches, s.exclusive, s.shared) == (3, 3, 0)
+    assert s.headline().startswith("exclusive cores")
+    line = s.line()
+    assert "3 of 3 match(es) on a core of their own" in line
+    assert "w1: 2 core(s), 2 match(es) at once" in line and "w2: 1 core(s), 1 match(es) at once" in line
+
+
+def test_the_summary_says_so_when_a_match_did_not_hold_a_core() -> None:
+    results = [_result("w1", TimingConditions(True, [0], 2, 2)), _result("old", None)]
+    s = timing_summary(True, results)
+    assert "NOT held by every match" in s.headline()
+    assert "1 match(es) without timing record" in s.line()
+    shared = timing_summary(False, [_result("w1", TimingConditions(False, [], 2, 4))])
+    assert shared.headline().startswith("shared cores")
+    assert "0 of 1 match(es)" in shared.line() and "w1: 2 core(s), 4 match(es) at once" in shared.line()
+
+
+def test_a_system_error_without_timing_is_not_counted_as_unrecorded() -> None:
+    s = timing_summary(True, [_result("w1", TimingConditions(True, [0], 2, 2)), _result("w2", None, failed=True)])
+    assert s.unknown == 0 and s.headline().startswith("exclusive cores")
