@@ -1,0 +1,170 @@
+"""Fair timing (issue 14, item 5): an entry's move times in a full tournament
+against its move times alone, with ``timing.exclusive_cores`` on and off.
+
+The entry (``bench/entries/fixed-work``, native) does a fixed amount of
+CPU-bound work every move, so its move time measures how much CPU it got.
+Every run is a real ``tourney run`` (embedded Redis, local workers, the
+sandbox); the move times are the runner's own (``MoveRecord.wall_ms``):
+
+* alone: two copies, one local worker: one match at a time, nothing else
+  of the tournament running;
+* full: ``2C`` copies in a round robin (``C`` = usable cores here) with
+  ``--workers 2C`` asked for: with exclusive cores the run lowers that to
+  ``C`` workers, each match pinned to a core of its own; without, ``2C``
+  workers share the ``C`` cores; and without, at the default one worker per
+  core (``C`` workers, unpinned).
+
+Printed, per condition, the median (and 90th percentile) move time under
+the full tournament divided by the same condition's median alone:
+``fair timing: move time full / alone, exclusive cores: R`` (the issue's
+target ``R <= 1.10``), then the same for shared cores. The load average of
+the machine is printed too: other users' processes are not ours to pin, and
+on a shared machine they show in every figure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.storage.store import RunStore
+from workers.sandbox.cores import CORES_DIR_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRY = ROOT / "bench" / "entries" / "fixed-work"
+BOARD = "7 7 7"  # first-empty play by columns: long games, every move the same work
+
+
+@dataclass(frozen=True)
+class Played:
+    """The move times of one run and how it was played."""
+
+    wall_ms: list[float]
+    cpu_ms: list[float]
+    workers: int  # distinct workers that played its matches
+    exclusive: int  # matches played on a core of their own
+    matches: int
+    elapsed_s: float
+
+    def median(self) -> float:
+        return statistics.median(self.wall_ms)
+
+    def p90(self) -> float:
+        return statistics.quantiles(self.wall_ms, n=10)[-1]
+
+
+def _config(directory: Path, name: str, *, entrants: int, exclusive: bool, work: int, sandbox: str) -> Path:
+    config = {
+        "name": name,
+        "seed": 14,
+        "game": "mnk",
+        "sandbox": sandbox,
+        "limits": {"move_wall_s": 10.0},  # never the limit: the move times are what is measured
+        "timing": {"exclusive_cores": exclusive},
+        "boards": {"b": {"text": BOARD}},
+        "entries": [
+            {"path": str(ENTRY), "variants": {"count": entrants, "prefix": "fw", "args": [str(work)]}}
+        ],
+        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": 2}],
+    }
+    path = directory / f"{name}.yaml"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def _run(directory: Path, config: Path, workers: int) -> Played:
+    run_dir = directory / config.stem
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env[CORES_DIR_ENV] = str(directory / "cores")  # this benchmark's leases only
+    argv = [sys.executable, "-m", "runner.cli", "run", str(config), "--run-dir", str(run_dir)]
+    argv += ["--workers", str(workers), "--no-progress"]
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=directory, env=env, capture_output=True, text=True, timeout=1800)
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"tourney run failed ({done.returncode}): {done.stderr[-2000:]}")
+    wall: list[float] = []
+    cpu: list[float] = []
+    names: set[str] = set()
+    exclusive = matches = 0
+    with RunStore.open(run_dir) as store:
+        for row in store.match_rows():
+            if row.result is None:
+                continue
+            matches += 1
+            names.add(row.result.worker)
+            exclusive += 1 if row.result.timing is not None and row.result.timing.exclusive else 0
+            for game in row.result.games:
+                for m in game.moves:
+                    wall.append(m.wall_ms)
+                    if m.cpu_ms is not None:
+                        cpu.append(m.cpu_ms)
+    return Played(wall, cpu, len(names), exclusive, matches, elapsed)
+
+
+def _describe(label: str, p: Played) -> None:
+    cpu = f", cpu median {statistics.median(p.cpu_ms):.1f} ms" if p.cpu_ms else ""
+    print(
+        f"  {label}: {len(p.wall_ms)} moves, {p.matches} matches ({p.exclusive} on a core of their own) "
+        f"by {p.workers} worker(s) in {p.elapsed_s:.1f}s; move wall median {p.median():.1f} ms, "
+        f"p90 {p.p90():.1f} ms{cpu}",
+        flush=True,
+    )
+
+
+def main(quick: bool = False) -> None:
+    from bench.throughput_bench import _sandbox
+
+    cores = len(os.sched_getaffinity(0))
+    sandbox = _sandbox()
+    work = 10 if quick else 20
+    entrants = max(4, 2 * cores)
+    load = os.getloadavg()
+    print(
+        f"fair timing: fixed-work native mnk entry ({work}M steps per move, {BOARD}), sandbox {sandbox}, "
+        f"{cores} usable core(s); full = {entrants} entries round robin with --workers {2 * cores}; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        flush=True,
+    )
+    tmp = Path(tempfile.mkdtemp(prefix="tourney-fairtime-"))
+
+    def play(name: str, entries: int, exclusive: bool, workers: int) -> Played:
+        config = _config(tmp, name, entrants=entries, exclusive=exclusive, work=work, sandbox=sandbox)
+        played = _run(tmp, config, workers)
+        _describe(f"{name} (--workers {workers})", played)
+        return played
+
+    try:
+        # each condition against its own "alone", played just before it (the load drifts)
+        alone_on = play("alone-exclusive", 2, True, 1)
+        full_on = play("full-exclusive", entrants, True, 2 * cores)
+        alone_off = play("alone-shared", 2, False, 1)
+        full_off = play("full-shared", entrants, False, 2 * cores)
+        default_off = play("full-shared-one-per-core", entrants, False, cores)
+        rows = [
+            ("exclusive cores", full_on, alone_on, " (target <= 1.10)"),
+            (f"shared cores, {2 * cores} workers", full_off, alone_off, ""),
+            (f"shared cores, {cores} workers", default_off, alone_off, ""),
+        ]
+        for tag, full, alone, target in rows:
+            print(
+                f"fair timing: move time full / alone, {tag}: {full.median() / alone.median():.3f}{target}; "
+                f"p90 / alone median {full.p90() / alone.median():.3f}"
+            )
+        load = os.getloadavg()
+        print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main("--quick" in sys.argv)
