@@ -10,13 +10,13 @@ import pytest
 from runner.config.models import TournamentConfig
 from runner.domain.contracts import (
     GameRecord,
+    MatchPlan,
     MatchResult,
     MatchSpec,
     TimingConditions,
     Verdict,
     VerdictKind,
 )
-from runner.domain.contracts import MatchPlan
 from runner.domain.entries import EntrySpec
 from runner.domain.stages.tournament import match_spec
 from runner.domain.timing import capped_concurrency, core_slots, timing_summary
@@ -124,5 +124,6 @@ def test_the_summary_says_so_when_a_match_did_not_hold_a_core() -> None:
 
 
 def test_a_system_error_without_timing_is_not_counted_as_unrecorded() -> None:
-    s = timing_summary(True, [_result("w1", TimingConditions(True, [0], 2, 2)), _result("w2", None, failed=True)])
+    played = _result("w1", TimingConditions(True, [0], 2, 2))
+    s = timing_summary(True, [played, _result("w2", None, failed=True)])
     assert s.unknown == 0 and s.headline().startswith("exclusive cores")
