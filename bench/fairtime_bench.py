@@ -14,8 +14,10 @@ sandbox); the move times are the runner's own (``MoveRecord.wall_ms``):
   workers share the ``C`` cores; and without, at the default one worker per
   core (``C`` workers, unpinned).
 
-Printed, per condition, the median (and 90th percentile) move time under
-the full tournament divided by the same condition's median alone:
+The runs alternate, alone then full, for 3 rounds (1 with ``--quick``), and
+each full run is divided by the alone run of its round and kind. Printed, per
+condition, the median over the rounds of the median (and 90th percentile) move
+time under the full tournament divided by the median alone:
 ``fair timing: move time full / alone, exclusive cores: R`` (the issue's
 target ``R <= 1.10``), then the same for shared cores. The load average of
 the machine is printed too: other users' processes are not ours to pin, and
@@ -126,7 +128,7 @@ def main(quick: bool = False) -> None:
 
     cores = len(os.sched_getaffinity(0))
     sandbox = _sandbox()
-    work = 10 if quick else 20
+    work, rounds = (10, 1) if quick else (30, 3)
     entrants = max(4, 2 * cores)
     load = os.getloadavg()
     print(
@@ -143,22 +145,32 @@ def main(quick: bool = False) -> None:
         _describe(f"{name} (--workers {workers})", played)
         return played
 
+    conditions = [
+        # (label, exclusive, entries, workers asked); each full run against the alone run of its kind
+        ("exclusive cores", True, entrants, 2 * cores),
+        (f"shared cores, {2 * cores} workers", False, entrants, 2 * cores),
+        (f"shared cores, {cores} workers", False, entrants, cores),
+    ]
+    ratios: dict[str, list[tuple[float, float]]] = {label: [] for label, *_ in conditions}
     try:
-        # each condition against its own "alone", played just before it (the load drifts)
-        alone_on = play("alone-exclusive", 2, True, 1)
-        full_on = play("full-exclusive", entrants, True, 2 * cores)
-        alone_off = play("alone-shared", 2, False, 1)
-        full_off = play("full-shared", entrants, False, 2 * cores)
-        default_off = play("full-shared-one-per-core", entrants, False, cores)
-        rows = [
-            ("exclusive cores", full_on, alone_on, " (target <= 1.10)"),
-            (f"shared cores, {2 * cores} workers", full_off, alone_off, ""),
-            (f"shared cores, {cores} workers", default_off, alone_off, ""),
-        ]
-        for tag, full, alone, target in rows:
+        for r in range(rounds):
+            # alone and full alternate, round after round: the machine's other load drifts
+            alone = {
+                flag: play(f"alone-{'exclusive' if flag else 'shared'}-{r}", 2, flag, 1)
+                for flag in (True, False)
+            }
+            for i, (label, exclusive, entries, workers) in enumerate(conditions):
+                full = play(f"full-{i}-{r}", entries, exclusive, workers)
+                base = alone[exclusive].median()
+                ratios[label].append((full.median() / base, full.p90() / base))
+        for label, pairs in ratios.items():
+            target = " (target <= 1.10)" if label == "exclusive cores" else ""
+            median = statistics.median(m for m, _ in pairs)
+            p90 = statistics.median(p for _, p in pairs)
+            each = ", ".join(f"{m:.3f}" for m, _ in pairs)
             print(
-                f"fair timing: move time full / alone, {tag}: {full.median() / alone.median():.3f}{target}; "
-                f"p90 / alone median {full.p90() / alone.median():.3f}"
+                f"fair timing: move time full / alone, {label}: {median:.3f}{target} "
+                f"(rounds {each}); p90 / alone median {p90:.3f}"
             )
         load = os.getloadavg()
         print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
