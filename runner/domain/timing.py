@@ -13,6 +13,7 @@ match can use. A worker with C usable CPUs thus plays at most C matches at once.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -87,8 +88,12 @@ class TimingSummary:
             parts.append(f"{self.exclusive} of {self.matches} match(es) on a core of their own")
         if self.unknown:
             parts.append(f"{self.unknown} match(es) without timing record")
-        if self.workers:
-            parts.append("workers " + "; ".join(w.label for w in self.workers))
+        # grouped: a hundred workers of one kind are one phrase
+        kinds = Counter((w.cores, w.concurrency) for w in self.workers)
+        parts += [
+            f"{n} worker(s) of {cores} core(s) playing {at_once} match(es) at once"
+            for (cores, at_once), n in sorted(kinds.items())
+        ]
         return " · ".join(parts)
 
 
