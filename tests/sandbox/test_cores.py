@@ -16,7 +16,16 @@ from runner.domain.contracts import Limits, MatchResult, MatchSpec, VerdictKind
 from workers.artifacts import local_fetch
 from workers.executor import execute_match
 from workers.sandbox.base import HostFactory
-from workers.sandbox.cores import CORES_DIR_ENV, NoFreeCore, lease_core, timed_conditions, usable_cores
+from workers.sandbox.cores import (
+    CONCURRENCY_ENV,
+    CORES_DIR_ENV,
+    NoFreeCore,
+    lease_core,
+    timed_conditions,
+    timing_note,
+    usable_cores,
+    worker_concurrency,
+)
 
 from .conftest import entry_ref
 
@@ -152,3 +161,17 @@ def test_without_the_option_an_entry_may_use_every_cpu(
     result = execute_match(spec, local_fetch(paths), tmp_path / "cache", worker="w", hosts=hosts)
     assert result.timing is not None and not result.timing.exclusive and result.timing.cpus == []
     assert _first_columns(result) == {"a": 20, "b": 20}  # more than one CPU allowed
+
+
+def test_a_worker_says_at_start_whether_its_concurrency_fits_its_cores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cores = len(usable_cores())
+    assert timing_note(cores) == f"{cores} usable core(s), {cores} match(es) at once; " + (
+        "a match asking for an exclusive core gets one"
+    )
+    assert f"waits for one of the {cores}" in timing_note(cores + 1)
+    monkeypatch.setenv(CONCURRENCY_ENV, "6")
+    assert worker_concurrency() == 6
+    monkeypatch.setenv(CONCURRENCY_ENV, "many")
+    assert worker_concurrency() == 1
