@@ -152,6 +152,7 @@ def main(quick: bool = False) -> None:
         (f"shared cores, {cores} workers", False, entrants, cores),
     ]
     ratios: dict[str, list[tuple[float, float]]] = {label: [] for label, *_ in conditions}
+    alones: list[Played] = []
     try:
         for r in range(rounds):
             # alone and full alternate, round after round: the machine's other load drifts
@@ -159,6 +160,7 @@ def main(quick: bool = False) -> None:
                 flag: play(f"alone-{'exclusive' if flag else 'shared'}-{r}", 2, flag, 1)
                 for flag in (True, False)
             }
+            alones += alone.values()
             for i, (label, exclusive, entries, workers) in enumerate(conditions):
                 full = play(f"full-{i}-{r}", entries, exclusive, workers)
                 base = alone[exclusive].median()
@@ -174,6 +176,17 @@ def main(quick: bool = False) -> None:
             )
         load = os.getloadavg()
         print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        # alone, a move's wall time is its CPU time plus the runner's few ms: far more means
+        # other processes of the machine took the core, and the ratios above measure them
+        busy = max(statistics.median(a.wall_ms) / statistics.median(a.cpu_ms) for a in alones if a.cpu_ms)
+        print(f"fair timing: alone, move wall / move cpu (1 on an idle machine): {busy:.2f}")
+        if busy > 1.5:
+            print(
+                "  WARNING: this machine is busy with processes that are not the benchmark's; no pinning can"
+            )
+            print(
+                "  keep them off an entry's core, so the ratios above say more about them than about tourney"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
