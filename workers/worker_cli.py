@@ -35,7 +35,7 @@ from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import RunKey
 from runner.errors import UsageError
 from workers.sandbox.cgroups import sandbox_memory_note
-from workers.sandbox.cores import CONCURRENCY_ENV, timing_note
+from workers.sandbox.cores import CONCURRENCY_ENV, pin_to_worker_cpus, timing_note
 
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
@@ -112,6 +112,7 @@ def broker_url_of(args: argparse.Namespace) -> str:
 def cmd_worker(args: argparse.Namespace) -> int:
     url = broker_url_of(args)  # BrokerURLError (a UsageError): exit 2
     check_broker_url(url, allow_no_password=bool(args.allow_no_password))
+    pin_to_worker_cpus()  # tourney run's timing.reserved_cores: the CPUs left to matches
     # one per CPU this worker may use (its affinity, so `taskset` leaves cores to others)
     concurrency = int(args.concurrency or len(os.sched_getaffinity(0)) or 1)
     if concurrency < 1:

@@ -81,6 +81,15 @@ class TimingModel(BaseModel):
         "CPU (tourney run starts at most that many local workers; workers wait for a free core). "
         "Default false: matches share the machine's cores.",
     )
+    reserved_cores: int = Field(
+        default=0,
+        ge=0,
+        le=4096,
+        description="With exclusive_cores: the lowest N CPUs tourney run may use are left to the "
+        "coordinator, Redis and the workers' own processes (pinned there), and its local workers play "
+        "matches only on the others, so the runner's own work never lands on a match's core. "
+        "Remote workers choose their CPUs themselves (taskset).",
+    )
 
 
 class VariantsModel(BaseModel):

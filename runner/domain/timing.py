@@ -30,6 +30,33 @@ def core_slots(usable: Iterable[int], cpus_per_match: int = 1) -> list[tuple[int
     return [tuple(cpus[i : i + cpus_per_match]) for i in range(0, whole, cpus_per_match)]
 
 
+#: the CPUs a local worker pins itself to at start (``tourney run`` with ``timing.reserved_cores``)
+WORKER_CPUS_ENV = "TOURNEY_WORKER_CPUS"
+
+
+def split_cores(usable: Iterable[int], reserved: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(runner's CPUs, matches' CPUs)``: the lowest ``reserved`` usable CPUs for the runner
+    (none reserved: both get every CPU); ``ValueError`` if no CPU would be left for matches."""
+    cpus = tuple(sorted(set(usable)))
+    if reserved <= 0:
+        return cpus, cpus
+    if reserved >= len(cpus):
+        raise ValueError(
+            f"timing.reserved_cores: {reserved} of {len(cpus)} usable CPU(s) leaves none to play matches on"
+        )
+    return cpus[:reserved], cpus[reserved:]
+
+
+def cpu_list(cpus: Iterable[int]) -> str:
+    """CPUs as an environment variable holds them: ``"2,3,5"``."""
+    return ",".join(str(c) for c in sorted(set(cpus)))
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """The inverse of ``cpu_list``; ``ValueError`` on anything else."""
+    return frozenset(int(part) for part in text.split(",") if part.strip())
+
+
 def capped_concurrency(requested: int | None, usable: Iterable[int], *, exclusive: bool) -> int:
     """How many matches may be played at once on a machine with ``usable`` CPUs: the
     request (default one per usable CPU), and with exclusive cores never more than

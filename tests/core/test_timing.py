@@ -19,7 +19,14 @@ from runner.domain.contracts import (
 )
 from runner.domain.entries import EntrySpec
 from runner.domain.stages.tournament import match_spec
-from runner.domain.timing import capped_concurrency, core_slots, timing_summary
+from runner.domain.timing import (
+    capped_concurrency,
+    core_slots,
+    cpu_list,
+    parse_cpu_list,
+    split_cores,
+    timing_summary,
+)
 
 
 def test_every_usable_cpu_is_a_slot_of_its_own_lowest_first() -> None:
@@ -50,6 +57,25 @@ def test_concurrency_is_capped_at_the_cores_only_with_exclusive_cores(
     requested: int | None, cpus: range | list[int], exclusive: bool, expected: int
 ) -> None:
     assert capped_concurrency(requested, cpus, exclusive=exclusive) == expected
+
+
+def test_reserved_cores_are_the_lowest_and_the_matches_get_the_rest() -> None:
+    assert split_cores({3, 0, 2, 1}, 1) == ((0,), (1, 2, 3))
+    assert split_cores([4, 6, 5, 7], 2) == ((4, 5), (6, 7))
+    assert split_cores(range(4), 0) == ((0, 1, 2, 3), (0, 1, 2, 3))  # nothing reserved: shared
+    with pytest.raises(ValueError, match="leaves none to play matches on"):
+        split_cores(range(2), 2)
+    # and the concurrency follows the matches' CPUs
+    _, matches = split_cores(range(8), 2)
+    assert capped_concurrency(None, matches, exclusive=True) == 6
+
+
+def test_cpu_lists_travel_through_the_environment() -> None:
+    assert cpu_list({3, 1, 2}) == "1,2,3"
+    assert parse_cpu_list("1,2,3") == {1, 2, 3}
+    assert parse_cpu_list(cpu_list(range(5, 9))) == set(range(5, 9))
+    with pytest.raises(ValueError):
+        parse_cpu_list("1-3")
 
 
 def _config(**extra: object) -> TournamentConfig:

@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from runner.storage.store import RunStore
 from tests.integration.helpers import tourney, write_config
 
@@ -53,3 +55,34 @@ def test_without_the_option_the_run_says_its_moves_shared_the_machine(tmp_path: 
     done = tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Timing: shared cores" in done.stdout and "0 of 1 match(es) on a core of their own" in done.stdout
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a CPU to reserve and one to play on")
+def test_reserved_cores_keep_the_runner_off_the_cores_matches_play_on(tmp_path: Path) -> None:
+    cores = sorted(os.sched_getaffinity(0))
+    config = write_config(tmp_path, "reserved", entrants=3, games_per_pairing=2)
+    raw = json.loads(config.read_text())
+    raw["timing"] = {"exclusive_cores": True, "reserved_cores": 1}
+    config.write_text(json.dumps(raw))
+    done = tourney("run", config, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rest = ",".join(map(str, cores[1:]))
+    assert f"timing: CPUs {cores[0]} for the runner, {rest} for matches" in done.stdout
+    assert f"playing with {len(cores) - 1} local worker(s)" in done.stdout
+    with RunStore.open(tmp_path / "runs" / "reserved") as store:
+        results = [r.result for r in store.match_rows() if r.result is not None]
+    assert len(results) == 3
+    for r in results:
+        assert r.timing is not None and r.timing.exclusive
+        assert r.timing.cpus[0] in cores[1:] and r.timing.worker_cores == len(cores) - 1
+
+
+def test_reserving_every_core_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "greedy", entrants=2)
+    raw = json.loads(config.read_text())
+    raw["timing"] = {"exclusive_cores": True, "reserved_cores": len(os.sched_getaffinity(0))}
+    config.write_text(json.dumps(raw))
+    done = tourney("run", config, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "leaves none to play matches on" in done.stderr
+    assert not (tmp_path / "runs" / "greedy").exists()

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.domain.contracts import TimingConditions
-from runner.domain.timing import core_slots
+from runner.domain.timing import WORKER_CPUS_ENV, core_slots, parse_cpu_list
+from runner.errors import UsageError
 from workers.sandbox.base import HostError
 
 #: where the machine's core locks live (default: ``$TMPDIR/tourney-cores-<uid>``)
@@ -180,3 +181,15 @@ def timing_note(concurrency: int) -> str:
     if concurrency > slots:
         return note + f"; a match asking for an exclusive core waits for one of the {slots}"
     return note + "; a match asking for an exclusive core gets one"
+
+
+def pin_to_worker_cpus() -> None:
+    """Pin this process to ``$TOURNEY_WORKER_CPUS`` if set (``tourney run`` sets it for its
+    local workers with ``timing.reserved_cores``), before any thread or pool process starts."""
+    text = os.environ.get(WORKER_CPUS_ENV)
+    if not text:
+        return
+    try:
+        os.sched_setaffinity(0, parse_cpu_list(text))
+    except (ValueError, OSError) as e:
+        raise UsageError(f"cannot pin this worker to CPUs {text!r} (${WORKER_CPUS_ENV}): {e}") from e
