@@ -10,7 +10,8 @@ sandbox); the move times are the runner's own (``MoveRecord.wall_ms``):
   of the tournament running;
 * full: ``2C`` copies in a round robin (``C`` = usable cores here) with
   ``--workers 2C`` asked for: with exclusive cores the run lowers that to
-  ``C`` workers, each match pinned to a core of its own; without, ``2C``
+  ``C`` workers (``C - 1`` with ``reserved_cores: 1``, used from 4 cores up),
+  each match pinned to a core of its own; without, ``2C``
   workers share the ``C`` cores; and without, at the default one worker per
   core (``C`` workers, unpinned).
 
@@ -63,14 +64,16 @@ class Played:
         return statistics.quantiles(self.wall_ms, n=10)[-1]
 
 
-def _config(directory: Path, name: str, *, entrants: int, exclusive: bool, work: int, sandbox: str) -> Path:
+def _config(
+    directory: Path, name: str, *, entrants: int, exclusive: bool, work: int, sandbox: str, reserved: int
+) -> Path:
     config = {
         "name": name,
         "seed": 14,
         "game": "mnk",
         "sandbox": sandbox,
         "limits": {"move_wall_s": 10.0},  # never the limit: the move times are what is measured
-        "timing": {"exclusive_cores": exclusive},
+        "timing": {"exclusive_cores": exclusive, "reserved_cores": reserved if exclusive else 0},
         "boards": {"b": {"text": BOARD}},
         "entries": [
             {"path": str(ENTRY), "variants": {"count": entrants, "prefix": "fw", "args": [str(work)]}}
@@ -130,17 +133,22 @@ def main(quick: bool = False) -> None:
     sandbox = _sandbox()
     work, rounds = (10, 1) if quick else (30, 3)
     entrants = max(4, 2 * cores)
+    # a CPU for the coordinator and Redis where that still leaves several to play on
+    reserved = 1 if cores >= 4 else 0
     load = os.getloadavg()
     print(
         f"fair timing: fixed-work native mnk entry ({work}M steps per move, {BOARD}), sandbox {sandbox}, "
-        f"{cores} usable core(s); full = {entrants} entries round robin with --workers {2 * cores}; "
+        f"{cores} usable core(s), reserved_cores {reserved} with exclusive cores; "
+        f"full = {entrants} entries round robin with --workers {2 * cores}; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
         flush=True,
     )
     tmp = Path(tempfile.mkdtemp(prefix="tourney-fairtime-"))
 
     def play(name: str, entries: int, exclusive: bool, workers: int) -> Played:
-        config = _config(tmp, name, entrants=entries, exclusive=exclusive, work=work, sandbox=sandbox)
+        config = _config(
+            tmp, name, entrants=entries, exclusive=exclusive, work=work, sandbox=sandbox, reserved=reserved
+        )
         played = _run(tmp, config, workers)
         _describe(f"{name} (--workers {workers})", played)
         return played
