@@ -85,12 +85,12 @@ def execute_match(
     from workers.artifacts import ArtifactCache
     from workers.match import play_match
     from workers.sandbox import host_factory
-    from workers.sandbox.cores import timed_conditions
+    from workers.sandbox.cores import on_this_threads_cpus, timed_conditions
 
     try:
         # fair timing: builds and moves on a core of the match's own (workers.sandbox.cores)
         with timed_conditions(spec.exclusive_cores) as timing:
-            hosts = hosts if hosts is not None else host_factory(spec.sandbox)
+            hosts = on_this_threads_cpus(hosts if hosts is not None else host_factory(spec.sandbox))
             cache = ArtifactCache(cache_root, hosts, spec.limits)
             entry_dirs = cache.ensure_all(spec.entries, fetch)
             result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)

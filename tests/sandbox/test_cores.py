@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from runner.domain.contracts import Limits, MatchResult, MatchSpec, VerdictKind
-from workers.artifacts import local_fetch
+from workers.artifacts import ArtifactCache, local_fetch
 from workers.executor import execute_match
-from workers.sandbox.base import HostFactory
+from workers.sandbox.base import EntryHost, HostFactory, RunOutcome
 from workers.sandbox.cores import (
     CONCURRENCY_ENV,
     CORES_DIR_ENV,
@@ -175,3 +175,39 @@ def test_a_worker_says_at_start_whether_its_concurrency_fits_its_cores(
     assert worker_concurrency() == 6
     monkeypatch.setenv(CONCURRENCY_ENV, "many")
     assert worker_concurrency() == 1
+
+
+class KeptSandboxes(HostFactory):
+    """Hands out sandboxes opened before the match, as a factory that reuses sandboxes
+    across games does: their launchers were started under another affinity."""
+
+    name = "bwrap"
+
+    def __init__(self, inner: HostFactory, kept: list[EntryHost]):
+        self.inner = inner
+        self.kept = kept
+
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        return self.kept.pop(0)
+
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        return self.inner.run_build(entry_dir, command, limits)
+
+
+def test_a_sandbox_started_before_the_match_is_pinned_to_the_matchs_cpu(
+    bwrap_factory: HostFactory, tmp_path: Path
+) -> None:
+    spec, paths = _spec("bwrap", exclusive=True)
+    dirs = ArtifactCache(tmp_path / "cache", bwrap_factory).ensure_all(spec.entries, local_fetch(paths))
+    entry_dir = dirs["a"]
+    assert isinstance(entry_dir, Path)
+    kept = [bwrap_factory.open(entry_dir, LIMITS, mark) for mark in ("X", "O")]  # every CPU allowed
+    try:
+        hosts = KeptSandboxes(bwrap_factory, list(kept))
+        result = execute_match(spec, local_fetch(paths), tmp_path / "cache", worker="w", hosts=hosts)
+    finally:
+        for host in kept:
+            host.close()
+    assert result.timing is not None
+    (cpu,) = result.timing.cpus
+    assert _first_columns(result) == {"a": cpu + 1, "b": cpu + 1}

@@ -23,9 +23,11 @@ therefore holds one core for as long as it is played, builds included:
 * **Pinning.** The thread that plays the match pins itself to the slot's CPU
   (``sched_setaffinity``) before it builds or starts anything; every process
   it starts (bwrap, the launcher, the entry and all its descendants, or a
-  ``sandbox: none`` process tree) inherits that affinity. The referee loop
-  runs on the same core, but it waits while an entry moves. The thread's
-  former affinity is restored when the match ends.
+  ``sandbox: none`` process tree) inherits that affinity, and a sandbox that
+  outlives a game to be reused is re-pinned each time a match opens it
+  (``PinningHostFactory``). The referee loop runs on the same core, but it
+  waits while an entry moves. The thread's former affinity is restored when
+  the match ends.
 
 Affinity is not a security boundary: an entry may call ``sched_setaffinity``
 itself and leave its core (it then competes with the other matches, as every
@@ -44,11 +46,14 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from runner.domain.contracts import TimingConditions
+import psutil
+
+from runner.domain.contracts import Limits, TimingConditions
 from runner.domain.timing import WORKER_CPUS_ENV, core_slots, parse_cpu_list
 from runner.errors import UsageError
-from workers.sandbox.base import HostError
+from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
 
 #: where the machine's core locks live (default: ``$TMPDIR/tourney-cores-<uid>``)
 CORES_DIR_ENV = "TOURNEY_CORES_DIR"
@@ -156,6 +161,52 @@ def lease_core(
         if time.monotonic() >= deadline:
             raise NoFreeCore(f"no free core among {len(slots)} after {wait_s:.0f}s (other matches hold them)")
         time.sleep(CORE_POLL_S)
+
+
+def pin_tree(pid: int, cpus: Iterable[int]) -> None:
+    """Pin every thread of ``pid`` and of its descendants alive now to ``cpus`` (those
+    started later inherit it). Gone processes are skipped: they run nowhere."""
+    wanted = set(cpus)
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for proc in procs:
+        with contextlib.suppress(psutil.Error, OSError):
+            for thread in proc.threads():
+                os.sched_setaffinity(thread.id, wanted)
+
+
+class PinningHostFactory(HostFactory):
+    """Opens hosts through ``inner`` and pins each one's long-lived processes to the CPUs
+    of the match: a sandbox kept from an earlier game (a reused bwrap sandbox, whose
+    launcher forks every move's entry) was started under another match's affinity, and
+    would otherwise run this match's entry on that match's core. Processes a host starts
+    from now on inherit the playing thread's affinity anyway."""
+
+    def __init__(self, inner: HostFactory, cpus: Iterable[int]):
+        self.inner = inner
+        self.cpus = frozenset(cpus)
+        self.name = inner.name
+
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        host = self.inner.open(entry_dir, limits, mark)
+        launcher = getattr(host, "launcher_pid", None)
+        if isinstance(launcher, int):
+            pin_tree(launcher, self.cpus)
+        return host
+
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        return self.inner.run_build(entry_dir, command, limits)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # what else the inner factory offers (memory_mode, ...)
+
+
+def on_this_threads_cpus(hosts: HostFactory) -> HostFactory:
+    """``hosts`` whose every host runs on the CPUs this thread may use now."""
+    return PinningHostFactory(hosts, os.sched_getaffinity(0))
 
 
 @contextlib.contextmanager
