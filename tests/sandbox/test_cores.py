@@ -168,7 +168,7 @@ def test_a_worker_says_at_start_whether_its_concurrency_fits_its_cores(
 ) -> None:
     cores = len(usable_cores())
     assert timing_note(cores) == f"{cores} usable core(s), {cores} match(es) at once; " + (
-        "a match asking for an exclusive core gets one"
+        "a match asking for an exclusive core holds one (waiting if other workers here hold all)"
     )
     assert f"waits for one of the {cores}" in timing_note(cores + 1)
     monkeypatch.setenv(CONCURRENCY_ENV, "6")

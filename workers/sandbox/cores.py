@@ -231,7 +231,7 @@ def timing_note(concurrency: int) -> str:
     note = f"{len(cores)} usable core(s), {concurrency} match(es) at once"
     if concurrency > slots:
         return note + f"; a match asking for an exclusive core waits for one of the {slots}"
-    return note + "; a match asking for an exclusive core gets one"
+    return note + "; a match asking for an exclusive core holds one (waiting if other workers here hold all)"
 
 
 def pin_to_worker_cpus() -> None:
