@@ -75,7 +75,6 @@ def standings_json(data: ReportData) -> str:
         "tournament": data.name,
         "game": data.game_name,
         "sandbox": data.sandbox,
-        "timing": data.timing.line(),
         **standings_document(data.tournament),
     }
     for stage in doc["stages"]:
