@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from runner.domain.contracts import Limits, MatchResult, MatchSpec, VerdictKind
+from runner.domain.timing import WORKER_CPUS_ENV
+from runner.errors import UsageError
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.executor import execute_match
 from workers.sandbox.base import EntryHost, HostFactory, RunOutcome
@@ -21,6 +23,7 @@ from workers.sandbox.cores import (
     CORES_DIR_ENV,
     NoFreeCore,
     lease_core,
+    pin_to_worker_cpus,
     timed_conditions,
     timing_note,
     usable_cores,
@@ -211,3 +214,28 @@ def test_a_sandbox_started_before_the_match_is_pinned_to_the_matchs_cpu(
     assert result.timing is not None
     (cpu,) = result.timing.cpus
     assert _first_columns(result) == {"a": cpu + 1, "b": cpu + 1}
+
+
+def test_a_local_worker_pins_itself_to_the_cpus_tourney_run_left_to_matches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cpu = max(usable_cores())
+    seen: list[object] = []
+
+    def start_worker() -> None:  # in a thread of its own: the test's thread keeps its CPUs
+        try:
+            pin_to_worker_cpus()
+            seen.append(os.sched_getaffinity(0))
+        except UsageError as e:
+            seen.append(e)
+
+    monkeypatch.setenv(WORKER_CPUS_ENV, str(cpu))
+    t = threading.Thread(target=start_worker)
+    t.start()
+    t.join(10.0)
+    monkeypatch.setenv(WORKER_CPUS_ENV, "0-3")  # not a list tourney run writes
+    t = threading.Thread(target=start_worker)
+    t.start()
+    t.join(10.0)
+    assert seen[0] == {cpu}
+    assert isinstance(seen[1], UsageError) and "TOURNEY_WORKER_CPUS" in str(seen[1])
