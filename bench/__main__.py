@@ -13,6 +13,7 @@ BENCHMARKS = {
     "e2e": "bench.e2e_bench",
     "verify": "bench.verify_bench",
     "exit_grace": "bench.exit_grace_bench",
+    "fairtime": "bench.fairtime_bench",
 }
 
 

@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(a password on a command line is visible to every local user)",
     )
     s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
-    s.add_argument("--concurrency", type=int)
+    s.add_argument("--concurrency", type=int, help="matches at once (default: one per usable core)")
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
     s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")

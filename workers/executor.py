@@ -111,20 +111,23 @@ def execute_match(
     from workers.artifacts import ArtifactCache, cache_key
     from workers.match import play_match
     from workers.sandbox import host_factory
+    from workers.sandbox.cores import on_this_threads_cpus, timed_conditions
 
     try:
-        hosts = hosts if hosts is not None else host_factory(spec.sandbox)
-        cache = ArtifactCache(cache_root, hosts, spec.limits)
-        params = contest_params(spec)
-        unbuilt = [
-            n for n, r in spec.entries.items() if r.build and cache.cached(cache_key(r, params)) is None
-        ]
-        if observer is not None and unbuilt:
-            observer.building(unbuilt)  # the live progress shows them while they build
-        entry_dirs = cache.ensure_all(spec.entries, fetch, params)
-        result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+        # fair timing: builds and moves on a core of the match's own (workers.sandbox.cores)
+        with timed_conditions(spec.exclusive_cores) as timing:
+            hosts = on_this_threads_cpus(hosts if hosts is not None else host_factory(spec.sandbox))
+            cache = ArtifactCache(cache_root, hosts, spec.limits)
+            params = contest_params(spec)
+            unbuilt = [
+                n for n, r in spec.entries.items() if r.build and cache.cached(cache_key(r, params)) is None
+            ]
+            if observer is not None and unbuilt:
+                observer.building(unbuilt)  # the live progress shows them while they build
+            entry_dirs = cache.ensure_all(spec.entries, fetch, params)
+            result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
         logs = failed_build_logs(entry_dirs)
-        return dataclasses.replace(result, build_logs=logs) if logs else result
+        return dataclasses.replace(result, timing=timing, build_logs=logs or result.build_logs)
     except Exception as e:
         log.exception("match %s failed on this machine", spec.match_id)
         where = f"{worker}: " if worker else ""

@@ -99,6 +99,28 @@ class BoundModel(BaseModel):
     def to_bound(self) -> GameBound:
         return GameBound(**self.model_dump())
 
+class TimingModel(BaseModel):
+    """How moves are timed (issue 14: seed 003's "the entire machine to itself")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exclusive_cores: bool = Field(
+        default=False,
+        description="Fair timing: every match is played on a CPU of its own (its entries and their "
+        "descendants pinned to it, builds included), and a machine plays at most one match per usable "
+        "CPU (tourney run starts at most that many local workers; workers wait for a free core). "
+        "Default false: matches share the machine's cores.",
+    )
+    reserved_cores: int = Field(
+        default=0,
+        ge=0,
+        le=4096,
+        description="With exclusive_cores: the lowest N CPUs tourney run may use are left to the "
+        "coordinator, Redis and the workers' own processes (pinned there), and its local workers play "
+        "matches only on the others, so the runner's own work never lands on a match's core. "
+        "Remote workers choose their CPUs themselves (taskset).",
+    )
+
 
 class VariantsModel(BaseModel):
     """Entries made in the config from one entry directory, differing by argv."""
@@ -383,6 +405,9 @@ class TournamentConfig(BaseModel):
     bound: BoundModel = Field(
         default_factory=BoundModel,
         description="When a game the rules have not ended is stopped and adjudicated (every stage).",
+    )
+    timing: TimingModel = Field(
+        default_factory=TimingModel, description="Timing conditions: exclusive_cores (fair timing)."
     )
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")

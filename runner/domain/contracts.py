@@ -214,6 +214,8 @@ class MatchSpec:
     sandbox: str = "bwrap"  # "bwrap" | "none"
     game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
     bound: GameBound = field(default_factory=GameBound)  # when a game is stopped and adjudicated
+    #: fair timing (config ``timing.exclusive_cores``): the match holds a core of its own
+    exclusive_cores: bool = False
 
     @classmethod
     def of(
@@ -275,6 +277,8 @@ class MatchSpec:
             "sandbox": self.sandbox,
             "game_params": dict(self.game_params),
             "bound": self.bound.to_dict(),
+            # only when asked for: specs stored or sent before fair timing read the same
+            **({"exclusive_cores": True} if self.exclusive_cores else {}),
         }
 
     @classmethod
@@ -290,6 +294,7 @@ class MatchSpec:
             game_params=dict(d.get("game_params", {})),
             # specs stored before bounds were configurable had the default move bound
             bound=GameBound.from_dict(d["bound"]) if "bound" in d else GameBound(),
+            exclusive_cores=bool(d.get("exclusive_cores", False)),
         )
 
 
@@ -356,6 +361,34 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
+class TimingConditions:
+    """How a match's moves were timed on the worker that played it (issue 14, fair timing)."""
+
+    #: the match held CPUs no other match on that machine used (``cpus``), else shared the machine
+    exclusive: bool
+    #: the CPUs the match's processes were pinned to (empty: not pinned)
+    cpus: list[int]
+    #: CPUs the worker may use, and how many matches it runs at once
+    worker_cores: int
+    worker_concurrency: int
+    #: seconds the match waited for a free core before it started
+    waited_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimingConditions:
+        return cls(
+            exclusive=bool(d["exclusive"]),
+            cpus=[int(c) for c in d.get("cpus", [])],
+            worker_cores=int(d["worker_cores"]),
+            worker_concurrency=int(d["worker_concurrency"]),
+            waited_s=float(d.get("waited_s", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
 class MatchResult:
     match_id: str
     games: list[GameRecord]
@@ -365,6 +398,8 @@ class MatchResult:
     #: 64 KiB: ``workers.executor.BUILD_LOG_MAX``); it travels with the result so that the
     #: coordinator's store keeps it and ``tourney build-log`` prints it on the organiser's machine
     build_logs: dict[str, str] = field(default_factory=dict)
+    #: how its moves were timed (None: a result from before fair timing, or never played)
+    timing: TimingConditions | None = None
 
     @property
     def system_error(self) -> Verdict | None:
@@ -380,16 +415,19 @@ class MatchResult:
             "worker": self.worker,
             "digests": dict(self.digests),
             **({"build_logs": dict(self.build_logs)} if self.build_logs else {}),
+            **({"timing": self.timing.to_dict()} if self.timing is not None else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MatchResult:
+        timing = d.get("timing")
         return cls(
             match_id=d["match_id"],
             games=[GameRecord.from_dict(g) for g in d["games"]],
             worker=d.get("worker", ""),
             digests=dict(d.get("digests", {})),
             build_logs={str(k): str(v) for k, v in (d.get("build_logs") or {}).items()},
+            timing=TimingConditions.from_dict(timing) if isinstance(timing, dict) else None,
         )
 
 

@@ -25,6 +25,7 @@ from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord, find_match
 from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
 from runner.domain.stages.base import StageState, TournamentState
+from runner.domain.timing import TimingSummary, timing_summary
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
@@ -91,6 +92,14 @@ class ReportData:
     @property
     def sandbox(self) -> str:
         return str(self.meta.get("sandbox", ""))
+
+    @cached_property
+    def timing(self) -> TimingSummary:
+        """How moves were timed: what the config asked, what each worker's results say."""
+        asked = (self.meta.get("timing") or {}).get("exclusive_cores")
+        if asked is None:
+            asked = self.config.timing.exclusive_cores if self.config is not None else False
+        return timing_summary(bool(asked), [m.result for m in self.matches if m.result is not None])
 
     @property
     def stages(self) -> list[StageState]:

@@ -267,12 +267,18 @@ def print_workers(data: ReportData, console: Console) -> None:
             console.print(Text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
 
 
+def print_timing(data: ReportData, console: Console) -> None:
+    """The timing conditions (fair timing: ``runner.domain.timing``)."""
+    console.print(Text(data.timing.line()))
+
+
 def print_summary(data: ReportData, console: Console) -> None:
     """Everything a finished run shows: standings, rounds, verdicts, final ranking."""
     print_stage_standings(data, console)
     print_elimination_rounds(data, console)
     print_verdicts(data, console)
     print_stderr_warnings(data, console)
+    print_timing(data, console)
     print_workers(data, console)
     print_final_ranking(data, console)
 

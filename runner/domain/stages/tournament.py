@@ -71,6 +71,7 @@ def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
         sandbox=config.sandbox,
         game_params=dict(config.game_params),
         bound=config.bound.to_bound(),
+        exclusive_cores=config.timing.exclusive_cores,
     )
 
 
