@@ -28,6 +28,7 @@ from runner.domain.entries import pack_entry
 from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
+from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import CommandError, RunHalted, UsageError
 from runner.orchestration.dispatch import (
     BrokerDown,
@@ -42,7 +43,7 @@ from runner.orchestration.dispatch import (
     probe_sandbox,
 )
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
-from runner.report.progress import RunProgress, default_mode
+from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.storage.run_dir import (
     RunDir,
     coordinator_lock,
@@ -177,6 +178,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be at least 1")
     if args.broker:
         check_broker_url(args.broker)
+    if config.timing.exclusive_cores and not args.inline:
+        try:  # before the run directory exists: nothing to resume from a config that cannot run
+            split_cores(os.sched_getaffinity(0), config.timing.reserved_cores)
+        except ValueError as e:
+            raise UsageError(str(e)) from e
     rd = RunDir((Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve())
     with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
         return _run(args, config, config_path, rd)
@@ -192,9 +198,11 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     cluster = _Cluster()
     atexit.register(cluster.stop)
     progress_mode = default_mode(bool(args.no_progress))
+    # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
+    plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
     try:
         with _terminate_on_signals():
-            with RunProgress(config.name, progress_mode) as progress:
+            with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
                 code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
             if outcome is not None:
                 _finish_outputs(rd, outcome, code == 0)
@@ -237,10 +245,12 @@ def _play(
             os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
         )
         progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
+    # before Redis and the local workers start: they run on the CPUs it leaves them
+    match_cpus = _reserve_cores(config, progress, inline=bool(args.inline))
     if not args.inline and args.broker is None:
         # first: Redis and the local workers, whose start (imports, broker and key checks)
         # then overlaps everything below instead of following it
-        _start_local_cluster(args, config, rd, cluster)
+        _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
     if config.sandbox == "none":
         progress.log("sandbox: none — entries run unisolated; only for trusted entries")
     if cluster.workers is not None:
@@ -276,10 +286,11 @@ def _play(
         dispatcher = celery
         count = cluster.workers.count if cluster.workers is not None else 0
         if not args.no_local_workers and args.broker:
-            count = _start_local_workers(args, config, rd, cluster, url)
+            count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
+    _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(
             f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
@@ -322,7 +333,12 @@ def _play(
 
 
 def _start_local_cluster(
-    args: argparse.Namespace, config: TournamentConfig, rd: RunDir, cluster: _Cluster
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    rd: RunDir,
+    cluster: _Cluster,
+    progress: RunProgress,
+    match_cpus: frozenset[int],
 ) -> None:
     """The embedded Redis and this machine's workers (``tourney run`` without ``--broker``)."""
     kill_stale(rd.redis / "redis.pid", "redis-server")
@@ -331,7 +347,9 @@ def _start_local_cluster(
         cluster.redis = EmbeddedRedis(rd.redis).start()
     except RedisServerError as e:
         raise CommandError(f"cannot start the embedded Redis: {e}", exit_code=1) from e
-    _start_local_workers(args, config, rd, cluster, cluster.redis.url(), health_checked_here=True)
+    _start_local_workers(
+        args, config, rd, cluster, cluster.redis.url(), progress, match_cpus, health_checked_here=True
+    )
 
 
 def _start_local_workers(
@@ -340,13 +358,15 @@ def _start_local_workers(
     rd: RunDir,
     cluster: _Cluster,
     url: str,
+    progress: RunProgress,
+    match_cpus: frozenset[int],
     *,
     health_checked_here: bool = False,
 ) -> int:
     for pid_file in rd.workers.glob("*/worker.pid"):
         kill_stale(pid_file, "runner.cli worker")
     run_key_for(rd.path)  # the run's key file exists before they look for it
-    count = args.workers or os.cpu_count() or 1
+    count = _local_worker_count(args.workers, config, progress, match_cpus)
     cluster.workers = LocalWorkers(
         url,
         rd.path,
@@ -356,6 +376,51 @@ def _start_local_workers(
         skip_health_check=health_checked_here,
     ).start()
     return count
+
+
+def _reserve_cores(config: TournamentConfig, progress: RunProgress, *, inline: bool) -> frozenset[int]:
+    """The CPUs local workers play matches on. With ``timing.reserved_cores`` this thread (and
+    so the embedded Redis, started after) is pinned to the reserved ones, and local workers,
+    told through the environment, pin themselves to the rest."""
+    usable = os.sched_getaffinity(0)
+    if inline or not config.timing.exclusive_cores or config.timing.reserved_cores == 0:
+        return frozenset(usable)
+    try:
+        runner_cpus, match_cpus = split_cores(usable, config.timing.reserved_cores)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    os.sched_setaffinity(0, runner_cpus)
+    os.environ[WORKER_CPUS_ENV] = cpu_list(match_cpus)  # local workers inherit the environment
+    progress.log(f"timing: CPUs {cpu_list(runner_cpus)} for the runner, {cpu_list(match_cpus)} for matches")
+    return frozenset(match_cpus)
+
+
+def _local_worker_count(
+    requested: int | None, config: TournamentConfig, progress: RunProgress, cpus: frozenset[int]
+) -> int:
+    """One local worker per usable core by default; with fair timing never more than that."""
+    exclusive = config.timing.exclusive_cores
+    count = capped_concurrency(requested, cpus, exclusive=exclusive)
+    if requested is not None and count < requested:
+        progress.log(f"timing.exclusive_cores: {count} local worker(s), one per usable core, not {requested}")
+    return count
+
+
+def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgress) -> None:
+    """What the config asked for, in the run's metadata and the log (the report adds
+    what each worker's results say)."""
+    exclusive = config.timing.exclusive_cores
+    store.set_meta(
+        timing={
+            "exclusive_cores": exclusive,
+            "reserved_cores": config.timing.reserved_cores if exclusive else 0,
+        }
+    )
+    progress.log(
+        "timing: exclusive cores (one CPU per match; a machine plays at most one match per usable core)"
+        if exclusive
+        else "timing: shared cores (matches share the machine; timing.exclusive_cores gives each its own)"
+    )
 
 
 def _key_file(rd: RunDir) -> Path | None:
