@@ -144,7 +144,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from runner.report.html import render_report
+    from runner.report.site import write_html_report
 
     data = _load(args)
     html = getattr(args, "html", None)
@@ -155,8 +155,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         html = str(Path(args.run_dir) / "report.html")
     written = []
     if html:
-        write_text(Path(html), render_report(data))
-        written.append(html)
+        written += [str(p) for p in write_html_report(data, Path(html))]
     if csv_path:
         write_text(Path(csv_path), standings_csv(data))
         written.append(csv_path)

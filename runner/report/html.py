@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -41,7 +41,6 @@ from runner.report.brackets import (
     bracket_rounds,
     is_bracket_stage,
 )
-from runner.report.exports import write_text
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.report.terminal import (
@@ -51,6 +50,9 @@ from runner.report.terminal import (
     rating_column_title,
     shared_place_lines,
 )
+
+if TYPE_CHECKING:
+    from runner.report.site import SplitLayout
 
 REPLAY_BUDGET_CHARS = 12_000_000
 REPLAY_MAX_GAMES = 3_000
@@ -232,9 +234,21 @@ def render_report(
     replay_max_games: int = REPLAY_MAX_GAMES,
     generated: str | None = None,
 ) -> str:
-    """The whole page as one string."""
+    """The whole page as one string (the self-contained, single-file layout)."""
     replays = select_replays(data, replay_budget_chars, replay_max_games)
-    stages = _stage_views(data, set(replays))
+    return render_page(data, replays, _stage_views(data, set(replays)), generated=generated)
+
+
+def render_page(
+    data: ReportData,
+    replays: dict[str, dict[str, Any]],
+    stages: list[StageView],
+    *,
+    layout: SplitLayout | None = None,
+    generated: str | None = None,
+) -> str:
+    """The page from its parts. With a ``layout`` (``runner.report.site``) the match lists
+    and replays stay out of the page: they are in the layout's data files."""
     total_games = sum(s.games for s in stages)
     counts = data.verdict_counts()
     verdicts = sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))
@@ -245,6 +259,7 @@ def render_report(
         meta=data.meta,
         sandbox=data.sandbox,
         stages=stages,
+        layout=layout,
         final_ranking=list(data.tournament.final_ranking),
         final_places=final_places_of(data),
         ranking_rule=contest_ranking_rule(data),
@@ -259,13 +274,26 @@ def render_report(
         verdicts=verdicts,
         verdicts_by_entry=sorted(data.verdicts_by_entry().items()),
         embedded=len(replays),
-        replay_data=_json_for_script(replays),
+        replay_data=_json_for_script({} if layout is not None else replays),
         boards=sorted(data.boards.items()),
         generated=generated or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        run_dir=str(data.run_dir) if data.run_dir else "RUN",
+        run_dir=run_dir_label(data),
     )
 
 
+def run_dir_label(data: ReportData) -> str:
+    """How the page names the run directory in ``tourney replay RUN ...`` hints."""
+    return str(data.run_dir) if data.run_dir else "RUN"
+
+
 def write_report(run_dir: Path, out: Path) -> None:
-    """Load ``run_dir`` and write its report to ``out`` (atomically)."""
-    write_text(Path(out), render_report(load_report_data(run_dir)))
+    """Load ``run_dir`` and write its report to ``out`` (atomically): one page, or for a
+    large run a page plus its data files (``runner.report.site.write_html_report``)."""
+    from runner.report.site import write_html_report
+
+    write_html_report(load_report_data(run_dir), Path(out))
+
+
+#: for ``runner.report.site``, which renders the same views into a split report's pages
+stage_views = _stage_views
+environment = _environment
