@@ -63,27 +63,27 @@ def test_a_large_run_gets_a_small_page_and_data_files(run: Path, data: ReportDat
     assert ids == [m.match_id for m in data.stage_matches("league")]
 
 
-def test_rewriting_keeps_layouts_apart(run: Path, data: ReportData, tmp_path: Path) -> None:
+def test_rewriting_keeps_layouts_apart(pousse_data: ReportData, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    write_html_report(data, out, layout="split", page_size=500)
+    assert len(pousse_data.stage_matches("seeding")) == 15  # stage 0: 4 pages of 4, or 10 and 5
+    write_html_report(pousse_data, out, layout="split", page_size=4)
+    assert len(list(data_dir_for(out).glob("matches-0-*.js"))) == 4
+    write_html_report(pousse_data, out, layout="split", page_size=10)  # replaced, not mixed
     assert sorted(p.name for p in data_dir_for(out).glob("matches-0-*.js")) == [
         "matches-0-1.js",
         "matches-0-2.js",
-        "matches-0-3.js",
     ]
-    write_html_report(data, out, layout="split")  # replaced, not mixed: 13 pages now
-    assert len(list(data_dir_for(out).glob("matches-0-*.js"))) == -(-LEAGUE // PAGE_SIZE)
     assert [p.name for p in tmp_path.iterdir() if ".new-" in p.name or ".old-" in p.name] == []
-    write_html_report(data, out, layout="single")  # the single page removes the stale directory
+    write_html_report(pousse_data, out)  # a small run: one page, and the stale directory goes
     assert not data_dir_for(out).exists()
     assert '<details class="match"' in out.read_text()
-    # a directory that is not a report's data is never replaced
+    # a directory that is not a report's data is never replaced or removed
     foreign = data_dir_for(out)
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
     with pytest.raises(FileExistsError):
-        write_html_report(data, out, layout="split")
-    write_html_report(data, out, layout="single")
+        write_html_report(pousse_data, out, layout="split")
+    write_html_report(pousse_data, out, layout="single")
     assert (foreign / "notes.txt").read_text() == "mine"
 
 
@@ -93,8 +93,10 @@ def _open(driver: Any, page: Path) -> None:
 
     driver.get(page.as_uri())
     WebDriverWait(driver, 30).until(
-        lambda d: d.execute_script("return document.readyState") == "complete"
-        and d.find_elements(By.CSS_SELECTOR, "footer")
+        lambda d: (
+            d.execute_script("return document.readyState") == "complete"
+            and d.find_elements(By.CSS_SELECTOR, "footer")
+        )
     )
 
 
@@ -107,9 +109,7 @@ def _wait_rows(driver: Any, box: Any, first_id: str) -> list[str]:
     """The ids of the match rows shown in ``box`` once its page starting with ``first_id`` is in."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    script = (
-        "return Array.from(arguments[0].querySelectorAll('.match-page > details.match')).map(d => d.id)"
-    )
+    script = "return Array.from(arguments[0].querySelectorAll('.match-page > details.match')).map(d => d.id)"
     WebDriverWait(driver, 10).until(lambda d: (d.execute_script(script, box) or [""])[0] == f"m-{first_id}")
     ids: list[str] = driver.execute_script(script, box)
     return ids
@@ -129,7 +129,9 @@ def test_the_page_shows_standings_and_bracket_and_loads_matches_on_demand(
     tables = driver.find_elements(By.CSS_SELECTOR, "table.standings")
     assert len(tables) == 2 and all(t.is_displayed() for t in tables)
     for table, stage in zip(tables, data.stages, strict=True):
-        assert table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text.startswith(f"1 {stage.standings[0].entry} ")
+        assert table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text.startswith(
+            f"1 {stage.standings[0].entry} "
+        )
         assert len(table.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(stage.standings)
     # the cup's bracket: one box per match, visible
     cup = data.stage_matches("cup")
@@ -175,7 +177,9 @@ def test_the_page_shows_standings_and_bracket_and_loads_matches_on_demand(
     search = box.find_element(By.CSS_SELECTOR, "input.filter")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", search)
     search.send_keys(target.match_id[:10])
-    hit = WebDriverWait(driver, 10).until(lambda d: box.find_elements(By.CSS_SELECTOR, ".filter-results a.hit"))
+    hit = WebDriverWait(driver, 10).until(
+        lambda d: box.find_elements(By.CSS_SELECTOR, ".filter-results a.hit")
+    )
     assert len(hit) == 1 and " vs ".join(target.players) in hit[0].text
     hit[0].click()
     assert f"m-{target.match_id}" in _wait_rows(driver, box, league[7 * PAGE_SIZE].match_id)
