@@ -10,8 +10,10 @@ the report is split::
       matches-S-P.js     page P of stage S's match list (PAGE_SIZE matches, rendered HTML)
       replays-S-P.js     the replays of that page's games (when it has any)
       index-S.js         stage S's matches (id, label, page) for the search box
+      standings-S.js     stage S's whole standings table, when it has over STANDINGS_ROWS rows
 
-The page loads nothing until asked: opening a stage's match list loads its
+The page holds the first ``STANDINGS_ROWS`` rows of each stage's standings.
+It loads nothing until asked: opening a stage's match list loads its
 first page, the pager and the search box load others, a bracket box loads
 the page holding its match, a replay button that page's replays. Data files
 are scripts that hand their payload to ``tourneyReport.loaded(name, payload)``
@@ -36,15 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from runner.domain.stages.places import place_labels
 from runner.report.exports import write_text
 from runner.report.html import (
-    REPLAY_BUDGET_CHARS,
-    REPLAY_MAX_GAMES,
     StageView,
     environment,
     render_page,
     render_report,
-    replay_key,
     run_dir_label,
     select_replays,
     stage_views,
@@ -55,8 +55,12 @@ from runner.report.model import ReportData
 SPLIT_ABOVE_MATCHES = 1_000
 #: matches per page of a stage's match list
 PAGE_SIZE = 100
-SPLIT_REPLAY_BUDGET_CHARS = 60_000_000
-SPLIT_REPLAY_MAX_GAMES = 20_000
+#: standings rows in the page per stage; a larger field's full table is a data file ("show all")
+STANDINGS_ROWS = 200
+#: replays cost about a millisecond per game to compute: 10,000 keeps a 50,000-match report
+#: within a minute (the single page: 3,000)
+SPLIT_REPLAY_BUDGET_CHARS = 40_000_000
+SPLIT_REPLAY_MAX_GAMES = 10_000
 #: a file in every data directory this module writes: only such a directory is ever replaced or removed
 MARKER = ".tourney-report-data"
 
@@ -71,16 +75,23 @@ class SplitLayout:
     page_size: int
     pages: dict[str, int] = field(default_factory=dict)  # stage name -> number of pages
     page_of: dict[str, int] = field(default_factory=dict)  # match id -> its 1-based page in its stage
+    standings_rows: int = STANDINGS_ROWS
 
     @classmethod
-    def of(cls, stages: Iterable[StageView], data_dir: str, page_size: int = PAGE_SIZE) -> SplitLayout:
+    def of(
+        cls,
+        stages: Iterable[StageView],
+        data_dir: str,
+        page_size: int = PAGE_SIZE,
+        standings_rows: int = STANDINGS_ROWS,
+    ) -> SplitLayout:
         pages: dict[str, int] = {}
         page_of: dict[str, int] = {}
         for sv in stages:
             pages[sv.stage.name] = -(-len(sv.matches) // page_size)
             for i, row in enumerate(sv.matches):
                 page_of[row.match.match_id] = i // page_size + 1
-        return cls(data_dir, page_size, pages, page_of)
+        return cls(data_dir, page_size, pages, page_of, standings_rows)
 
 
 def data_dir_for(out: Path) -> Path:
@@ -100,6 +111,7 @@ def write_html_report(
     *,
     layout: Layout = "auto",
     page_size: int = PAGE_SIZE,
+    standings_rows: int = STANDINGS_ROWS,
     generated: str | None = None,
 ) -> list[Path]:
     """Write the report to ``out`` (and its data directory when split); return the paths written.
@@ -115,7 +127,7 @@ def write_html_report(
         return [out]
     replays = select_replays(data, SPLIT_REPLAY_BUDGET_CHARS, SPLIT_REPLAY_MAX_GAMES)
     stages = stage_views(data, set(replays))
-    split = SplitLayout.of(stages, data_dir.name, page_size)
+    split = SplitLayout.of(stages, data_dir.name, page_size, standings_rows)
     staging = data_dir.with_name(f"{data_dir.name}.new-{os.getpid()}")
     _remove_data_dir(staging)
     staging.mkdir(parents=True)
@@ -133,9 +145,15 @@ def _write_data_files(
     split: SplitLayout,
     into: Path,
 ) -> None:
-    row_macro = environment().get_template("_match_row.html.j2").module.match_row  # type: ignore[attr-defined]
+    env = environment()
+    row_macro = env.get_template("_match_row.html.j2").module.match_row  # type: ignore[attr-defined]
+    standings_macro = env.get_template("_standings_row.html.j2").module.standings_row  # type: ignore[attr-defined]
     run_dir = run_dir_label(data)
     for si, sv in enumerate(stages):
+        if len(sv.stage.standings) > split.standings_rows:
+            labels = place_labels(sv.stage.groups)
+            rows_html = "".join(str(standings_macro(r, sv, labels)) for r in sv.stage.standings)
+            _write_chunk(into, f"standings-{si}", rows_html)
         index: list[list[object]] = []
         for p in range(split.pages[sv.stage.name]):
             rows = sv.matches[p * split.page_size : (p + 1) * split.page_size]
@@ -152,7 +170,7 @@ def _write_data_files(
                 label = f"R{m.round}{' ' + m.bracket if m.bracket else ''} #{m.pairing + 1}: " + " vs ".join(
                     m.players
                 )
-                index.append([m.match_id, label, page, m.result_text()])
+                index.append([m.match_id, label, page])
         _write_chunk(into, f"index-{si}", index)
 
 
@@ -182,11 +200,9 @@ def _remove_data_dir(path: Path) -> None:
 
 __all__ = [
     "PAGE_SIZE",
-    "REPLAY_BUDGET_CHARS",
-    "REPLAY_MAX_GAMES",
     "SPLIT_ABOVE_MATCHES",
     "SplitLayout",
+    "choose_layout",
     "data_dir_for",
-    "replay_key",
     "write_html_report",
 ]

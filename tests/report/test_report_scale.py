@@ -184,3 +184,36 @@ def test_the_page_shows_standings_and_bracket_and_loads_matches_on_demand(
     hit[0].click()
     assert f"m-{target.match_id}" in _wait_rows(driver, box, league[7 * PAGE_SIZE].match_id)
     assert driver.find_element(By.ID, f"m-{target.match_id}").get_attribute("open") is not None
+
+
+def test_a_link_to_a_match_opens_its_page(driver: Any, run: Path, data: ReportData) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    target = data.stage_matches("league")[5 * PAGE_SIZE + 42]
+    driver.get((run / "report.html").as_uri() + f"#m-{target.match_id}")
+    row = WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.ID, f"m-{target.match_id}"))[0]
+    assert row.get_attribute("open") is not None and row.is_displayed()
+
+
+def test_a_large_field_shows_its_first_standings_rows_and_the_rest_on_demand(
+    driver: Any, data: ReportData, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    out = tmp_path / "report.html"
+    write_html_report(data, out, layout="split", standings_rows=10)
+    _open(driver, out)
+    league = data.stage("league")
+    assert league is not None
+    table = driver.find_element(By.CSS_SELECTOR, "section#stage-league table.standings")
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert [r.text.split()[1] for r in rows] == [r.entry for r in league.standings[:10]]
+    table.find_element(By.CSS_SELECTOR, "button.more-standings").click()
+    WebDriverWait(driver, 10).until(
+        lambda d: len(table.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(league.standings)
+    )
+    assert not table.find_elements(By.CSS_SELECTOR, "tfoot")
+    last = table.find_elements(By.CSS_SELECTOR, "tbody tr")[-1].text
+    assert last.split()[1] == league.standings[-1].entry
