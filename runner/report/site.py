@@ -11,8 +11,11 @@ the report is split::
       replays-S-P.js     the replays of that page's games (when it has any)
       index-S.js         stage S's matches (id, label, page) for the search box
       standings-S.js     stage S's whole standings table, when it has over STANDINGS_ROWS rows
+      bracket-S.js       stage S's whole bracket, when it has over BRACKET_BOXES boxes
 
-The page holds the first ``STANDINGS_ROWS`` rows of each stage's standings.
+The page holds the first ``STANDINGS_ROWS`` rows of each stage's standings
+and the last rounds of its bracket (``BRACKET_BOXES``), so a 10,000-entry
+field opens as quickly as a small one.
 It loads nothing until asked: opening a stage's match list loads its
 first page, the pager and the search box load others, a bracket box loads
 the page holding its match, a replay button that page's replays. Data files
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from runner.domain.stages.places import place_labels
+from runner.report.brackets import BracketRound
 from runner.report.exports import write_text
 from runner.report.html import (
     StageView,
@@ -57,6 +61,9 @@ SPLIT_ABOVE_MATCHES = 1_000
 PAGE_SIZE = 100
 #: standings rows in the page per stage; a larger field's full table is a data file ("show all")
 STANDINGS_ROWS = 200
+#: bracket boxes drawn in the page per stage: the last rounds that fit (at least the last round);
+#: the whole bracket is a data file ("show all rounds")
+BRACKET_BOXES = 256
 #: replays cost about a millisecond per game to compute: 10,000 keeps a 50,000-match report
 #: within a minute (the single page: 3,000)
 SPLIT_REPLAY_BUDGET_CHARS = 40_000_000
@@ -76,6 +83,7 @@ class SplitLayout:
     pages: dict[str, int] = field(default_factory=dict)  # stage name -> number of pages
     page_of: dict[str, int] = field(default_factory=dict)  # match id -> its 1-based page in its stage
     standings_rows: int = STANDINGS_ROWS
+    bracket_boxes: int = BRACKET_BOXES
 
     @classmethod
     def of(
@@ -84,6 +92,7 @@ class SplitLayout:
         data_dir: str,
         page_size: int = PAGE_SIZE,
         standings_rows: int = STANDINGS_ROWS,
+        bracket_boxes: int = BRACKET_BOXES,
     ) -> SplitLayout:
         pages: dict[str, int] = {}
         page_of: dict[str, int] = {}
@@ -91,7 +100,18 @@ class SplitLayout:
             pages[sv.stage.name] = -(-len(sv.matches) // page_size)
             for i, row in enumerate(sv.matches):
                 page_of[row.match.match_id] = i // page_size + 1
-        return cls(data_dir, page_size, pages, page_of, standings_rows)
+        return cls(data_dir, page_size, pages, page_of, standings_rows, bracket_boxes)
+
+    def bracket_rounds(self, sv: StageView) -> list[BracketRound]:
+        """The rounds of ``sv``'s bracket drawn in the page: the last ones, within ``bracket_boxes``."""
+        shown: list[BracketRound] = []
+        boxes = 0
+        for rnd in reversed(sv.brackets):
+            boxes += sum(len(sec.matches) + len(sec.byes) for sec in rnd.sections)
+            if shown and boxes > self.bracket_boxes:
+                break
+            shown.insert(0, rnd)
+        return shown
 
 
 def data_dir_for(out: Path) -> Path:
@@ -112,6 +132,7 @@ def write_html_report(
     layout: Layout = "auto",
     page_size: int = PAGE_SIZE,
     standings_rows: int = STANDINGS_ROWS,
+    bracket_boxes: int = BRACKET_BOXES,
     generated: str | None = None,
 ) -> list[Path]:
     """Write the report to ``out`` (and its data directory when split); return the paths written.
@@ -127,7 +148,7 @@ def write_html_report(
         return [out]
     replays = select_replays(data, SPLIT_REPLAY_BUDGET_CHARS, SPLIT_REPLAY_MAX_GAMES)
     stages = stage_views(data, set(replays))
-    split = SplitLayout.of(stages, data_dir.name, page_size, standings_rows)
+    split = SplitLayout.of(stages, data_dir.name, page_size, standings_rows, bracket_boxes)
     staging = data_dir.with_name(f"{data_dir.name}.new-{os.getpid()}")
     _remove_data_dir(staging)
     staging.mkdir(parents=True)
@@ -148,8 +169,11 @@ def _write_data_files(
     env = environment()
     row_macro = env.get_template("_match_row.html.j2").module.match_row  # type: ignore[attr-defined]
     standings_macro = env.get_template("_standings_row.html.j2").module.standings_row  # type: ignore[attr-defined]
+    bracket_macro = env.get_template("_bracket.html.j2").module.bracket  # type: ignore[attr-defined]
     run_dir = run_dir_label(data)
     for si, sv in enumerate(stages):
+        if len(split.bracket_rounds(sv)) < len(sv.brackets):
+            _write_chunk(into, f"bracket-{si}", str(bracket_macro(sv, sv.brackets, split)))
         if len(sv.stage.standings) > split.standings_rows:
             labels = place_labels(sv.stage.groups)
             rows_html = "".join(str(standings_macro(r, sv, labels)) for r in sv.stage.standings)

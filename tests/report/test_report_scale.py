@@ -217,3 +217,26 @@ def test_a_large_field_shows_its_first_standings_rows_and_the_rest_on_demand(
     assert not table.find_elements(By.CSS_SELECTOR, "tfoot")
     last = table.find_elements(By.CSS_SELECTOR, "tbody tr")[-1].text
     assert last.split()[1] == league.standings[-1].entry
+
+
+def test_a_large_bracket_draws_its_last_rounds_and_the_rest_on_demand(
+    driver: Any, data: ReportData, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    out = tmp_path / "report.html"
+    write_html_report(data, out, layout="split", bracket_boxes=7)  # the cup: rounds of 8, 4, 2, 1
+    _open(driver, out)
+    heads = "section#stage-cup .bracket .round-head"
+    assert [h.text for h in driver.find_elements(By.CSS_SELECTOR, heads)] == ["Round 2", "Round 3", "Round 4"]
+    assert len(driver.find_elements(By.CSS_SELECTOR, "section#stage-cup .bracket a.mbox")) == 7
+    driver.find_element(By.CSS_SELECTOR, "section#stage-cup button.more-bracket").click()
+    WebDriverWait(driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, heads)) == 4)
+    boxes = driver.find_elements(By.CSS_SELECTOR, "section#stage-cup .bracket a.mbox")
+    assert len(boxes) == CUP - 1 and not driver.find_elements(By.CSS_SELECTOR, "button.more-bracket")
+    # a box of the loaded rounds still opens its match
+    first = data.stage_matches("cup")[0]
+    driver.find_element(By.CSS_SELECTOR, f'section#stage-cup a.mbox[href="#m-{first.match_id}"]').click()
+    row = WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, f"m-{first.match_id}"))[0]
+    assert row.get_attribute("open") is not None
