@@ -24,8 +24,9 @@ def _browser() -> tuple[str, str] | None:
 
 
 @contextmanager
-def headless_chromium(profile: Path) -> Iterator[Any]:
-    """A selenium ``webdriver.Chrome`` on a fresh profile in ``profile``; quit on exit."""
+def headless_chromium(profile: Path, *, page_load_strategy: str = "normal") -> Iterator[Any]:
+    """A selenium ``webdriver.Chrome`` on a fresh profile in ``profile``; quit on exit.
+    ``page_load_strategy="none"``: ``get`` returns at once (timing a page as it loads)."""
     found = _browser()
     if found is None:
         pytest.skip("chromium and chromedriver are not installed")
@@ -35,6 +36,7 @@ def headless_chromium(profile: Path) -> Iterator[Any]:
     chrome, chromedriver = found
     opts = webdriver.ChromeOptions()
     opts.binary_location = chrome
+    opts.page_load_strategy = page_load_strategy
     for arg in (
         "--headless",
         "--no-sandbox",

@@ -52,6 +52,7 @@ def test_a_large_run_gets_a_small_page_and_data_files(run: Path, data: ReportDat
     files = {p.name for p in (run / "report-data").iterdir()}
     assert len(data.matches) > SPLIT_ABOVE_MATCHES
     assert '<details class="match"' not in page  # no match row in the page itself
+    assert "http://" not in page and "https://" not in page  # offline: data comes from report-data/
     assert len(page) < 200_000
     league_pages = -(-LEAGUE // PAGE_SIZE)
     assert {f"matches-0-{p}.js" for p in range(1, league_pages + 1)} <= files
