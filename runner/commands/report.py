@@ -155,7 +155,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         html = str(Path(args.run_dir) / "report.html")
     written = []
     if html:
-        written += [str(p) for p in write_html_report(data, Path(html))]
+        layout = getattr(args, "layout", "auto") or "auto"
+        written += [str(p) for p in write_html_report(data, Path(html), layout=layout)]
     if csv_path:
         write_text(Path(csv_path), standings_csv(data))
         written.append(csv_path)

@@ -17,6 +17,10 @@ a stage, from the last round backwards: the final and the late elimination
 rounds are what people open. The page says how many games have an embedded
 replay; every other game still lists its result and verdict and names the
 ``tourney replay RUN MATCH --game K`` command that prints it.
+
+Runs of more than ``runner.report.site.SPLIT_ABOVE_MATCHES`` matches get the
+split layout instead (``runner.report.site``): this page without its match
+lists and replays, which go to data files beside it, loaded on demand.
 """
 
 from __future__ import annotations

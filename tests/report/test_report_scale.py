@@ -241,3 +241,11 @@ def test_a_large_bracket_draws_its_last_rounds_and_the_rest_on_demand(
     driver.find_element(By.CSS_SELECTOR, f'section#stage-cup a.mbox[href="#m-{first.match_id}"]').click()
     row = WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, f"m-{first.match_id}"))[0]
     assert row.get_attribute("open") is not None
+
+
+def test_the_command_can_force_either_layout(run: Path, tmp_path: Path) -> None:
+    single, split = tmp_path / "one.html", tmp_path / "two.html"
+    assert main(["report", str(run), "--html", str(single), "--layout", "single"]) == 0
+    assert main(["report", str(run), "--html", str(split), "--layout", "split"]) == 0
+    assert not data_dir_for(single).exists() and '<details class="match"' in single.read_text()
+    assert (data_dir_for(split) / "matches-0-1.js").is_file()
