@@ -51,6 +51,9 @@ def test_a_large_run_gets_a_small_page_and_data_files(run: Path, data: ReportDat
     page = (run / "report.html").read_text()
     files = {p.name for p in (run / "report-data").iterdir()}
     assert len(data.matches) > SPLIT_ABOVE_MATCHES
+    # the generated run reads back as a finished run: every match done, by the store's own record
+    assert data.tournament.finished and all(m.state == "done" and m.attempt == 1 for m in data.matches)
+    assert data.meta["run_id"] == "synthetic-1" and data.meta["finished"]
     assert '<details class="match"' not in page  # no match row in the page itself
     assert "http://" not in page and "https://" not in page  # offline: data comes from report-data/
     assert len(page) < 200_000
