@@ -114,6 +114,14 @@ class SplitLayout:
         return shown
 
 
+def layout_named(name: str) -> Layout:
+    """``auto``, ``single`` or ``split`` (the command line's ``--layout``); ``ValueError`` otherwise."""
+    for known in ("auto", "single", "split"):
+        if name == known:
+            return known
+    raise ValueError(f"unknown report layout {name!r} (auto, single, split)")
+
+
 def data_dir_for(out: Path) -> Path:
     """The data directory of the page ``out``: ``report.html`` -> ``report-data/``."""
     return out.with_name(f"{out.stem}-data")
@@ -228,5 +236,6 @@ __all__ = [
     "SplitLayout",
     "choose_layout",
     "data_dir_for",
+    "layout_named",
     "write_html_report",
 ]
