@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,10 +176,15 @@ class StageView:
     bracket_names: list[str] = field(default_factory=list)
     embedded: int = 0
 
-    @property
+    @cached_property  # read once per standings row: a 10,000-entry table must not scan itself per row
     def extra_keys(self) -> list[str]:
         """Tiebreak values behind the rank (seed, buchholz, head_to_head ...)."""
         return extra_columns(self.stage)
+
+    @cached_property
+    def seeds(self) -> dict[str, int]:
+        """Entrant -> its 1-based seed in this stage (the bracket boxes show it)."""
+        return {e: i for i, e in enumerate(self.stage.entrants, start=1)}
 
     @property
     def anchor(self) -> str:
