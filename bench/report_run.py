@@ -3,14 +3,17 @@
 ``make_run(run_dir, entries=N, boards=B)`` writes what ``tourney run`` leaves
 behind (``config.yaml``, ``resolved.json``, ``tournament.sqlite``) for an m,n,k
 tournament: a round robin of N entries on B boards (``N*(N-1)/2 * B`` matches,
-two games each), then a knockout of the league's top ``cup`` entries. Nothing
+two games each), or a swiss of N entries (``swiss_rounds``: ``N/2`` matches a
+round), then a knockout of the first stage's top ``cup`` entries. Nothing
 is executed: every game is random legal play by the real referee (seeded, so
 a transcript replays exactly), and every match goes through the run store's
 own API as the coordinator drives it (``advance`` -> ``sync_plan`` ->
 ``dispatch`` -> ``accept``), so the report reads an ordinary run.
 
 101 entries on 10 boards make 50,500 league matches (+ the cup): the issue's
-"50,000-match run". Entries are variants of the sample ``entries/mnk/random``.
+"50,000-match run"; so do 10,000 entries in a 10-round swiss, a field whose
+standings are too long for one page. Entries are variants of the sample
+``entries/mnk/random``.
 """
 
 from __future__ import annotations
@@ -78,11 +81,24 @@ def play_random(game: Game[Any, Any], board_text: str, order: list[str], rng: ra
     return GameRecord(list(order), winner, scores, Verdict(VerdictKind.NORMAL, None, ""), moves, out.reason)
 
 
-def config_text(name: str, entries: int, boards: int, cup: int) -> str:
+#: ``shape="swiss"``: a swiss of many entries instead of the league (10,000 entries, 10 rounds:
+#: 50,000 matches), for a field whose standings and bracket are larger than a page shows
+SWISS_STAGE = """\
+  - name: league
+    planner: swiss
+    rounds: {rounds}
+    boards: [b0]
+    games_per_pairing: 2
+    scoring: {{win: 1, tie: 0.5, loss: 0}}
+    advance: {{top: {cup}}}
+"""
+
+
+def config_text(name: str, entries: int, boards: int, cup: int, swiss_rounds: int = 0) -> str:
     if not 1 <= boards <= len(BOARD_TEXTS):
         raise ValueError(f"boards: 1..{len(BOARD_TEXTS)}")
     names = [f"b{i}" for i in range(boards)]
-    return CONFIG.format(
+    text = CONFIG.format(
         name=name,
         boards="\n".join(f'  {n}: {{text: "{t}"}}' for n, t in zip(names, BOARD_TEXTS, strict=False)),
         board_names=", ".join(names),
@@ -90,16 +106,30 @@ def config_text(name: str, entries: int, boards: int, cup: int) -> str:
         entries=entries,
         cup=cup,
     )
+    if swiss_rounds:
+        start = text.index("  - name: league")
+        end = text.index("  - name: cup")
+        text = text[:start] + SWISS_STAGE.format(rounds=swiss_rounds, cup=cup) + text[end:]
+    return text
 
 
-def make_run(run_dir: Path, *, entries: int = 101, boards: int = 10, cup: int = 32, seed: int = 1) -> int:
-    """Write a finished synthetic run into ``run_dir`` (new); return its number of matches."""
+def make_run(
+    run_dir: Path,
+    *,
+    entries: int = 101,
+    boards: int = 10,
+    cup: int = 32,
+    swiss_rounds: int = 0,
+    seed: int = 1,
+) -> int:
+    """Write a finished synthetic run into ``run_dir`` (new); return its number of matches.
+    ``swiss_rounds``: the first stage is a swiss of that many rounds instead of the league."""
     run_dir = Path(run_dir)
     if run_dir.exists():
         raise FileExistsError(f"{run_dir} exists")
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     config_path = run_dir.parent / f"{run_dir.name}.yaml"
-    config_path.write_text(config_text(run_dir.name, entries, boards, cup))
+    config_path.write_text(config_text(run_dir.name, entries, boards, cup, swiss_rounds))
     config = load_config(config_path)
     rng = random.Random(seed)
     game = get_game(config.game, **config.game_params)
@@ -136,9 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--entries", type=int, default=101)
     ap.add_argument("--boards", type=int, default=10)
     ap.add_argument("--cup", type=int, default=32)
+    ap.add_argument("--swiss-rounds", type=int, default=0, help="a swiss of this many rounds, not the league")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    n = make_run(args.run_dir, entries=args.entries, boards=args.boards, cup=args.cup)
+    n = make_run(
+        args.run_dir, entries=args.entries, boards=args.boards, cup=args.cup, swiss_rounds=args.swiss_rounds
+    )
     print(f"wrote {args.run_dir}: {n} matches in {time.perf_counter() - t0:.1f} s")
     return 0
 
