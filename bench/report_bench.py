@@ -2,7 +2,8 @@
 
 Generates a synthetic finished run (``bench.report_run``: 101 entries, a round
 robin on 10 boards, then a 32-entry knockout: 50,531 matches, 101,062 games)
-unless ``--run-dir`` names one made earlier, then writes its report in both
+unless ``--run-dir`` names one made earlier (``--entries 10000 --swiss-rounds 10``:
+a 10,000-entry swiss of 50,000 matches instead), then writes its report in both
 layouts and opens each in headless Chromium from ``file://``:
 
 * ``single``: the one self-contained page (the only layout before the split);
@@ -120,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-dir", type=Path, help="a run made by bench.report_run (made here if missing)")
     ap.add_argument("--entries", type=int, default=101)
     ap.add_argument("--boards", type=int, default=10)
+    ap.add_argument(
+        "--swiss-rounds",
+        type=int,
+        default=0,
+        help="generate a swiss (e.g. --entries 10000 --swiss-rounds 10)",
+    )
     ap.add_argument("--opens", type=int, default=3, help="page loads of the split page (median)")
     ap.add_argument("--single-opens", type=int, default=1, help="page loads of the single page (slow)")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for a page to load")
@@ -131,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         run_dir = args.run_dir or work / "run"
         if not (run_dir / "tournament.sqlite").exists():
             t0 = time.perf_counter()
-            n = make_run(run_dir, entries=args.entries, boards=args.boards)
+            n = make_run(run_dir, entries=args.entries, boards=args.boards, swiss_rounds=args.swiss_rounds)
             print(f"generated {run_dir}: {n} matches in {time.perf_counter() - t0:.1f} s", flush=True)
         c0, t0 = time.process_time(), time.perf_counter()
         data = load_report_data(run_dir)
