@@ -161,8 +161,11 @@ def write_html_report(
     _remove_data_dir(staging)
     staging.mkdir(parents=True)
     (staging / MARKER).write_text("written by tourney report; replaced with the report\n")
-    _write_data_files(data, stages, replays, split, staging)
-    _swap_in(staging, data_dir)
+    try:
+        _write_data_files(data, stages, replays, split, staging)
+        _swap_in(staging, data_dir)
+    finally:
+        _remove_data_dir(staging)  # left only by a failure: the old data stays in place
     write_text(out, render_page(data, replays, stages, layout=split, generated=generated))
     return [out, data_dir]
 

@@ -87,6 +87,7 @@ def test_rewriting_keeps_layouts_apart(pousse_data: ReportData, tmp_path: Path) 
     (foreign / "notes.txt").write_text("mine")
     with pytest.raises(FileExistsError):
         write_html_report(pousse_data, out, layout="split")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r-data", "r.html"]  # no half-written data left
     write_html_report(pousse_data, out, layout="single")
     assert (foreign / "notes.txt").read_text() == "mine"
 
