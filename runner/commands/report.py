@@ -74,6 +74,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
         result = m.result_text()
         if m.verdicts():
             result += " · " + ", ".join(m.verdicts())
+        if m.superseded:  # never silently: `tourney disputes RUN` says how and why
+            result += f" · replaced {len(m.superseded)} earlier result(s)"
         rows.append(
             [
                 m.match_id,

@@ -38,8 +38,8 @@ class MatchRecord:
     worker: str = ""
     failures: int = 0
     result: MatchResult | None = None  # the official one
-    superseded: tuple[MatchResult, ...] = ()  # older official results replaced by ``rerun --accept``
-    candidates: tuple[MatchResult, ...] = ()  # rerun results not accepted (yet)
+    superseded: tuple[MatchResult, ...] = ()  # older official results replaced by ``tourney accept``
+    candidates: tuple[MatchResult, ...] = ()  # rerun candidates not official (never accepted)
     rejected: tuple[MatchResult, ...] = ()  # system_error results of failed attempts
     seq: int = 0
     lease_expires: float | None = None

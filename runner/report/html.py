@@ -46,6 +46,7 @@ from runner.report.brackets import (
     bracket_rounds,
     is_bracket_stage,
 )
+from runner.report.disputes import dispute_fields, origin_text
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.report.terminal import (
@@ -234,6 +235,11 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = lambda x: f"{x:g}" if isinstance(x, float) else str(x)
     env.globals["bracket_label"] = bracket_label
+    env.globals["dispute_fields"] = dispute_fields
+    env.globals["origin_text"] = origin_text
+    env.globals["when"] = lambda ts: (
+        datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+    )
     return env
 
 

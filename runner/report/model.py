@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
 from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.disputes import DisputeLog
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord, find_match
 from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
@@ -84,6 +85,7 @@ class ReportData:
     meta: dict[str, Any] = field(default_factory=dict)  # the store's run metadata
     run_dir: Path | None = None
     config: TournamentConfig | None = None  # the frozen config (None for synthetic data)
+    disputes: DisputeLog = field(default_factory=DisputeLog)  # rerun candidates and acceptances
 
     # -- lookups ---------------------------------------------------------
     @property

@@ -193,7 +193,7 @@ def _write_data_files(
         for p in range(split.pages[sv.stage.name]):
             rows = sv.matches[p * split.page_size : (p + 1) * split.page_size]
             page = p + 1
-            html = "".join(str(row_macro(row, run_dir)) for row in rows)
+            html = "".join(str(row_macro(row, run_dir, data.disputes)) for row in rows)
             _write_chunk(into, f"matches-{si}-{page}", html)
             page_replays = {
                 g.key: replays[g.key] for row in rows for g in row.games if g.embedded and g.key in replays
