@@ -12,9 +12,11 @@ the report is split::
       index-S.js         stage S's matches (id, label, page) for the search box
       standings-S.js     stage S's whole standings table, when it has over STANDINGS_ROWS rows
       bracket-S.js       stage S's whole bracket, when it has over BRACKET_BOXES boxes
+      final.js           the whole final ranking, when it is longer than the page shows
 
 The page holds the first ``STANDINGS_ROWS`` rows of each stage's standings
-and the last rounds of its bracket (``BRACKET_BOXES``), so a 10,000-entry
+and of the final ranking (and of the verdicts by entry), the first
+``SHARED_LINES`` shared-place notes, and the last rounds of its bracket (``BRACKET_BOXES``), so a 10,000-entry
 field opens as quickly as a small one.
 It loads nothing until asked: opening a stage's match list loads its
 first page, the pager and the search box load others, a bracket box loads
@@ -54,6 +56,7 @@ from runner.report.html import (
     stage_views,
 )
 from runner.report.model import ReportData
+from runner.report.terminal import final_places_of, shared_place_lines
 
 #: above this many matches the report is a page plus data files
 SPLIT_ABOVE_MATCHES = 1_000
@@ -61,6 +64,8 @@ SPLIT_ABOVE_MATCHES = 1_000
 PAGE_SIZE = 100
 #: standings rows in the page per stage; a larger field's full table is a data file ("show all")
 STANDINGS_ROWS = 200
+#: shared-place notes under the final ranking in the page (a large field ties often)
+SHARED_LINES = 20
 #: bracket boxes drawn in the page per stage: the last rounds that fit (at least the last round);
 #: the whole bracket is a data file ("show all rounds")
 BRACKET_BOXES = 256
@@ -84,6 +89,7 @@ class SplitLayout:
     page_of: dict[str, int] = field(default_factory=dict)  # match id -> its 1-based page in its stage
     standings_rows: int = STANDINGS_ROWS
     bracket_boxes: int = BRACKET_BOXES
+    shared_lines: int = SHARED_LINES
 
     @classmethod
     def of(
@@ -181,7 +187,15 @@ def _write_data_files(
     row_macro = env.get_template("_match_row.html.j2").module.match_row  # type: ignore[attr-defined]
     standings_macro = env.get_template("_standings_row.html.j2").module.standings_row  # type: ignore[attr-defined]
     bracket_macro = env.get_template("_bracket.html.j2").module.bracket  # type: ignore[attr-defined]
+    final = env.get_template("_final_row.html.j2").module
     run_dir = run_dir_label(data)
+    places = final_places_of(data)
+    shared = shared_place_lines(places)
+    if len(places) > split.standings_rows or len(shared) > split.shared_lines:
+        overall = data.overall_ratings
+        rows_html = "".join(str(final.final_row(p, overall)) for p in places)  # type: ignore[attr-defined]
+        shared_html = "".join(str(final.shared_place_line(line)) for line in shared)  # type: ignore[attr-defined]
+        _write_chunk(into, "final", {"rows": rows_html, "shared": shared_html})
     for si, sv in enumerate(stages):
         if len(split.bracket_rounds(sv)) < len(sv.brackets):
             _write_chunk(into, f"bracket-{si}", str(bracket_macro(sv, sv.brackets, split)))

@@ -201,7 +201,7 @@ def test_a_link_to_a_match_opens_its_page(driver: Any, run: Path, data: ReportDa
     assert row.get_attribute("open") is not None and row.is_displayed()
 
 
-def test_a_large_field_shows_its_first_standings_rows_and_the_rest_on_demand(
+def test_a_large_field_shows_its_first_standings_and_final_rows_and_the_rest_on_demand(
     driver: Any, data: ReportData, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
@@ -222,6 +222,18 @@ def test_a_large_field_shows_its_first_standings_rows_and_the_rest_on_demand(
     assert not table.find_elements(By.CSS_SELECTOR, "tfoot")
     last = table.find_elements(By.CSS_SELECTOR, "tbody tr")[-1].text
     assert last.split()[1] == league.standings[-1].entry
+
+    # the final ranking likewise: its first rows, then every place
+    places = data.tournament.final_places
+    final = driver.find_element(By.CSS_SELECTOR, "table.final-ranking")
+    assert [r.text.split()[1] for r in final.find_elements(By.CSS_SELECTOR, "tbody tr")] == [
+        p.entry for p in places[:10]
+    ]
+    final.find_element(By.CSS_SELECTOR, "button.more-final").click()
+    WebDriverWait(driver, 10).until(
+        lambda d: len(final.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(places)
+    )
+    assert final.find_elements(By.CSS_SELECTOR, "tbody tr")[-1].text.split()[1] == places[-1].entry
 
 
 def test_a_large_bracket_draws_its_last_rounds_and_the_rest_on_demand(
