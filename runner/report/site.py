@@ -16,9 +16,9 @@ the report is split::
 
 The page holds the first ``STANDINGS_ROWS`` rows of each stage's standings
 and of the final ranking (and of the verdicts by entry), the first
-``SHARED_LINES`` shared-place notes, and the last rounds of its bracket (``BRACKET_BOXES``), so a 10,000-entry
-field opens as quickly as a small one.
-It loads nothing until asked: opening a stage's match list loads its
+``SHARED_LINES`` shared-place notes, and the last rounds of each bracket
+(``BRACKET_BOXES``), so a 10,000-entry field opens as quickly as a small one;
+"show all" buttons load the rest. It loads nothing until asked: opening a stage's match list loads its
 first page, the pager and the search box load others, a bracket box loads
 the page holding its match, a replay button that page's replays. Data files
 are scripts that hand their payload to ``tourneyReport.loaded(name, payload)``
