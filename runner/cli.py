@@ -32,6 +32,7 @@ HANDLERS = {
     "disputes": "runner.commands.disputes:cmd_disputes",
     "replay": "runner.commands.report:cmd_replay",
     "report": "runner.commands.report:cmd_report",
+    "build-log": "runner.commands.build_log:cmd_build_log",
 }
 
 
@@ -155,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", help="write standings CSV here")
     s.add_argument("--json", help="write standings JSON here")
     s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")
+
+    s = sub.add_parser("build-log", help="print the full log of an entry's failed build")
+    s.add_argument("run_dir")
+    s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
     return p
 
 

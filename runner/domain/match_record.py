@@ -160,6 +160,12 @@ class MatchRecord:
         return out
 
 
+    def bounded(self) -> list[str]:
+        """``"game 2 stopped at max_moves"`` per game stopped at its bound (``GameRecord.stopped_by``)."""
+        games = enumerate(self.games, start=1)
+        return [f"game {k} stopped at {g.stopped_by}" for k, g in games if g.stopped_by]
+
+
 class UnknownMatch(UsageError, KeyError):
     """No match, or more than one, answers to the id asked for."""
 

@@ -48,6 +48,7 @@ from runner.orchestration.dispatch import (
     Dispatcher,
     Finished,
     InboxNote,
+    InlineDispatcher,
     Rejected,
     Skipped,
     Started,
@@ -187,6 +188,9 @@ class Coordinator:
 
     def _run(self) -> SessionOutcome:
         t0 = time.monotonic()
+        if isinstance(self.dispatcher, InlineDispatcher):
+            # an inline match plays inside poll: let its moves redraw the progress as they come
+            self.dispatcher.on_live = lambda: self._show(t0)
         dirty = True
         last_plan = 0.0
         state: TournamentState | None = None
@@ -433,6 +437,8 @@ class Coordinator:
                 stages.append(StageProgress(st.name, done, total, st.status))
         games, moves, verdicts = self._totals
         c = self.store.counts()
+        wanted = {(f.match_id, f.attempt) for f in self.store.in_flight()}
+        live = tuple(m for m in self.dispatcher.live() if (m.match_id, m.attempt) in wanted)
         self.progress.update(
             ProgressSnapshot(
                 stages=stages,
@@ -444,6 +450,7 @@ class Coordinator:
                 running=c.get("running", 0) + c.get("queued", 0),
                 failed=c.get("failed", 0),
                 quarantined=tuple(r.name for r in self.health.quarantined()),
+                live=live,
             )
         )
 

@@ -140,6 +140,7 @@ def game_records(data: ReportData) -> Iterator[dict[str, Any]]:
             "scores": dict(g.scores),
             "verdict": g.verdict.to_dict(),
             "reason": g.reason,
+            "stopped_by": g.stopped_by,  # "" or the bound that stopped the game ("max_moves", "wall")
             # MoveRecord.to_dict goes through dataclasses.asdict (a deep copy per move),
             # ten times slower than this over a million moves
             "moves": [

@@ -47,6 +47,7 @@ from runner.report.brackets import (
     is_bracket_stage,
 )
 from runner.report.disputes import dispute_fields, origin_text
+from runner.report.entry_notes import build_logs, stderr_notes
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.report.terminal import (
@@ -269,6 +270,7 @@ def render_page(
     counts = data.verdict_counts()
     verdicts = sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))
     overall = data.overall_ratings
+    notes = stderr_notes(data)
     template = _environment().get_template("report.html.j2")
     return template.render(
         data=data,
@@ -288,12 +290,16 @@ def render_page(
         total_games=total_games,
         total_moves=data.move_count(),
         verdicts=verdicts,
+        bounded=data.bound_summary(),
         verdicts_by_entry=sorted(data.verdicts_by_entry().items()),
         embedded=len(replays),
         replay_data=_json_for_script({} if layout is not None else replays),
         boards=sorted(data.boards.items()),
         generated=generated or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         run_dir=run_dir_label(data),
+        stderr_notes=notes,
+        stderr_games=len({(n.match_id, n.game) for n in notes}),
+        failed_builds=build_logs(data.matches),
     )
 
 

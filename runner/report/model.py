@@ -142,6 +142,20 @@ class ReportData:
     def verdict_counts(self) -> Counter[str]:
         return Counter(g.verdict.kind.value for _, _, g in self.games())
 
+    def bound_summary(self) -> str:
+        """One line on the games stopped at their bound (config ``bound``) and adjudicated by the
+        game's rule, or "" when none was."""
+        stopped = Counter(g.stopped_by for _, _, g in self.games() if g.stopped_by)
+        if not stopped:
+            return ""
+        names = {"max_moves": "move bound", "wall": "game wall budget"}
+        parts = ", ".join(f"{names.get(k, k)} {n}" for k, n in sorted(stopped.items()))
+        n = sum(stopped.values())
+        return (
+            f"{n} game{'s' if n != 1 else ''} stopped at {'their' if n != 1 else 'its'} bound ({parts}) "
+            "and adjudicated by the game's rule (docs/config.md, bound); each replay says how"
+        )
+
     def verdicts_by_entry(self) -> Counter[tuple[str, str]]:
         """(entry, verdict kind) -> games charged, non-normal verdicts only."""
         out: Counter[tuple[str, str]] = Counter()
