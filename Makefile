@@ -9,7 +9,7 @@ RUN ?=
 MATCH ?=
 ARGS ?=
 
-.PHONY: venv tournament worker rerun report test test-fast bench bench-scale bench-fairtime lint clean
+.PHONY: venv tournament worker rerun report test test-fast bench bench-scale bench-fairtime bench-report lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ bench-scale: $(STAMP)
 
 bench-fairtime: $(STAMP)
 	$(BIN)/python -m bench fairtime $(ARGS)
+
+# the HTML report of a 50,000-match run: write time, size, open time in headless Chromium
+# (not part of `make test`; ARGS="--run-dir DIR" keeps the generated run for another time)
+bench-report: $(STAMP)
+	$(BIN)/python -m bench.report_bench $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check runner workers tests bench

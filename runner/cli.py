@@ -145,7 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="standings, brackets and replays")
     s.add_argument("run_dir")
-    s.add_argument("--html", help="write the self-contained HTML report here")
+    s.add_argument("--html", help="write the HTML report here")
+    s.add_argument(
+        "--layout",
+        choices=["auto", "single", "split"],
+        default="auto",
+        help="single: one self-contained file; split: the page plus <name>-data/ beside it, "
+        "loaded on demand; auto (default): split above 1,000 matches",
+    )
     s.add_argument("--csv", help="write standings CSV here")
     s.add_argument("--json", help="write standings JSON here")
     s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")

@@ -154,7 +154,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from runner.report.html import render_report
+    from runner.report.site import layout_named, write_html_report
 
     data = _load(args)
     html = getattr(args, "html", None)
@@ -165,8 +165,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         html = str(Path(args.run_dir) / "report.html")
     written = []
     if html:
-        write_text(Path(html), render_report(data))
-        written.append(html)
+        layout = layout_named(getattr(args, "layout", None) or "auto")
+        written += [str(p) for p in write_html_report(data, Path(html), layout=layout)]
     if csv_path:
         write_text(Path(csv_path), standings_csv(data))
         written.append(csv_path)

@@ -467,14 +467,13 @@ def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None
     """After the progress display is gone: the report, then the standings, from one
     reading of the run."""
     from runner.orchestration.coordinator import ATTEMPT_CAP
-    from runner.report.exports import write_text
-    from runner.report.html import render_report
     from runner.report.model import load_report_data
+    from runner.report.site import write_html_report
 
     data: ReportData | None = None
     try:
         data = load_report_data(rd.path)
-        write_text(rd.report, render_report(data))
+        write_html_report(data, rd.report)
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
