@@ -379,6 +379,20 @@ class RunStore:
             r["id"] for r in self._conn.execute("SELECT id FROM matches WHERE state='pending' ORDER BY seq")
         ]
 
+    def has_in_flight(self) -> bool:
+        """Whether any match is queued or running (``in_flight`` without reading them)."""
+        row = self._conn.execute("SELECT 1 FROM matches WHERE state IN ('queued','running') LIMIT 1")
+        return row.fetchone() is not None
+
+    def official_games(self, match_id: str) -> list[GameRecord] | None:
+        """``official_results()[match_id]`` alone (None where it has none), read without the rest."""
+        r = self._conn.execute(
+            "SELECT r.result FROM results r JOIN matches m ON m.id = r.match_id WHERE r.match_id=? "
+            "AND r.status = 'official' AND m.state IN ('done', 'failed') ORDER BY r.id DESC LIMIT 1",
+            (match_id,),
+        ).fetchone()
+        return None if r is None else MatchResult.from_dict(json.loads(r["result"])).games
+
     def in_flight(self) -> list[MatchRecord]:
         """Queued and running matches, in plan order (a handful: at most one per worker slot)."""
         return self.match_records(states=IN_FLIGHT)

@@ -227,6 +227,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         ranking=ranking,
         survivors=[e for e in ranking.order if e in set(survivors)],
         notes=notes,
+        waits_for_every_result=True,  # round by round: the next once this one is complete
     )
 
 
