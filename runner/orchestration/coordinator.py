@@ -403,11 +403,11 @@ class Coordinator:
             self._last_republish = mono
         requeued = [
             f.match_id
-            for f in self.store.in_flight()
+            for f in self.store.in_flight_leases()
             if f.state == "queued"
             and self.store.requeue(f.match_id, f.attempt, "the broker restarted empty: message lost")
         ]
-        for f in self.store.in_flight():  # running: their workers report as before
+        for f in self.store.in_flight_leases():  # running: their workers report as before
             self.dispatcher.want(f.match_id, f.attempt)
         self.dispatcher.mark_alive()
         self._queue_empty_since = None
@@ -436,7 +436,7 @@ class Coordinator:
             self._queue_empty_since = None
         elif self._queue_empty_since is None:
             self._queue_empty_since = now
-        for f in self.store.in_flight():
+        for f in self.store.in_flight_leases():
             if f.state == "running" and f.lease_expires is not None and f.lease_expires < now:
                 alive = self.dispatcher.alive(f.match_id, f.attempt)
                 if alive:

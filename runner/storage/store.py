@@ -151,6 +151,18 @@ class Accepted:
 
 
 @dataclass(frozen=True)
+class InFlight:
+    """A queued or running match's life, without its spec and results (``in_flight_leases``)."""
+
+    match_id: str
+    state: str
+    attempt: int
+    worker: str
+    lease_expires: float | None
+    dispatched_at: float | None
+
+
+@dataclass(frozen=True)
 class PlanSync:
     """What ``sync_plan`` changed."""
 
@@ -392,6 +404,17 @@ class RunStore:
             (match_id,),
         ).fetchone()
         return None if r is None else MatchResult.from_dict(json.loads(r["result"])).games
+
+    def in_flight_leases(self) -> list[InFlight]:
+        """Queued and running matches, in plan order, read without decoding specs or results:
+        the sweeper looks at them every few seconds, and a round can hold thousands."""
+        return [
+            InFlight(r["id"], r["state"], r["attempt"], r["worker"], r["lease_expires"], r["dispatched_at"])
+            for r in self._conn.execute(
+                "SELECT id, state, attempt, worker, lease_expires, dispatched_at FROM matches "
+                "WHERE state IN ('queued','running') ORDER BY seq"
+            )
+        ]
 
     def in_flight(self) -> list[MatchRecord]:
         """Queued and running matches, in plan order (a handful: at most one per worker slot)."""
