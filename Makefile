@@ -28,7 +28,7 @@ worker: $(STAMP)
 	@TOURNEY_BROKER_URL='$(BROKER_URL)' $(BIN)/tourney worker $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
 
 rerun: $(STAMP)
-	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--accept]"; exit 2; }
+	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--allow-changed-code]; then tourney accept RUN MATCH N --reason ..."; exit 2; }
 	$(BIN)/tourney rerun $(RUN) $(MATCH) $(ARGS)
 
 report: $(STAMP)

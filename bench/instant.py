@@ -27,6 +27,7 @@ from runner.config import TournamentConfig
 from runner.domain.contracts import (
     Finished,
     GameRecord,
+    LiveMatch,
     MatchResult,
     MatchSpec,
     MoveRecord,
@@ -129,6 +130,9 @@ class InstantDispatcher:
 
     def workers(self) -> int:
         return 1
+
+    def live(self) -> list[LiveMatch]:
+        return []  # nothing is ever seen in progress: a match is over when polled
 
     def close(self) -> None:
         self._queue.clear()

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from runner.config import ConfigError
 from runner.errors import UsageError
+from runner.report.entry_notes import stderr_notes, stderr_writers, warning_lines
 from runner.report.exports import (
     matches_records,
     standings_csv,
@@ -74,6 +75,12 @@ def cmd_matches(args: argparse.Namespace) -> int:
         result = m.result_text()
         if m.verdicts():
             result += " · " + ", ".join(m.verdicts())
+        if m.bounded():
+            result += " · " + ", ".join(m.bounded())
+        if stderr_writers(m):
+            result += " · stderr: " + ", ".join(stderr_writers(m))
+        if m.superseded:  # never silently: `tourney disputes RUN` says how and why
+            result += f" · replaced {len(m.superseded)} earlier result(s)"
         rows.append(
             [
                 m.match_id,
@@ -90,6 +97,9 @@ def cmd_matches(args: argparse.Namespace) -> int:
             ]
         )
     sys.stdout.write("".join(line + "\n" for line in aligned(header, rows)))
+    # on stderr: the listing stays one row per match for grep and awk
+    for line in warning_lines(stderr_notes(data, stage), args.run_dir):
+        print(line, file=sys.stderr)
     return 0
 
 

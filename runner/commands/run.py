@@ -43,7 +43,7 @@ from runner.orchestration.dispatch import (
 )
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.model import ReportData
-from runner.report.progress import RunProgress, default_mode
+from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.storage.run_dir import (
     RunDir,
     coordinator_lock,
@@ -188,9 +188,11 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     cluster = _Cluster()
     atexit.register(cluster.stop)
     progress_mode = default_mode(bool(args.no_progress))
+    # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
+    plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
     try:
         with _terminate_on_signals():
-            with RunProgress(config.name, progress_mode) as progress:
+            with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
                 code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
             if outcome is not None:
                 _finish_outputs(rd, outcome, code == 0)

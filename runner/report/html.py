@@ -41,6 +41,8 @@ from runner.report.brackets import (
     bracket_rounds,
     is_bracket_stage,
 )
+from runner.report.disputes import dispute_fields, origin_text
+from runner.report.entry_notes import build_logs, stderr_notes
 from runner.report.exports import write_text
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
@@ -222,6 +224,11 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = lambda x: f"{x:g}" if isinstance(x, float) else str(x)
     env.globals["bracket_label"] = bracket_label
+    env.globals["dispute_fields"] = dispute_fields
+    env.globals["origin_text"] = origin_text
+    env.globals["when"] = lambda ts: (
+        datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+    )
     return env
 
 
@@ -239,6 +246,7 @@ def render_report(
     counts = data.verdict_counts()
     verdicts = sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))
     overall = data.overall_ratings
+    notes = stderr_notes(data)
     template = _environment().get_template("report.html.j2")
     return template.render(
         data=data,
@@ -257,12 +265,16 @@ def render_report(
         total_games=total_games,
         total_moves=data.move_count(),
         verdicts=verdicts,
+        bounded=data.bound_summary(),
         verdicts_by_entry=sorted(data.verdicts_by_entry().items()),
         embedded=len(replays),
         replay_data=_json_for_script(replays),
         boards=sorted(data.boards.items()),
         generated=generated or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         run_dir=str(data.run_dir) if data.run_dir else "RUN",
+        stderr_notes=notes,
+        stderr_games=len({(n.match_id, n.game) for n in notes}),
+        failed_builds=build_logs(data.matches),
     )
 
 
