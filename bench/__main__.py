@@ -14,6 +14,7 @@ BENCHMARKS = {
     "verify": "bench.verify_bench",
     "exit_grace": "bench.exit_grace_bench",
     "fairtime": "bench.fairtime_bench",
+    "coordinator": "bench.coordinator_bench",
 }
 
 

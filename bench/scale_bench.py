@@ -12,7 +12,14 @@ in for games: this measures the planners and the ratings, not play.
   interface returns every match at once, so it cannot be lazy without a
   change to ``runner.domain.stages.base``);
 * ``ratings``: Elo with error bars for 10,000 entries and 50,000 games
-  (issue target: under 10 s).
+  (issue target: under 10 s);
+* ``coordinator_swiss``, ``coordinator_knockout``, ``coordinator_potm``: the
+  whole coordinator (``runner.orchestration.coordinator``, a real SQLite run
+  store, every result re-judged) runs a tournament of 10,000 instant entries
+  to its end (``bench.instant``: games played at once in-process, no worker
+  processes): a swiss of 10 rounds, a knockout, a potm_elimination (k=2).
+  Printed: wall, the coordinator's CPU per match (the instant games' own play
+  taken out) and peak RSS (issue 13, item 3: under 2 GB).
 """
 
 from __future__ import annotations
@@ -27,7 +34,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("ratings", "swiss", "knockout", "round_robin")
+CASES = (
+    "ratings",
+    "swiss",
+    "knockout",
+    "round_robin",
+    "coordinator_knockout",
+    "coordinator_swiss",
+    "coordinator_potm",
+)
+COORDINATOR_STAGES: dict[str, dict[str, object]] = {
+    "coordinator_swiss": {"name": "sw", "planner": "swiss", "rounds": 10},
+    "coordinator_knockout": {"name": "ko", "planner": "knockout"},
+    "coordinator_potm": {"name": "el", "planner": "potm_elimination", "k": 2},
+}
 
 
 def _peak_mb() -> float:
@@ -106,8 +126,17 @@ def _ratings_case() -> dict[str, float]:
     return {"wall_s": wall, "entries": len(ratings), "games": len(games), "widest_ci95": widest}
 
 
-def run_case(name: str) -> dict[str, float]:
-    if name == "ratings":
+def _coordinator_case(stage: dict[str, object], n: int) -> dict[str, float]:
+    from bench.coordinator_bench import run_session
+
+    s = run_session(n, dict(stage))
+    return {"wall_s": s.wall_s, "matches": s.matches, "cpu_ms_per_match": s.cpu_per_match_ms}
+
+
+def run_case(name: str, entries: int = 10_000) -> dict[str, float]:
+    if name in COORDINATOR_STAGES:
+        out = _coordinator_case(COORDINATOR_STAGES[name], entries)
+    elif name == "ratings":
         out = _ratings_case()
     elif name == "swiss":
         out = _stage_case({"name": "sw", "planner": "swiss", "rounds": 10}, 10_000, 12)
@@ -119,21 +148,21 @@ def run_case(name: str) -> dict[str, float]:
     return out
 
 
-def main(quick: bool = False) -> None:
+def main(quick: bool = False, only: list[str] | None = None, entries: int = 10_000) -> None:
     load = os.getloadavg()
     loads = f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     print(f"scale: planners and ratings at 10,000 entries; load average {loads}")
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    cases = ("ratings", "knockout") if quick else CASES
+    cases = only or (("ratings", "knockout", "coordinator_knockout") if quick else CASES)
     for name in cases:
         done = subprocess.run(
-            [sys.executable, "-m", "bench.scale_bench", "--case", name],
+            [sys.executable, "-m", "bench.scale_bench", "--case", name, "--entries", str(entries)],
             cwd=ROOT,
             env=env,
             capture_output=True,
             text=True,
-            timeout=1800,
+            timeout=3600,
         )
         if done.returncode != 0:
             print(f"  {name}: FAILED ({done.returncode}): {done.stderr[-1500:]}")
@@ -143,8 +172,23 @@ def main(quick: bool = False) -> None:
         print(f"  {name}: {shown}", flush=True)
 
 
-if __name__ == "__main__":
-    if "--case" in sys.argv:
-        print(json.dumps(run_case(sys.argv[sys.argv.index("--case") + 1])))
+def _cli(argv: list[str]) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.scale_bench", description=__doc__)
+    parser.add_argument("names", nargs="*", help=f"cases: {', '.join(CASES)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="ratings and the knockouts only")
+    parser.add_argument("--case", help="run one case in this process and print its figures as JSON")
+    parser.add_argument("--entries", type=int, default=10_000, help="entries of the coordinator cases")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in CASES]
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
+    if args.case:
+        print(json.dumps(run_case(args.case, args.entries)))
     else:
-        main("--quick" in sys.argv)
+        main(args.quick, args.names or None, args.entries)
+
+
+if __name__ == "__main__":
+    _cli(sys.argv[1:])

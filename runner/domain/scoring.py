@@ -82,7 +82,7 @@ class ScoringModel(BaseModel):
         return v
 
     def value(self, result: Result, seat: int) -> float:
-        table = {"win": self.win, "tie": self.tie, "loss": self.loss}[result]
+        table: list[float] = getattr(self, result)  # the field named by the result (planning: hot)
         return table[min(seat, len(table) - 1)]
 
     @property
@@ -122,9 +122,10 @@ def game_result(game: GameRecord, player: str) -> Result:
     return "win" if winner == player else "loss"
 
 
-def game_points(table: ScoringModel, game: GameRecord, player: str) -> float:
+def game_points(table: ScoringModel, game: GameRecord, player: str, result: Result | None = None) -> float:
+    """``player``'s points for ``game`` (``result``: its ``game_result``, when already known)."""
     seat = game.order.index(player)
-    pts = table.value(game_result(game, player), seat)
+    pts = table.value(result if result is not None else game_result(game, player), seat)
     if table.add_game_score:
         pts += game.scores.get(player, 0)
     return pts
@@ -152,7 +153,7 @@ class Tally:
 
     def add_game(self, table: ScoringModel, game: GameRecord, player: str) -> None:
         result = game_result(game, player)
-        pts = game_points(table, game, player)
+        pts = game_points(table, game, player, result)
         self.games += 1
         self.wins += result == "win"
         self.ties += result == "tie"

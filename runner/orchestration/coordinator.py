@@ -2,11 +2,19 @@
 
 The loop is a fixed point of a pure planner over the run store::
 
-    results = store.official_results()
+    results = store.official_results()      # once; then kept up to date in memory
     state   = advance(config, results)      # every match that exists now
     store.sync_plan(state.matches)          # new -> pending, unwanted -> obsolete
     dispatch every pending match; accept notes; sweep leases; repeat
     until state.finished
+
+The cost per match stays flat however many matches were played before
+(issue 13): stored results are decoded once, at the start, and each accepted
+one is added to the in-memory results as it arrives; ``advance`` is given a
+``StageMemo`` so a stage is planned again only when one of its own matches got
+a result; and while the running stage waits for all its matches (every
+round-based planner: ``TournamentState.waits_for_every_result``) nothing is
+re-planned until the last one is in.
 
 Because ``advance`` is pure and match ids are deterministic, resuming is the
 same loop on an existing store: whatever was in flight when the previous
@@ -38,9 +46,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import MatchPlan, MatchResult, MatchSpec, VerdictKind, system_error_result
+from runner.domain.contracts import (
+    GameRecord,
+    MatchPlan,
+    MatchResult,
+    MatchSpec,
+    VerdictKind,
+    system_error_result,
+)
 from runner.domain.disputes import adoption_chains, explained_by_adoption
 from runner.domain.stages.base import TournamentState
+from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.orchestration.dispatch import (
@@ -118,7 +134,12 @@ class Coordinator:
         self._last_data_check = 0.0
         self._last_progress = 0.0
         self._state: TournamentState | None = None
-        self._totals = (0, 0, Counter[str]())
+        #: the official results, read from the store once and then kept up to date here
+        #: (None: read them again at the next replan)
+        self._results: dict[str, list[GameRecord]] | None = None
+        self._memo = StageMemo()
+        self._games = self._moves = 0  # over the official results, for progress
+        self._verdicts = Counter[str]()
         self._session = Counter[str]()
         self.health = WorkersHealth()
         self.rejected_notes = Counter[str]()  # claimed worker -> notes not signed with the run key
@@ -134,8 +155,8 @@ class Coordinator:
         return spec
 
     def replan(self) -> TournamentState:
-        results = self.store.official_results()
-        state = advance(self.config, results)
+        results = self._official_results()
+        state = advance(self.config, results, self._memo)
         planned = [self._spec(pm) for pm in state.matches]
         if self.check_resume:
             self._check_same_plan(planned)
@@ -145,17 +166,40 @@ class Coordinator:
             self._forget(mid)
         if sync.obsolete:
             self.progress.log(f"{len(sync.obsolete)} match(es) no longer planned (obsolete)")
-        games = moves = 0
-        verdicts: Counter[str] = Counter()
-        for rs in results.values():
-            games += len(rs)
-            for g in rs:
-                moves += len(g.moves)
-                if g.verdict.kind is not VerdictKind.NORMAL:
-                    verdicts[g.verdict.kind.value] += 1
-        self._totals = (games, moves, verdicts)
+        if sync.obsolete or sync.revived:
+            self._results = None  # which results are official changed: read them again next time
         self._state = state
         return state
+
+    # -- the official results, in memory ------------------------------------------------
+    def _official_results(self) -> dict[str, list[GameRecord]]:
+        if self._results is None:
+            self._results = {}
+            self._games = self._moves = 0
+            self._verdicts.clear()
+            for match_id, games in self.store.official_results().items():
+                self._set_official(match_id, games)
+        return self._results
+
+    def _set_official(self, match_id: str, games: list[GameRecord]) -> None:
+        """``games`` is now the official result of ``match_id`` (a new list object: the memo
+        tells a changed result by identity)."""
+        if self._results is None:
+            return  # read from the store in full at the next replan
+        for sign, rs in ((-1, self._results.get(match_id, [])), (1, games)):
+            self._games += sign * len(rs)
+            for g in rs:
+                self._moves += sign * len(g.moves)
+                if g.verdict.kind is not VerdictKind.NORMAL:
+                    self._verdicts[g.verdict.kind.value] += sign
+        self._results[match_id] = list(games)
+
+    def _failed(self, match_id: str) -> None:
+        """The store gave ``match_id`` up: it holds a ``system_error`` result now."""
+        self._forget(match_id)
+        games = self.store.official_games(match_id)
+        if games is not None:
+            self._set_official(match_id, games)
 
     def _check_same_plan(self, specs: list[MatchSpec]) -> None:
         """Resume guard: a match already in the store must be planned exactly as stored."""
@@ -196,13 +240,19 @@ class Coordinator:
         state: TournamentState | None = None
         while True:
             now = time.monotonic()
-            if dirty and (now - last_plan >= REPLAN_EVERY_S or not self.store.in_flight()):
+            if dirty and (
+                not self.store.has_in_flight()
+                or (
+                    now - last_plan >= REPLAN_EVERY_S
+                    and not (state is not None and state.waits_for_every_result)
+                )
+            ):
                 state = self.replan()
                 dirty, last_plan = False, now
                 if state.finished:
                     break
             self._dispatch_pending()
-            if not dirty and not self.store.pending() and not self.store.in_flight():
+            if not dirty and not self.store.pending() and not self.store.has_in_flight():
                 break  # nothing can be played: only failed matches block the plan
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
@@ -240,7 +290,7 @@ class Coordinator:
                 )
                 if acc.status == "failed":
                     changed = True
-                    self._forget(note.match_id)
+                    self._failed(note.match_id)
                     self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
                 elif acc.status == "redelivered":
                     self.progress.log(f"match {note.match_id}: {acc.detail}")
@@ -251,9 +301,13 @@ class Coordinator:
                 if trusted is None:
                     continue  # an uncharged failure: requeued
                 acc = self.store.accept(note.match_id, note.attempt, trusted, attempt_cap=self.attempt_cap)
-                if acc.status in ("accepted", "failed"):
+                if acc.status == "accepted":
                     changed = True
                     self._forget(note.match_id)
+                    self._set_official(note.match_id, trusted.games)
+                elif acc.status == "failed":
+                    changed = True
+                    self._failed(note.match_id)
                 if acc.status == "accepted":
                     self._session["matches"] += 1
                     self._session["games"] += len(note.result.games)
@@ -358,11 +412,11 @@ class Coordinator:
             self._last_republish = mono
         requeued = [
             f.match_id
-            for f in self.store.in_flight()
+            for f in self.store.in_flight_leases()
             if f.state == "queued"
             and self.store.requeue(f.match_id, f.attempt, "the broker restarted empty: message lost")
         ]
-        for f in self.store.in_flight():  # running: their workers report as before
+        for f in self.store.in_flight_leases():  # running: their workers report as before
             self.dispatcher.want(f.match_id, f.attempt)
         self.dispatcher.mark_alive()
         self._queue_empty_since = None
@@ -391,7 +445,7 @@ class Coordinator:
             self._queue_empty_since = None
         elif self._queue_empty_since is None:
             self._queue_empty_since = now
-        for f in self.store.in_flight():
+        for f in self.store.in_flight_leases():
             if f.state == "running" and f.lease_expires is not None and f.lease_expires < now:
                 alive = self.dispatcher.alive(f.match_id, f.attempt)
                 if alive:
@@ -418,7 +472,7 @@ class Coordinator:
 
     def _lost(self, match_id: str, status: str, detail: str) -> None:
         if status == "failed":
-            self._forget(match_id)
+            self._failed(match_id)
             self.progress.log(f"match {match_id} FAILED: {detail}")
         elif status == "retry":
             self.progress.log(f"match {match_id}: re-dispatching ({detail})")
@@ -435,10 +489,11 @@ class Coordinator:
             for st in state.stages:
                 done, total = counts.get(st.name, (0, 0))
                 stages.append(StageProgress(st.name, done, total, st.status))
-        games, moves, verdicts = self._totals
+        games, moves, verdicts = self._games, self._moves, self._verdicts
         c = self.store.counts()
-        wanted = {(f.match_id, f.attempt) for f in self.store.in_flight()}
-        live = tuple(m for m in self.dispatcher.live() if (m.match_id, m.attempt) in wanted)
+        reported = self.dispatcher.live()
+        wanted = {(f.match_id, f.attempt) for f in self.store.in_flight_leases()} if reported else set()
+        live = tuple(m for m in reported if (m.match_id, m.attempt) in wanted)
         self.progress.update(
             ProgressSnapshot(
                 stages=stages,

@@ -154,6 +154,18 @@ class Accepted:
 
 
 @dataclass(frozen=True)
+class InFlight:
+    """A queued or running match's life, without its spec and results (``in_flight_leases``)."""
+
+    match_id: str
+    state: str
+    attempt: int
+    worker: str
+    lease_expires: float | None
+    dispatched_at: float | None
+
+
+@dataclass(frozen=True)
 class PlanSync:
     """What ``sync_plan`` changed."""
 
@@ -389,6 +401,31 @@ class RunStore:
     def pending(self) -> list[str]:
         return [
             r["id"] for r in self._conn.execute("SELECT id FROM matches WHERE state='pending' ORDER BY seq")
+        ]
+
+    def has_in_flight(self) -> bool:
+        """Whether any match is queued or running (``in_flight`` without reading them)."""
+        row = self._conn.execute("SELECT 1 FROM matches WHERE state IN ('queued','running') LIMIT 1")
+        return row.fetchone() is not None
+
+    def official_games(self, match_id: str) -> list[GameRecord] | None:
+        """``official_results()[match_id]`` alone (None where it has none), read without the rest."""
+        r = self._conn.execute(
+            "SELECT r.result FROM results r JOIN matches m ON m.id = r.match_id WHERE r.match_id=? "
+            "AND r.status = 'official' AND m.state IN ('done', 'failed') ORDER BY r.id DESC LIMIT 1",
+            (match_id,),
+        ).fetchone()
+        return None if r is None else MatchResult.from_dict(json.loads(r["result"])).games
+
+    def in_flight_leases(self) -> list[InFlight]:
+        """Queued and running matches, in plan order, read without decoding specs or results:
+        the sweeper looks at them every few seconds, and a round can hold thousands."""
+        return [
+            InFlight(r["id"], r["state"], r["attempt"], r["worker"], r["lease_expires"], r["dispatched_at"])
+            for r in self._conn.execute(
+                "SELECT id, state, attempt, worker, lease_expires, dispatched_at FROM matches "
+                "WHERE state IN ('queued','running') ORDER BY seq"
+            )
         ]
 
     def in_flight(self) -> list[MatchRecord]:

@@ -103,3 +103,26 @@ def test_a_knockout_of_10000_entrants_runs_to_a_champion() -> None:
     assert len(out.matches) == 9_999 and len(out.rounds) == 14
     assert out.survivors is not None and len(out.survivors) == 1
     assert out.standings[0].status == "champion"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_last_first_candidates_pair_as_the_reversed_list_did(seed: int) -> None:
+    from runner.domain.stages.common import PAIRING_SEARCH_BUDGET
+    from runner.domain.stages.pairing import LastFirst, pair_positions
+
+    rng = random.Random(seed)
+    players = [f"p{i}" for i in range(rng.choice([2, 4, 6, 8, 10, 12, 14]))]
+    met = {frozenset(rng.sample(players, 2)) for _ in range(rng.randint(0, 3 * len(players)))}
+
+    def seen(a: str, b: str) -> bool:
+        return frozenset((a, b)) in met
+
+    lazy = pair_positions(
+        len(players),
+        lambda _p, remaining: LastFirst(remaining),
+        lambda a, b: seen(players[a], players[b]),
+        PAIRING_SEARCH_BUDGET,
+    )
+    assert [(players[a], players[b]) for a, b in lazy] == pair_off(
+        players, lambda _p, rest: list(reversed(rest)), seen
+    )

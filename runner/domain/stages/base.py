@@ -81,3 +81,6 @@ class TournamentState:
     finished: bool
     final_ranking: list[str] = field(default_factory=list)  # set once finished
     final_places: list[Place] = field(default_factory=list)  # the same, with shared places marked
+    #: the running stage plans nothing new before all its matches are complete
+    #: (``StageOutcome.waits_for_every_result``): no need to re-plan while some are in flight
+    waits_for_every_result: bool = False

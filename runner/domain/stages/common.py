@@ -70,6 +70,10 @@ class StageOutcome:
     survivors: list[str] | None = None  # None: every entrant not excluded
     notes: list[str] = field(default_factory=list)
     skipped: bool = False
+    #: True when this stage plans no new match before every match it has planned is complete
+    #: (a round-by-round planner, or one whose matches all exist at once): while some are
+    #: still being played, a result cannot change the plan, so the coordinator need not replan
+    waits_for_every_result: bool = False
 
 
 def one_round_outcome(
@@ -86,6 +90,7 @@ def one_round_outcome(
         done=len(played) == len(matches),
         standings=standing_rows(ranking, tallies),
         ranking=ranking,
+        waits_for_every_result=True,
     )
 
 

@@ -111,4 +111,5 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         ranking=ranking,
         survivors=alive if done else None,
         notes=notes,
+        waits_for_every_result=True,  # round by round: the next once this one is complete
     )

@@ -142,3 +142,20 @@ class ClosestInGroupFirst(Sequence[int]):
         if not 0 <= k < self._size:
             raise IndexError(k)
         return self._remaining[self._index(k)]
+
+
+class LastFirst(Sequence[int]):
+    """The unpaired positions from the last (worst seed) to the first, without copying them:
+    elimination's "best plays worst" candidates, O(1) per step instead of O(n)."""
+
+    def __init__(self, remaining: list[int]) -> None:
+        self._remaining = remaining
+        self._size = len(remaining)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, k: int) -> int:  # type: ignore[override]
+        if not 0 <= k < self._size:
+            raise IndexError(k)
+        return self._remaining[self._size - 1 - k]

@@ -56,15 +56,16 @@ from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import match_winner, tally_matches
 from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import (
+    PAIRING_SEARCH_BUDGET,
     Results,
     StageContext,
     StageOutcome,
     completed,
-    pair_off,
     rank_in_tiers,
     standing_rows,
     two_player_orders,
 )
+from runner.domain.stages.pairing import LastFirst, pair_positions
 
 WINNERS = "winners"
 LOSERS = "losers"
@@ -96,7 +97,15 @@ def pair_bracket(
     def repeat(a: str, b: str) -> bool:
         return frozenset((a, b)) in met
 
-    pairs = pair_off(pool, lambda _p, rest: list(reversed(rest)), repeat)
+    # best against worst: each first unpaired member's candidates are the rest, worst first
+    # (positions in ``pool``, seed order; ``LastFirst`` keeps a step O(1) at 10,000 members)
+    found = pair_positions(
+        len(pool),
+        lambda _p, remaining: LastFirst(remaining),
+        lambda a, b: repeat(pool[a], pool[b]),
+        PAIRING_SEARCH_BUDGET,
+    )
+    pairs = [(pool[a], pool[b]) for a, b in found]
     if extra_player is not None:
         partner = next((m for m in reversed(pool) if not repeat(extra_player, m)), pool[-1])
         pairs.append((extra_player, partner))
@@ -227,6 +236,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         ranking=ranking,
         survivors=[e for e in ranking.order if e in set(survivors)],
         notes=notes,
+        waits_for_every_result=True,  # round by round: the next once this one is complete
     )
 
 

@@ -145,4 +145,5 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         done=done,
         standings=standing_rows(ranking, tallies),
         ranking=ranking,
+        waits_for_every_result=True,  # round by round: the next once this one is complete
     )

@@ -60,4 +60,5 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
         ranking=ranking,
         excluded=excluded,
         notes=[f"{e} excluded: {r}" for e, r in excluded.items()],
+        waits_for_every_result=True,  # its matches all exist at once
     )

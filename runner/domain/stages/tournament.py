@@ -49,6 +49,7 @@ from runner.domain.scoring import Ranking, ScoringModel, effective_winner, match
 from runner.domain.stages import PLANNERS
 from runner.domain.stages.base import StageState, TournamentState
 from runner.domain.stages.common import StageContext, StageOutcome, completed
+from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.places import TieGroup, compose_groups, final_places, place_labels, stage_groups
 
 Results = Mapping[str, Sequence[GameRecord]]
@@ -85,8 +86,11 @@ def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
     return eligible
 
 
-def advance(config: TournamentConfig, results: Results) -> TournamentState:
-    """Every match that exists now, each stage's state, and the final ranking once finished."""
+def advance(config: TournamentConfig, results: Results, memo: StageMemo | None = None) -> TournamentState:
+    """Every match that exists now, each stage's state, and the final ranking once finished.
+
+    With a ``memo`` (``runner.domain.stages.memo``) a stage whose entrants and results are
+    unchanged since the last call is not planned again; the state is the same either way."""
     ranking = list(config.entry_specs())
     groups = [TieGroup(tuple(ranking), "")] if len(ranking) > 1 else [TieGroup((e,), "") for e in ranking]
     advancing = list(ranking)
@@ -94,6 +98,7 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
     matches: list[MatchPlan] = []
     stages: list[StageState] = []
     blocked = False
+    waits_for_every_result = False
     max_players = config.game_rules().max_players
     names = config.stage_names()
     for pos, st in enumerate(config.stages):
@@ -115,7 +120,8 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
         ctx = StageContext(
             stage=st, seed=config.seed, boards=config.boards, opponents=opponents, max_players=max_players
         )
-        out = PLANNERS[st.planner](ctx, entrants, results)
+        planner = PLANNERS[st.planner]
+        out = planner(ctx, entrants, results) if memo is None else memo.plan(planner, ctx, entrants, results)
         matches.extend(out.matches)
         state = StageState(
             name=st.name,
@@ -130,6 +136,7 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
         stages.append(state)
         if not out.done:
             blocked = True
+            waits_for_every_result = out.waits_for_every_result
             continue
         if out.skipped:
             state.status = "skipped"
@@ -161,6 +168,7 @@ def advance(config: TournamentConfig, results: Results) -> TournamentState:
         finished=finished,
         final_ranking=ranking if finished else [],
         final_places=places,
+        waits_for_every_result=waits_for_every_result,
     )
 
 
