@@ -115,6 +115,7 @@ def test_memory_limit(entry: Path) -> None:
     assert out.failure is VerdictKind.MEMORY_LIMIT, out
 
 
+@pytest.mark.usefixtures("real_tmp_arena")
 def test_closing_the_host_kills_persistent_processes_and_removes_the_arena_file(entry: Path) -> None:
     arena = Path("/tmp/arena.Q")
     arena.write_text("stale state from some earlier game")
