@@ -38,9 +38,12 @@ report: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
 
-# everything but tests/integration (marked `integration` by its conftest): real Redis, workers, netns
+# everything but the tests marked `integration` (all of tests/integration, by its conftest: real
+# Redis, workers, netns; and elsewhere hostile or multi-second real processes, big plans), on JOBS
+# pytest-xdist workers (JOBS=0: in this process); `make test` runs them all, one at a time
+JOBS ?= auto
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration" $(ARGS)
+	$(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
