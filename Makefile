@@ -35,15 +35,23 @@ report: $(STAMP)
 	@test -n "$(RUN)" || { echo "usage: make report RUN=runs/NAME"; exit 2; }
 	$(BIN)/tourney report $(RUN) --html $(RUN)/report.html
 
+# Compiled modules (and pytest's rewritten test modules) are kept in PYCACHE, outside the working
+# tree, even where PYTHONDONTWRITEBYTECODE is set: without them every run, every xdist worker and
+# every `tourney` subprocess a test starts compiles the whole project again.
+PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
+TEST_ENV = env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)'
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q $(ARGS)
 
 # everything but the tests marked `integration` (all of tests/integration, by its conftest: real
 # Redis, workers, netns; and elsewhere hostile or multi-second real processes, big plans), on JOBS
-# pytest-xdist workers (JOBS=0: in this process); `make test` runs them all, one at a time
+# pytest-xdist workers (JOBS=0: in this process), a module to a worker (its module-scoped fixtures,
+# a whole tournament run for some, are made once); `make test` runs them all, one at a time
 JOBS ?= auto
+DIST ?= loadscope
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) --dist $(DIST) $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)
