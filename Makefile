@@ -35,11 +35,11 @@ report: $(STAMP)
 	@test -n "$(RUN)" || { echo "usage: make report RUN=runs/NAME"; exit 2; }
 	$(BIN)/tourney report $(RUN) --html $(RUN)/report.html
 
-# Compiled modules (and pytest's rewritten test modules) are kept in PYCACHE, outside the working
-# tree, even where PYTHONDONTWRITEBYTECODE is set: without them every run, every xdist worker and
-# every `tourney` subprocess a test starts compiles the whole project again.
+# Where PYTHONDONTWRITEBYTECODE is set, the tests keep compiled modules (and pytest's rewritten test
+# modules) in PYCACHE, outside the working tree: without them every run, every xdist worker and
+# every `tourney` subprocess a test starts compiles the whole project again (the first run fills it).
 PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
-TEST_ENV = env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)'
+TEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)')
 
 test: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q $(ARGS)
