@@ -191,7 +191,9 @@ def test_output_cap(host: EntryHost) -> None:
 
 
 def test_left_processes_and_their_end(host: EntryHost, recorder: Recorder) -> None:
-    out = sh(host, "setsid sh -c 'sleep 30 &' ; echo move")
+    # the move ends once the leftover has become `sleep` (a forked shell may not have exec'd yet)
+    became_sleep = "until ps -e -o comm= | grep -qx sleep; do sleep 0.01; done"
+    out = sh(host, f"setsid sh -c 'sleep 30 &' ; {became_sleep}; echo move")
     assert out.failure is VerdictKind.LEFT_PROCESSES
     assert "did not kill all its processes" in out.detail and "sleep" in out.detail
     assert out.stdout == b"move\n"
