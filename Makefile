@@ -9,7 +9,7 @@ RUN ?=
 MATCH ?=
 ARGS ?=
 
-.PHONY: venv tournament worker rerun report test test-fast bench bench-scale lint clean
+.PHONY: venv tournament worker rerun report test test-fast bench bench-scale bench-fairtime bench-report lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ worker: $(STAMP)
 	@TOURNEY_BROKER_URL='$(BROKER_URL)' $(BIN)/tourney worker $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
 
 rerun: $(STAMP)
-	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--accept]"; exit 2; }
+	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--allow-changed-code]; then tourney accept RUN MATCH N --reason ..."; exit 2; }
 	$(BIN)/tourney rerun $(RUN) $(MATCH) $(ARGS)
 
 report: $(STAMP)
@@ -59,6 +59,14 @@ bench: $(STAMP)
 # planners and ratings at 10,000 entries: wall and peak RSS (not part of `make test`)
 bench-scale: $(STAMP)
 	$(BIN)/python -m bench.scale_bench $(ARGS)
+
+bench-fairtime: $(STAMP)
+	$(BIN)/python -m bench fairtime $(ARGS)
+
+# the HTML report of a 50,000-match run: write time, size, open time in headless Chromium
+# (not part of `make test`; ARGS="--run-dir DIR" keeps the generated run for another time)
+bench-report: $(STAMP)
+	$(BIN)/python -m bench.report_bench $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check runner workers tests bench

@@ -12,6 +12,8 @@ BENCHMARKS = {
     "throughput": "bench.throughput_bench",
     "e2e": "bench.e2e_bench",
     "verify": "bench.verify_bench",
+    "exit_grace": "bench.exit_grace_bench",
+    "fairtime": "bench.fairtime_bench",
 }
 
 

@@ -28,8 +28,11 @@ HANDLERS = {
     "matches": "runner.commands.report:cmd_matches",
     "standings": "runner.commands.report:cmd_standings",
     "rerun": "runner.commands.rerun:cmd_rerun",
+    "accept": "runner.commands.disputes:cmd_accept",
+    "disputes": "runner.commands.disputes:cmd_disputes",
     "replay": "runner.commands.report:cmd_replay",
     "report": "runner.commands.report:cmd_report",
+    "build-log": "runner.commands.build_log:cmd_build_log",
 }
 
 
@@ -60,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(a password on a command line is visible to every local user)",
     )
     s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
-    s.add_argument("--concurrency", type=int)
+    s.add_argument("--concurrency", type=int, help="matches at once (default: one per usable core)")
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
     s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")
@@ -110,12 +113,30 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--csv", help="also write standings as CSV to this file")
 
-    s = sub.add_parser("rerun", help="replay a disputed match")
+    s = sub.add_parser("rerun", help="replay a disputed match; keep the result as a numbered candidate")
     s.add_argument("run_dir")
     s.add_argument("match_id")
-    s.add_argument("--accept", action="store_true", help="make the new result official and replan")
+    s.add_argument("--accept", action="store_true", help="gone: review, then `tourney accept` (an error)")
     s.add_argument("--allow-changed-code", action="store_true", help="rerun even if an entry changed")
     s.add_argument("--sandbox", choices=SANDBOX_KINDS)
+    s.add_argument("--by", help="who asked for the rerun (default: $USER)")
+
+    s = sub.add_parser("accept", help="make a stored rerun candidate official, replan; plays nothing")
+    s.add_argument("run_dir")
+    s.add_argument("match_id")
+    s.add_argument("candidate", type=int, help="the candidate's number, as `tourney rerun` printed it")
+    s.add_argument("--reason", required=True, help="why (kept with the result)")
+    s.add_argument("--by", help="who accepts (default: $USER)")
+    s.add_argument(
+        "--adopt-code", action="store_true", help="changed code: later matches use the code the candidate ran"
+    )
+    s.add_argument(
+        "--keep-code", action="store_true", help="changed code: later matches keep the run's recorded code"
+    )
+
+    s = sub.add_parser("disputes", help="every rerun candidate and every accept of a run")
+    s.add_argument("run_dir")
+    s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("replay", help="print a game move by move")
     s.add_argument("run_dir")
@@ -124,10 +145,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="standings, brackets and replays")
     s.add_argument("run_dir")
-    s.add_argument("--html", help="write the self-contained HTML report here")
+    s.add_argument("--html", help="write the HTML report here")
+    s.add_argument(
+        "--layout",
+        choices=["auto", "single", "split"],
+        default="auto",
+        help="single: one self-contained file; split: the page plus <name>-data/ beside it, "
+        "loaded on demand; auto (default): split above 1,000 matches",
+    )
     s.add_argument("--csv", help="write standings CSV here")
     s.add_argument("--json", help="write standings JSON here")
     s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")
+
+    s = sub.add_parser("build-log", help="print the full log of an entry's failed build")
+    s.add_argument("run_dir")
+    s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
     return p
 
 

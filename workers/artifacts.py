@@ -7,6 +7,9 @@ Layout of the cache (one directory per entry digest)::
     <root>/<digest>/ready         marker: built fine
     <root>/<digest>/build_failed  marker instead: one-line reason
     <root>/<digest>.lock          flock'd while someone prepares the digest
+    <root>/<digest>-<h>/ ...      the same for a build command with placeholders
+                                  (``{size}``...): one build per expanded command,
+                                  ``<h>`` a hash of it (``cache_key``)
 
 A digest directory appears by one ``rename`` of a finished temporary
 directory, so readers never see half an entry, and the flock makes
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -33,6 +37,7 @@ from pathlib import Path
 
 from runner.domain.contracts import EntryRef, Limits, VerdictKind
 from runner.domain.entries import directory_digest, pack_entry, unpack_entry
+from runner.domain.placeholders import ContestParams, fill_build
 from runner.errors import RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome
 from workers.sandbox.limits import build_limits
@@ -59,8 +64,27 @@ EntryDir = Path | BuildFailed
 
 
 def _check_digest(digest: str) -> None:
-    if len(digest) != 64 or not set(digest) <= _HEX:
+    """A cache key: a hex sha256 digest, or one with ``-`` and 16 hex digits (``cache_key``)."""
+    base, dash, suffix = digest.partition("-")
+    plain = len(base) == 64 and set(base) <= _HEX
+    if not plain or (dash and (len(suffix) != 16 or not set(suffix) <= _HEX)):
         raise ArtifactError(f"not a sha256 digest: {digest!r}")
+
+
+def build_command(ref: EntryRef, params: ContestParams | None) -> str | None:
+    """The build command to run for ``ref``: its placeholders filled from ``params``."""
+    if not ref.build or params is None:
+        return ref.build
+    return fill_build(ref.build, params)
+
+
+def cache_key(ref: EntryRef, params: ContestParams | None = None) -> str:
+    """Where ``ref``'s build is cached: its digest, or, when its build command holds placeholders,
+    its digest and a hash of the expanded command (so each board size gets its own build)."""
+    command = build_command(ref, params)
+    if command == ref.build:
+        return ref.digest
+    return f"{ref.digest}-{hashlib.sha256((command or '').encode()).hexdigest()[:16]}"
 
 
 def _build_log(command: str, outcome: RunOutcome) -> str:
@@ -77,7 +101,7 @@ def _build_log(command: str, outcome: RunOutcome) -> str:
 ERROR_LIKE = re.compile(
     r"\b(error|fatal|undefined reference|cannot|not found|no such file|failed)\b", re.IGNORECASE
 )
-ERROR_LINES_SHOWN = 3
+ERROR_LINES_SHOWN = 5
 
 
 def error_lines(text: str, most: int = ERROR_LINES_SHOWN) -> list[str]:
@@ -107,7 +131,9 @@ def _failure_line(outcome: RunOutcome, log_path: Path | None = None) -> str:
     elif lines:
         why = f"{why}: {lines[-1][:160]}"
     if log_path is not None:
-        why = f"{why} (full log: {log_path})"
+        # the path is on the machine that built it; the log also travels back with the match
+        # result (``MatchResult.build_logs``), so the organiser's machine can print it
+        why = f"{why} (full log: tourney build-log RUN ENTRY; on the worker {log_path})"
     return why
 
 
@@ -140,49 +166,61 @@ class ArtifactCache:
         if failed.exists():
             log = d / "build.log"
             return BuildFailed(
-                digest,
+                digest.partition("-")[0],
                 failed.read_text().strip(),
                 log.read_text(errors="replace") if log.exists() else "",
             )
         return None
 
-    def ensure(self, ref: EntryRef, fetch: Callable[[str], bytes]) -> EntryDir:
+    def ensure(
+        self, ref: EntryRef, fetch: Callable[[str], bytes], params: ContestParams | None = None
+    ) -> EntryDir:
         """The built entry directory for ``ref`` (or its ``BuildFailed``), fetching and
         building it first if this machine has not yet. ``fetch(digest)`` returns the
-        packed tar.gz (``runner.domain.entries.pack_entry``)."""
-        done = self.cached(ref.digest)
+        packed tar.gz (``runner.domain.entries.pack_entry``); ``params`` fill the build
+        command's placeholders (``runner.domain.placeholders``)."""
+        key = cache_key(ref, params)
+        done = self.cached(key)
         if done is not None:
             return done
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o700)  # built entries: no other local user reads them
-        with _locked(self.root / f"{ref.digest}.lock"):
-            done = self.cached(ref.digest)  # someone else built it while we waited
+        # a plain digest keeps its old prefix; a keyed build's prefix names the key, so clearing
+        # debris under this key's lock never touches another key's build of the same digest
+        prefix = f".{key[:16]}{key[64:]}-"
+        with _locked(self.root / f"{key}.lock"):
+            done = self.cached(key)  # someone else built it while we waited
             if done is not None:
                 return done
-            final = self.root / ref.digest
+            final = self.root / key
             if final.exists():
                 shutil.rmtree(final)  # no marker: debris of a crash, never published
-            for debris in self.root.glob(f".{ref.digest[:16]}-*"):
+            for debris in self.root.glob(f"{prefix}*"):
                 shutil.rmtree(debris, ignore_errors=True)  # a build killed midway (we hold the lock)
-            work = Path(tempfile.mkdtemp(prefix=f".{ref.digest[:16]}-", dir=self.root))
+            work = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
             try:
-                self._prepare(ref, fetch, work)
+                self._prepare(ref, fetch, work, key, build_command(ref, params))
                 os.rename(work, final)
             finally:
                 if work.exists():
                     shutil.rmtree(work, ignore_errors=True)
-        done = self.cached(ref.digest)
+        done = self.cached(key)
         if done is None:
-            raise ArtifactError(f"{ref.name}: cache entry {ref.digest[:12]} vanished after building")
+            raise ArtifactError(f"{ref.name}: cache entry {key[:12]} vanished after building")
         return done
 
     def ensure_all(
-        self, entries: Mapping[str, EntryRef], fetch: Callable[[str], bytes]
+        self,
+        entries: Mapping[str, EntryRef],
+        fetch: Callable[[str], bytes],
+        params: ContestParams | None = None,
     ) -> dict[str, EntryDir]:
         """``ensure`` for each entry of a match, keyed by entry name (variants share a build)."""
-        return {name: self.ensure(ref, fetch) for name, ref in entries.items()}
+        return {name: self.ensure(ref, fetch, params) for name, ref in entries.items()}
 
-    def _prepare(self, ref: EntryRef, fetch: Callable[[str], bytes], work: Path) -> None:
+    def _prepare(
+        self, ref: EntryRef, fetch: Callable[[str], bytes], work: Path, key: str, command: str | None
+    ) -> None:
         entry = work / "entry"
         try:
             blob = fetch(ref.digest)
@@ -199,17 +237,17 @@ class ArtifactCache:
             raise ArtifactError(
                 f"{ref.name}: artifact digest mismatch: expected {ref.digest[:12]}, got {got[:12]}"
             )
-        if not ref.build:
+        if not command:
             (work / "build.log").write_text("(no build step)\n")
             (work / "ready").write_text("")
             return
-        outcome = self.hosts.run_build(entry, ref.build, self.limits)
+        outcome = self.hosts.run_build(entry, command, self.limits)
         self.builds += 1
-        (work / "build.log").write_text(_build_log(ref.build, outcome))
+        (work / "build.log").write_text(_build_log(command, outcome))
         if outcome.failure is None and outcome.exit_code == 0:
             (work / "ready").write_text("")
         else:
-            log = self.root / ref.digest / "build.log"  # where it lands once published
+            log = self.root / key / "build.log"  # where it lands once published
             (work / "build_failed").write_text(_failure_line(outcome, log) + "\n")
 
 

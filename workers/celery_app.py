@@ -151,6 +151,11 @@ class KEYS:
         return f"tourney:run:{run}:hb:{match_id}:{attempt}"
 
     @staticmethod
+    def live(run: str) -> str:
+        """Hash match id -> signed ``LiveMatch``: what workers are doing now (display only)."""
+        return f"tourney:run:{run}:live"
+
+    @staticmethod
     def worker(name: str) -> str:
         return f"tourney:worker:{name}"
 

@@ -24,15 +24,18 @@ This machine's cache is ``$TOURNEY_WORK_DIR`` (default ``~/.cache/tourney``);
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.domain.contracts import MatchResult, MatchSpec, system_error_result
+from runner.domain.placeholders import ContestParams, board_size, has_placeholders
 
 if TYPE_CHECKING:
+    from workers.artifacts import EntryDir
     from workers.match import MatchObserver
     from workers.sandbox import HostFactory
 
@@ -42,6 +45,8 @@ log = logging.getLogger("tourney.executor")
 WORK_DIR_ENV = "TOURNEY_WORK_DIR"
 #: a system error's detail is cut to this length (it is one line in reports)
 DETAIL_MAX = 500
+#: a failed build's log travels back with the result up to this many characters (its end)
+BUILD_LOG_MAX = 64 * 1024
 
 #: ``fetch(digest)`` returns an entry's packed artifact (``runner.domain.entries.pack_entry``)
 Fetch = Callable[[str], bytes]
@@ -64,6 +69,28 @@ def machine_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResu
     )
 
 
+def contest_params(spec: MatchSpec) -> ContestParams | None:
+    """What a build command's placeholders are filled with for ``spec``; None when no entry's
+    build uses any (then nothing about the contest reaches a build, and it is cached by digest)."""
+    if not any(r.build and has_placeholders([r.build]) for r in spec.entries.values()):
+        return None
+    from runner.domain.games import get_game
+
+    game = get_game(spec.game, **spec.game_params)
+    return ContestParams(board_size(game, spec.board_text), spec.limits.move_wall_s)
+
+
+def failed_build_logs(entry_dirs: Mapping[str, EntryDir]) -> dict[str, str]:
+    """Each entry whose build failed, with (the end of) its build log."""
+    from workers.artifacts import BuildFailed
+
+    return {
+        name: d.log[-BUILD_LOG_MAX:] or d.detail
+        for name, d in entry_dirs.items()
+        if isinstance(d, BuildFailed)
+    }
+
+
 def execute_match(
     spec: MatchSpec,
     fetch: Fetch,
@@ -81,15 +108,26 @@ def execute_match(
     """
     # imported here: Celery loads this module (through workers.tasks) in every process,
     # the referee and the sandbox only where matches are played
-    from workers.artifacts import ArtifactCache
+    from workers.artifacts import ArtifactCache, cache_key
     from workers.match import play_match
     from workers.sandbox import host_factory
+    from workers.sandbox.cores import on_this_threads_cpus, timed_conditions
 
     try:
-        hosts = hosts if hosts is not None else host_factory(spec.sandbox)
-        cache = ArtifactCache(cache_root, hosts, spec.limits)
-        entry_dirs = cache.ensure_all(spec.entries, fetch)
-        return play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+        # fair timing: builds and moves on a core of the match's own (workers.sandbox.cores)
+        with timed_conditions(spec.exclusive_cores) as timing:
+            hosts = on_this_threads_cpus(hosts if hosts is not None else host_factory(spec.sandbox))
+            cache = ArtifactCache(cache_root, hosts, spec.limits)
+            params = contest_params(spec)
+            unbuilt = [
+                n for n, r in spec.entries.items() if r.build and cache.cached(cache_key(r, params)) is None
+            ]
+            if observer is not None and unbuilt:
+                observer.building(unbuilt)  # the live progress shows them while they build
+            entry_dirs = cache.ensure_all(spec.entries, fetch, params)
+            result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+        logs = failed_build_logs(entry_dirs)
+        return dataclasses.replace(result, timing=timing, build_logs=logs or result.build_logs)
     except Exception as e:
         log.exception("match %s failed on this machine", spec.match_id)
         where = f"{worker}: " if worker else ""

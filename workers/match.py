@@ -15,10 +15,13 @@ Decisions the seeds leave open:
 * An entry whose build failed (``BuildFailed`` in ``entry_dirs``) forfeits
   every game before the first move with a ``build_failed`` verdict. If every
   seat's build failed, nobody wins.
-* A game that reaches ``max_moves`` (10000; only pousse can in principle go
-  that long, the repetition rule ends it eventually) stops there and is
-  scored as a draw with a ``normal`` verdict saying so: deterministic entries
-  would loop again on a rerun, so it is not a ``system_error``.
+* A game that reaches its bound (``spec.bound``: a config's ``bound.max_moves``,
+  10000 by default, and ``bound.wall_s``; ``runner.domain.game_bound``) stops
+  there and is scored by the game's ``adjudicate`` (a draw for m,n,k; pousse
+  and boxing name a winner), with a ``normal`` verdict whose reason says which
+  bound fired and how it was adjudicated, and ``GameRecord.stopped_by`` set:
+  deterministic entries would loop again on a rerun, so it is not a
+  ``system_error``.
 * Anything that goes wrong in the runner itself (``HostError``, a bug, a
   game or protocol that cannot be set up) does not raise: the match result
   ends with a ``system_error`` game (charged to nobody) and the games before
@@ -28,13 +31,16 @@ Decisions the seeds leave open:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.domain.contracts import (
     EntryRef,
+    GameBound,
     GameRecord,
     MatchResult,
     MatchSpec,
@@ -42,18 +48,23 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
+from runner.domain.game_bound import adjudicated, bound_reached
 from runner.domain.games import get_game
-from runner.domain.games.base import MAX_MOVES, Game, IllegalMove
-from runner.domain.placeholders import board_size, fill
+from runner.domain.games.base import Game, IllegalMove, Outcome
+from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost, HostFactory
+from workers.stderr_notes import StderrNotes
 
 log = logging.getLogger(__name__)
 
 
 class MatchObserver:
     """Hooks for watching a match as it is played (``tourney play`` prints positions)."""
+
+    def building(self, names: list[str]) -> None:
+        """The entries ``names`` are being built (once per digest on this machine) before play."""
 
     def game_started(self, number: int, order: list[str], game: Game[Any, Any], state: Any) -> None:
         """Game ``number`` (1-based) starts; ``order`` is the entry names in seat order."""
@@ -65,10 +76,12 @@ class MatchObserver:
         """Game ``number`` is over (``state`` is None after a system error)."""
 
 
-def argv_for(ref: EntryRef, mark: str, size: str = "", move_time: float | None = None) -> list[str]:
+def argv_for(
+    ref: EntryRef, mark: str, size: str = "", move_time: float | None = None, seed: int | None = None
+) -> list[str]:
     """The entry's command line for a seat: ``run`` plus the variant's args, with ``{mark}``,
-    ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
-    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time)
+    ``{seed}``, ``{size}`` and ``{move_time}`` filled in (``runner.domain.placeholders``)."""
+    return fill([*ref.run, *ref.args], mark=mark, size=size, move_time=move_time, seed=seed)
 
 
 class _Game:
@@ -83,7 +96,7 @@ class _Game:
         hosts: HostFactory,
         observer: MatchObserver,
         number: int,
-        max_moves: int,
+        bound: GameBound,
     ):
         self.spec = spec
         self.game = game
@@ -92,17 +105,18 @@ class _Game:
         self.hosts = hosts
         self.observer = observer
         self.number = number
-        self.max_moves = max_moves
+        self.bound = bound
         self.moves: list[MoveRecord] = []
         self.history: list[Any] = []
         self.verdicts: list[Verdict] = []
         self.state: Any = None
         self.protocols: dict[int, EntryProtocol] = {}
         self.open_hosts: dict[int, EntryHost] = {}
+        self.stderr_notes = StderrNotes()  # what each entry says on stderr reaches the organiser
 
     def play(self) -> GameRecord:
         try:
-            return self._play()
+            return self.stderr_notes.attach(self._play())
         finally:
             for host in self.open_hosts.values():
                 host.close()
@@ -126,13 +140,18 @@ class _Game:
             if isinstance(d, BuildFailed) or game.outcome(self.state) is not None:
                 continue
             self._seat(seat, d)
+        started = time.monotonic()
+        stopped_by: str | None = None
         while game.outcome(self.state) is None:
-            if len(self.moves) >= self.max_moves:
-                return self._capped()
+            stopped_by = bound_reached(self.bound, len(self.moves), time.monotonic() - started)
+            if stopped_by is not None:
+                break
             self._turn(game.to_move(self.state))
         for proto in self.protocols.values():
             with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
                 proto.end()
+        if stopped_by is not None:
+            return self._stopped(stopped_by)
         return self._record()
 
     def _seat(self, seat: int, entry_dir: Path) -> None:
@@ -140,13 +159,19 @@ class _Game:
         name = self.order[seat]
         ref = self.spec.entries[name]
         mark = self.game.seat_mark(self.state, seat)
-        host = self.hosts.open(entry_dir, self.spec.limits, mark)
+        host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
         self.open_hosts[seat] = host
         proto = make_protocol(
             ref.protocol,
             self.game,
             host,
-            argv_for(ref, mark, board_size(self.game, self.spec.board_text), self.spec.limits.move_wall_s),
+            argv_for(
+                ref,
+                mark,
+                board_size(self.game, self.spec.board_text),
+                self.spec.limits.move_wall_s,
+                game_seed(self.spec.seed, self.number),
+            ),
             Seat(name, seat, mark, players=len(self.order)),
             self.spec.limits,
             self.spec.board_text,
@@ -186,8 +211,8 @@ class _Game:
         if host is not None:
             host.close()  # its processes die now, not at the end of an N-player game
 
-    def _record(self) -> GameRecord:
-        outcome = self.game.outcome(self.state)
+    def _record(self, outcome: Outcome | None = None, stopped_by: str = "") -> GameRecord:
+        outcome = outcome or self.game.outcome(self.state)
         assert outcome is not None
         order = self.order
         winner = order[outcome.winners[0]] if len(outcome.winners) == 1 else None
@@ -195,13 +220,13 @@ class _Game:
         for seat, score in enumerate(outcome.scores):
             scores[order[seat]] += score
         verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, outcome.reason)
-        return GameRecord(list(order), winner, scores, verdict, list(self.moves), outcome.reason)
+        moves = list(self.moves)
+        return GameRecord(list(order), winner, scores, verdict, moves, outcome.reason, stopped_by=stopped_by)
 
-    def _capped(self) -> GameRecord:
-        reason = f"stopped after {self.max_moves} moves; scored as a draw"
-        verdict = self.verdicts[0] if self.verdicts else Verdict(VerdictKind.NORMAL, None, reason)
-        scores = {name: 0 for name in self.order}
-        return GameRecord(list(self.order), None, scores, verdict, list(self.moves), reason)
+    def _stopped(self, stopped_by: str) -> GameRecord:
+        """The record of a game stopped at its bound, scored by the game's adjudication."""
+        ruling = adjudicated(self.game, self.state, len(self.order), stopped_by, self.bound, len(self.moves))
+        return self._record(ruling, stopped_by)
 
     def system_error(self, error: BaseException) -> GameRecord:
         detail = f"{type(error).__name__}: {error}".splitlines()[0][:300]
@@ -217,9 +242,11 @@ def play_match(
     worker: str = "",
     *,
     observer: MatchObserver | None = None,
-    max_moves: int = MAX_MOVES,
+    max_moves: int | None = None,
 ) -> MatchResult:
     """Play every game of ``spec``; never raises for entry or runner failures (see module doc).
+
+    ``max_moves``, when given, replaces the move bound of ``spec.bound`` (tests).
 
     ``entry_dirs`` maps each entry name to its built directory (``ArtifactCache.ensure``),
     or to ``BuildFailed``; ``hosts`` makes the per-game hosts (``host_factory(spec.sandbox)``).
@@ -235,8 +262,9 @@ def play_match(
         verdict = Verdict(VerdictKind.SYSTEM_ERROR, None, f"cannot set up game {spec.game!r}: {e}")
         record = GameRecord(list(order), None, {n: 0 for n in order}, verdict, [], "runner error")
         return MatchResult(spec.match_id, [record], worker, digests)
+    bound = spec.bound if max_moves is None else dataclasses.replace(spec.bound, max_moves=max_moves)
     for number, order in enumerate(spec.orders, start=1):
-        run = _Game(spec, game, order, entry_dirs, hosts, watch, number, max_moves)
+        run = _Game(spec, game, order, entry_dirs, hosts, watch, number, bound)
         try:
             record = run.play()
         except Exception as e:

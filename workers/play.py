@@ -39,10 +39,11 @@ from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import get_game
 from runner.domain.games.base import BoardError, Game
 from runner.domain.inert import inert
+from runner.domain.placeholders import ContestParams
 from runner.domain.registry import protocol_carries
 from runner.errors import UsageError
-from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
-from workers.executor import artifacts_dir, execute_match, work_dir
+from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
+from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
 from workers.match import MatchObserver
 from workers.sandbox import HostError, host_factory
 
@@ -166,6 +167,9 @@ class _Printer(MatchObserver):
 
     def game_finished(self, number: int, record: GameRecord, game: Game[Any, Any], state: Any) -> None:
         print(result_line(number, record), file=self.out, flush=True)
+        for name, lines in sorted(record.stderr.items()):  # what the entry said about itself
+            for line in lines:
+                print(f"  {name} wrote on stderr: {inert(line, one_line=True)}", file=self.out, flush=True)
 
 
 def result_line(number: int, record: GameRecord) -> str:
@@ -179,9 +183,11 @@ def result_line(number: int, record: GameRecord) -> str:
     return f"game {number}: {head} ({why}); scores: {scores}; {len(record.moves)} moves"
 
 
-def _build_failures(cache: ArtifactCache, refs: dict[str, EntryRef]) -> dict[str, str]:
+def _build_failures(
+    cache: ArtifactCache, refs: dict[str, EntryRef], params: ContestParams | None
+) -> dict[str, str]:
     """Each entry whose build failed (as the cache recorded it while the match was played), with why."""
-    failed = {name: cache.cached(ref.digest) for name, ref in refs.items()}
+    failed = {name: cache.cached(cache_key(ref, params)) for name, ref in refs.items()}
     return {name: f.detail for name, f in failed.items() if isinstance(f, BuildFailed)}
 
 
@@ -217,7 +223,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     fetch = local_fetch({s.digest: s.path for s in specs})
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
     result = execute_match(spec, fetch, artifacts_dir(), worker="", observer=printer, hosts=hosts)
-    for name, detail in _build_failures(ArtifactCache(artifacts_dir(), hosts), refs).items():
+    cache = ArtifactCache(artifacts_dir(), hosts)
+    for name, detail in _build_failures(cache, refs, contest_params(spec)).items():
         print(f"{name}: build failed: {inert(detail, one_line=True)}", file=sys.stderr)
     if args.json:
         print(json.dumps({"games": [g.to_dict() for g in result.games]}))

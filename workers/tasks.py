@@ -33,7 +33,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -52,6 +52,9 @@ from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
 from workers.policy import PolicyRefused, WorkerPolicy
+
+if TYPE_CHECKING:
+    from workers.match import MatchObserver
 
 log = logging.getLogger("tourney.worker")
 
@@ -183,9 +186,15 @@ def artifact_fetcher(r: redis.Redis, key: RunKey | None = None) -> Callable[[str
     return fetch
 
 
-def play(spec: MatchSpec, fetch: Callable[[str], bytes], worker: str, cache_root: Path) -> MatchResult:
+def play(
+    spec: MatchSpec,
+    fetch: Callable[[str], bytes],
+    worker: str,
+    cache_root: Path,
+    observer: MatchObserver | None = None,
+) -> MatchResult:
     """Build what the match needs and play it; a failure of this machine becomes ``system_error``."""
-    return execute_match(spec, fetch, cache_root, worker=worker)
+    return execute_match(spec, fetch, cache_root, worker=worker, observer=observer)
 
 
 def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
@@ -231,14 +240,19 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
         r, KEYS.heartbeat(run, spec.match_id, attempt), worker, task.heartbeat_s, task.heartbeat_ttl_s
     )
     t0 = time.monotonic()
-    with hb:
+    # what this match is doing now (builds, game, move count), for the live progress only;
+    # imported here, like the referee (workers.executor): Celery loads this module everywhere
+    from workers.live import LivePublisher, LiveState
+
+    live = LiveState(spec, attempt, worker)
+    with hb, LivePublisher(r, KEYS.live(run), live, run_key()):
         try:
             mine = WorkerPolicy.from_env().apply(spec, worker)
         except PolicyRefused as e:
             log.error("%s (match %s)", e, spec.match_id)
             result = machine_error_result(spec, str(e), worker)
         else:
-            result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts")
+            result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts", live)
         # still beating: between the heartbeat's end and the result's arrival the
         # coordinator would see a silent attempt and charge it a lease expiry
         pushed = _push(r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S)

@@ -35,6 +35,7 @@ from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import RunKey
 from runner.errors import UsageError
 from workers.sandbox.cgroups import sandbox_memory_note
+from workers.sandbox.cores import CONCURRENCY_ENV, pin_to_worker_cpus, timing_note
 
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
@@ -111,7 +112,9 @@ def broker_url_of(args: argparse.Namespace) -> str:
 def cmd_worker(args: argparse.Namespace) -> int:
     url = broker_url_of(args)  # BrokerURLError (a UsageError): exit 2
     check_broker_url(url, allow_no_password=bool(args.allow_no_password))
-    concurrency = int(args.concurrency or os.cpu_count() or 1)
+    pin_to_worker_cpus()  # tourney run's timing.reserved_cores: the CPUs left to matches
+    # one per CPU this worker may use (its affinity, so `taskset` leaves cores to others)
+    concurrency = int(args.concurrency or len(os.sched_getaffinity(0)) or 1)
     if concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     name = args.name or f"tourney-{os.getpid()}@{socket.gethostname()}"
@@ -160,6 +163,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     os.environ["TOURNEY_WORK_DIR"] = str(work)
     os.environ[BROKER_ENV] = url
     os.environ["TOURNEY_WORKER_NAME"] = name
+    os.environ[CONCURRENCY_ENV] = str(concurrency)  # results state their timing conditions
 
     from celery.signals import worker_process_init
 
@@ -177,6 +181,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         flush=True,
     )
     print(f"tourney worker {name}: {sandbox_memory_note()}", flush=True)
+    print(f"tourney worker {name}: {timing_note(concurrency)}", flush=True)
     app.worker_main(
         [
             "worker",

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from runner.config import ConfigError
 from runner.errors import UsageError
+from runner.report.entry_notes import stderr_notes, stderr_writers, warning_lines
 from runner.report.exports import (
     matches_records,
     standings_csv,
@@ -74,6 +75,12 @@ def cmd_matches(args: argparse.Namespace) -> int:
         result = m.result_text()
         if m.verdicts():
             result += " · " + ", ".join(m.verdicts())
+        if m.bounded():
+            result += " · " + ", ".join(m.bounded())
+        if stderr_writers(m):
+            result += " · stderr: " + ", ".join(stderr_writers(m))
+        if m.superseded:  # never silently: `tourney disputes RUN` says how and why
+            result += f" · replaced {len(m.superseded)} earlier result(s)"
         rows.append(
             [
                 m.match_id,
@@ -90,6 +97,9 @@ def cmd_matches(args: argparse.Namespace) -> int:
             ]
         )
     sys.stdout.write("".join(line + "\n" for line in aligned(header, rows)))
+    # on stderr: the listing stays one row per match for grep and awk
+    for line in warning_lines(stderr_notes(data, stage), args.run_dir):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -144,7 +154,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from runner.report.html import render_report
+    from runner.report.site import layout_named, write_html_report
 
     data = _load(args)
     html = getattr(args, "html", None)
@@ -155,8 +165,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         html = str(Path(args.run_dir) / "report.html")
     written = []
     if html:
-        write_text(Path(html), render_report(data))
-        written.append(html)
+        layout = layout_named(getattr(args, "layout", None) or "auto")
+        written += [str(p) for p in write_html_report(data, Path(html), layout=layout)]
     if csv_path:
         write_text(Path(csv_path), standings_csv(data))
         written.append(csv_path)

@@ -1,11 +1,18 @@
-"""``tourney rerun RUN_DIR MATCH_ID [--accept]``: replay a disputed match and show what changed.
+"""``tourney rerun RUN_DIR MATCH_ID``: replay a disputed match, keep it as a numbered candidate,
+show it beside the official result.
 
-What is replayed and when a rerun is refused: ``runner.orchestration.rerun``.
+What is replayed and when a rerun is refused: ``runner.orchestration.rerun``; the
+candidates and acceptances: ``runner.domain.disputes``. Making a candidate
+official is ``tourney accept`` (``runner.commands.disputes``); ``show_replan``
+here prints what an accept changed.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
+import socket
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -15,13 +22,15 @@ from rich.table import Table
 
 from runner.config import ConfigError
 from runner.domain.contracts import GameRecord, MatchResult
+from runner.domain.disputes import code_changes, explain_difference, first_divergence
 from runner.domain.entries import pack_entry
 from runner.domain.match_record import find_match
 from runner.domain.stages.base import TournamentState
-from runner.domain.stages.tournament import advance, match_spec
+from runner.domain.verify import ResultMismatch, verify_result
 from runner.errors import CommandError, UsageError
 from runner.orchestration.dispatch import probe_sandbox
 from runner.orchestration.rerun import RerunRefused, changed_entries, play_again
+from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.storage.store import RunStore, StoreError
 
@@ -37,24 +46,14 @@ def _game_cell(g: GameRecord | None) -> str:
 
 def first_difference(old: MatchResult, new: MatchResult) -> str | None:
     """``game k, move n: old X vs new Y`` for the first differing move, or None if identical."""
-    for k in range(max(len(old.games), len(new.games))):
-        if k >= len(old.games) or k >= len(new.games):
-            return f"game {k + 1}: only the {'new' if k >= len(old.games) else 'old'} result has it"
-        a, b = old.games[k].moves, new.games[k].moves
-        for n in range(max(len(a), len(b))):
-            ma = f"{a[n].move} ({a[n].player})" if n < len(a) else "(game over)"
-            mb = f"{b[n].move} ({b[n].player})" if n < len(b) else "(game over)"
-            if n >= len(a) or n >= len(b) or (a[n].move, a[n].player) != (b[n].move, b[n].player):
-                return f"game {k + 1}, move {n + 1}: old {ma} vs new {mb}"
-        og, ng = old.games[k], new.games[k]
-        if (og.winner, og.scores, og.verdict.kind) != (ng.winner, ng.scores, ng.verdict.kind):
-            old_end, new_end = og.verdict.kind.value, ng.verdict.kind.value
-            return f"game {k + 1}: same moves, different ending: old {old_end} vs new {new_end}"
-    return None
+    d = first_divergence(old, new)
+    return d.text() if d else None
 
 
-def show_comparison(console: Console, match_id: str, old: MatchResult, new: MatchResult) -> None:
-    t = Table(title=f"match {match_id}: old (official) vs new (rerun)", show_lines=True)
+def show_comparison(
+    console: Console, match_id: str, old: MatchResult, new: MatchResult, new_label: str = "new (rerun)"
+) -> None:
+    t = Table(title=f"match {match_id}: old (official) vs {new_label}", show_lines=True)
     t.add_column("game", justify="right")
     t.add_column("seats")
     t.add_column("old: winner / scores / verdict")
@@ -68,7 +67,9 @@ def show_comparison(console: Console, match_id: str, old: MatchResult, new: Matc
     console.print(t)
     diff = first_difference(old, new)
     console.print(
-        f"first difference: {diff}" if diff else "identical: every game has the same moves and result"
+        f"first difference: {diff}"
+        if diff
+        else "identical: every game has the same moves and result"
     )
 
 
@@ -106,7 +107,13 @@ def show_replan(
 
 # -- the command -------------------------------------------------------------------------
 def cmd_rerun(args: argparse.Namespace) -> int:
-    console = Console()
+    if getattr(args, "accept", False):
+        raise UsageError(
+            "rerun --accept is gone: it accepted a result in the same breath as playing it. "
+            "rerun keeps a numbered candidate and shows it; review it, then make exactly it official "
+            'with `tourney accept RUN_DIR MATCH_ID CANDIDATE --reason "..."`'
+        )
+    console = Console(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
     rd = RunDir(Path(args.run_dir))
     try:
         store = RunStore.open(rd.path)
@@ -159,29 +166,47 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
         f"replaying match {row.match_id} ({row.stage} r{row.round}: {' v '.join(row.players)}, "
         f"board {row.board_id}, seed {spec.seed})"
     )
-    new = play_again(spec, rd)
+    new = play_again(spec, rd, worker=f"rerun@{socket.gethostname()}")
     if new.system_error is not None:
         raise CommandError(f"the replay failed on this machine: {new.system_error.detail}", exit_code=1)
-    attempt = store.add_candidate(row.match_id, new)
-    show_comparison(console, row.match_id, row.result, new)
-    console.print(f"kept both: the new result is candidate attempt {attempt}")
-    if not args.accept:
-        console.print(f"to make it official: tourney rerun {rd.path} {row.match_id} --accept")
-        _refresh_report(rd)
-        return 0
-    before = advance(config, store.official_results())
-    store.accept_candidate(row.match_id, attempt)
-    after = advance(config, store.official_results())
-    sync = store.sync_plan([match_spec(config, pm) for pm in after.matches])
-    pending = store.pending()
-    show_replan(console, before, after, sync.new + sync.revived, sync.obsolete)
-    console.print(f"accepted: attempt {attempt} is official, the old result is kept as superseded")
-    if pending or not after.finished:
-        store.set_meta(finished=None)
-        config_path = store.meta().get("config_path", "CONFIG")
-        console.print(f"{len(pending)} match(es) to play: tourney run {config_path} --run-dir {rd.path}")
+    try:
+        verify_result(spec, new)  # judged by the pure referee, as the coordinator judges every result
+    except ResultMismatch as e:
+        raise CommandError(f"the replay's result does not follow the rules: {e}", exit_code=1) from e
+    played = {n: ref.digest for n, ref in spec.entries.items()}
+    code = code_changes(row.spec.entries, played)
+    cand = Disputes(store).add_candidate(
+        spec,
+        new,
+        played_by=who(args),
+        changed_code=code,
+        first_difference=first_difference(row.result, new) or "",
+    )
+    show_comparison(console, row.match_id, row.result, new, f"candidate {cand.number} (rerun)")
+    for line in explain_difference(spec, row.result, new, code):
+        console.print(f"  {line}")
+    console.print(
+        f"kept as candidate {cand.number} of match {row.match_id} (attempt {cand.attempt}, "
+        f"{cand.worker}); nothing became official"
+    )
+    choice = " --adopt-code|--keep-code" if code else ""
+    console.print(
+        f"to make exactly this result official: tourney accept {rd.path} {row.match_id} {cand.number}"
+        f'{choice} --reason "..."'
+    )
     _refresh_report(rd)
     return 0
+
+
+def who(args: argparse.Namespace) -> str:
+    """The person acting: ``--by``, else the login name."""
+    given = getattr(args, "by", None)
+    if given:
+        return str(given)
+    try:
+        return os.environ.get("USER") or getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry for this uid (a container)
+        return f"uid {os.getuid()}"
 
 
 def _refresh_report(rd: RunDir) -> None:

@@ -28,6 +28,7 @@ from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.stages.base import TournamentState
+from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import CommandError, RunHalted, UsageError
 from runner.orchestration.coordinator import ATTEMPT_CAP, Coordinator, SessionOutcome
 from runner.orchestration.dispatch import (
@@ -43,7 +44,7 @@ from runner.orchestration.dispatch import (
 )
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.model import ReportData
-from runner.report.progress import RunProgress, default_mode
+from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.storage.run_dir import (
     RunDir,
     coordinator_lock,
@@ -173,6 +174,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be at least 1")
     if args.broker:
         check_broker_url(args.broker)
+    if config.timing.exclusive_cores and not args.inline:
+        try:  # before the run directory exists: nothing to resume from a config that cannot run
+            split_cores(os.sched_getaffinity(0), config.timing.reserved_cores)
+        except ValueError as e:
+            raise UsageError(str(e)) from e
     rd = RunDir((Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve())
     with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
         return _run(args, config, config_path, rd)
@@ -188,9 +194,11 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     cluster = _Cluster()
     atexit.register(cluster.stop)
     progress_mode = default_mode(bool(args.no_progress))
+    # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
+    plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
     try:
         with _terminate_on_signals():
-            with RunProgress(config.name, progress_mode) as progress:
+            with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
                 code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
             if outcome is not None:
                 _finish_outputs(rd, outcome, code == 0)
@@ -243,6 +251,7 @@ def _play(
             store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
     blobs = pack_artifacts(config, rd)
+    match_cpus = _reserve_cores(config, progress, inline=bool(args.inline))
     timing = Timing.from_env()
     republish: Callable[[], None] | None = None
     if args.inline:
@@ -272,7 +281,7 @@ def _play(
         if not args.no_local_workers:
             for pid_file in rd.workers.glob("*/worker.pid"):
                 kill_stale(pid_file, "runner.cli worker")
-            count = args.workers or os.cpu_count() or 1
+            count = _local_worker_count(args.workers, config, progress, match_cpus)
             cluster.workers = LocalWorkers(
                 url,
                 rd.path,
@@ -283,6 +292,7 @@ def _play(
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
+    _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(
             f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
@@ -320,6 +330,51 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+def _reserve_cores(config: TournamentConfig, progress: RunProgress, *, inline: bool) -> frozenset[int]:
+    """The CPUs local workers play matches on. With ``timing.reserved_cores`` this thread (and
+    so the embedded Redis, started after) is pinned to the reserved ones, and local workers,
+    told through the environment, pin themselves to the rest."""
+    usable = os.sched_getaffinity(0)
+    if inline or not config.timing.exclusive_cores or config.timing.reserved_cores == 0:
+        return frozenset(usable)
+    try:
+        runner_cpus, match_cpus = split_cores(usable, config.timing.reserved_cores)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    os.sched_setaffinity(0, runner_cpus)
+    os.environ[WORKER_CPUS_ENV] = cpu_list(match_cpus)  # local workers inherit the environment
+    progress.log(f"timing: CPUs {cpu_list(runner_cpus)} for the runner, {cpu_list(match_cpus)} for matches")
+    return frozenset(match_cpus)
+
+
+def _local_worker_count(
+    requested: int | None, config: TournamentConfig, progress: RunProgress, cpus: frozenset[int]
+) -> int:
+    """One local worker per usable core by default; with fair timing never more than that."""
+    exclusive = config.timing.exclusive_cores
+    count = capped_concurrency(requested, cpus, exclusive=exclusive)
+    if requested is not None and count < requested:
+        progress.log(f"timing.exclusive_cores: {count} local worker(s), one per usable core, not {requested}")
+    return count
+
+
+def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgress) -> None:
+    """What the config asked for, in the run's metadata and the log (the report adds
+    what each worker's results say)."""
+    exclusive = config.timing.exclusive_cores
+    store.set_meta(
+        timing={
+            "exclusive_cores": exclusive,
+            "reserved_cores": config.timing.reserved_cores if exclusive else 0,
+        }
+    )
+    progress.log(
+        "timing: exclusive cores (one CPU per match; a machine plays at most one match per usable core)"
+        if exclusive
+        else "timing: shared cores (matches share the machine; timing.exclusive_cores gives each its own)"
+    )
 
 
 def _key_file(rd: RunDir) -> Path | None:
@@ -365,14 +420,13 @@ def _masked(url: str) -> str:
 def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run."""
-    from runner.report.exports import write_text
-    from runner.report.html import render_report
     from runner.report.model import load_report_data
+    from runner.report.site import write_html_report
 
     data: ReportData | None = None
     try:
         data = load_report_data(rd.path)
-        write_text(rd.report, render_report(data))
+        write_html_report(data, rd.report)
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
@@ -386,4 +440,3 @@ def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None
         for mid, why in outcome.failed_details.items():
             print(f"  {mid}: {why}", file=sys.stderr)
         print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)
-

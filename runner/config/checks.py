@@ -41,6 +41,7 @@ from runner.domain.games import (
     same_game,
 )
 from runner.domain.games.base import BoardError, Game
+from runner.domain.placeholders import run_arg_problems
 from runner.domain.registry import protocol_carries
 
 if TYPE_CHECKING:
@@ -198,6 +199,9 @@ class Checker:
             specs = [s for s in specs if s.name in src.include]
         if src.variants is not None:
             v = src.variants
+            for j, arg in enumerate(v.args):  # {i} is the config's own, filled just below
+                for problem in run_arg_problems(arg.replace("{i}", "0")):
+                    self.add((*loc, "variants", "args", j), problem)
             width = len(str(v.start + v.count - 1))
             made: list[EntrySpec] = []
             for s in specs:

@@ -30,7 +30,7 @@ from pydantic import (
 
 from runner.config.errors import ConfigProblem
 from runner.domain.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
-from runner.domain.contracts import EntryRef, Limits
+from runner.domain.contracts import DEFAULT_MAX_MOVES, EntryRef, GameBound, Limits
 from runner.domain.entries import EntrySpec
 from runner.domain.games import GAME_NAMES, get_game
 from runner.domain.games.base import Game
@@ -64,9 +64,62 @@ class LimitsModel(BaseModel):
         gt=0,
         description="Whole-game wall budget for persistent protocols (gomocup); default none.",
     )
+    exit_grace_ms: int = Field(
+        default=300,
+        ge=0,
+        le=10_000,
+        description="After a move's program exits, how long its descendants that are already on their "
+        "way out (sent SIGTERM/SIGKILL/SIGINT/SIGHUP/SIGQUIT, exiting, or zombies) may take to go "
+        "before they count as left_processes; a descendant alive and not exiting is charged at once.",
+    )
 
     def to_limits(self) -> Limits:
         return Limits(**self.model_dump())
+
+
+class BoundModel(BaseModel):
+    """When a game is stopped before the rules end it, and adjudicated by the game
+    (``runner.domain.game_bound``; docs/config.md has each game's rule)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_moves: int | None = Field(
+        default=DEFAULT_MAX_MOVES,
+        ge=1,
+        description="Stop a game after this many moves and adjudicate it (null: no move bound; "
+        "pousse can then run until a repetition ends it).",
+    )
+    wall_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Stop a game once it has run this many seconds (the worker's clock, checked between "
+        "moves) and adjudicate it; default none. Results then depend on the machine's speed.",
+    )
+
+    def to_bound(self) -> GameBound:
+        return GameBound(**self.model_dump())
+
+class TimingModel(BaseModel):
+    """How moves are timed (issue 14: seed 003's "the entire machine to itself")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exclusive_cores: bool = Field(
+        default=False,
+        description="Fair timing: every match is played on a CPU of its own (its entries and their "
+        "descendants pinned to it, builds included), and a machine plays at most one match per usable "
+        "CPU (tourney run starts at most that many local workers; workers wait for a free core). "
+        "Default false: matches share the machine's cores.",
+    )
+    reserved_cores: int = Field(
+        default=0,
+        ge=0,
+        le=4096,
+        description="With exclusive_cores: the lowest N CPUs tourney run may use are left to the "
+        "coordinator, Redis and the workers' own processes (pinned there), and its local workers play "
+        "matches only on the others, so the runner's own work never lands on a match's core. "
+        "Remote workers choose their CPUs themselves (taskset).",
+    )
 
 
 class VariantsModel(BaseModel):
@@ -349,6 +402,13 @@ class TournamentConfig(BaseModel):
         "Given to this run's own workers; remote workers add them with --sandbox-bind.",
     )
     limits: LimitsModel = Field(default_factory=LimitsModel, description="Per-move limits.")
+    bound: BoundModel = Field(
+        default_factory=BoundModel,
+        description="When a game the rules have not ended is stopped and adjudicated (every stage).",
+    )
+    timing: TimingModel = Field(
+        default_factory=TimingModel, description="Timing conditions: exclusive_cores (fair timing)."
+    )
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
     seed_opponents: list[EntrySource] = Field(

@@ -66,6 +66,9 @@ class Limits:
     open_files: int = 64
     file_size_mb: int = 16
     game_wall_s: float | None = None  # persistent protocols: whole-game budget
+    #: after a move's program exits, how long descendants already on their way out
+    #: (signalled, exiting, zombies) may take to go before they count as left_processes
+    exit_grace_ms: int = 300
 
     @property
     def cpu_s(self) -> float:
@@ -76,6 +79,30 @@ class Limits:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Limits:
+        return cls(**d)
+
+
+#: the move bound of a game when a config names none (``bound.max_moves``): explicit,
+#: documented (docs/config.md), and reported in the game's reason when it fires
+DEFAULT_MAX_MOVES = 10_000
+
+
+@dataclass(frozen=True)
+class GameBound:
+    """When a game is stopped before the rules end it, to be adjudicated (``Game.adjudicate``).
+
+    ``max_moves``: after this many moves (None: no move bound). ``wall_s``: once the game
+    has run this long by the worker's clock, checked between moves (None: no wall bound).
+    """
+
+    max_moves: int | None = DEFAULT_MAX_MOVES
+    wall_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameBound:
         return cls(**d)
 
 
@@ -186,6 +213,9 @@ class MatchSpec:
     seed: int
     sandbox: str = "bwrap"  # "bwrap" | "none"
     game_params: dict[str, Any] = field(default_factory=dict)  # e.g. boxing max_box
+    bound: GameBound = field(default_factory=GameBound)  # when a game is stopped and adjudicated
+    #: fair timing (config ``timing.exclusive_cores``): the match holds a core of its own
+    exclusive_cores: bool = False
 
     @classmethod
     def of(
@@ -203,11 +233,13 @@ class MatchSpec:
         stage: str = "",
         round: int = 0,
         bracket: str = "",
+        bound: GameBound | None = None,
     ) -> MatchSpec:
         """A spec for a match outside any tournament plan (``tourney play``, benchmarks,
         tests), from the flat fields in the order of ``to_dict``; its plan is ``MatchPlan.ad_hoc``."""
         plan = MatchPlan.ad_hoc(match_id, board_id, orders, stage=stage, round=round, bracket=bracket)
-        return cls(plan, game, board_text, entries, limits, seed, sandbox, dict(game_params or {}))
+        params = dict(game_params or {})
+        return cls(plan, game, board_text, entries, limits, seed, sandbox, params, bound or GameBound())
 
     # the plan's fields a worker reads, by their old names
     @property
@@ -244,6 +276,9 @@ class MatchSpec:
             "seed": self.seed,
             "sandbox": self.sandbox,
             "game_params": dict(self.game_params),
+            "bound": self.bound.to_dict(),
+            # only when asked for: specs stored or sent before fair timing read the same
+            **({"exclusive_cores": True} if self.exclusive_cores else {}),
         }
 
     @classmethod
@@ -257,6 +292,9 @@ class MatchSpec:
             seed=d["seed"],
             sandbox=d.get("sandbox", "bwrap"),
             game_params=dict(d.get("game_params", {})),
+            # specs stored before bounds were configurable had the default move bound
+            bound=GameBound.from_dict(d["bound"]) if "bound" in d else GameBound(),
+            exclusive_cores=bool(d.get("exclusive_cores", False)),
         )
 
 
@@ -285,9 +323,16 @@ class GameRecord:
     verdict: Verdict
     moves: list[MoveRecord]
     reason: str = ""  # the rules' reason for a normal end ("5 in a row", ...)
+    #: "" when the game ended by the rules or a verdict; else the bound that stopped it
+    #: ("max_moves" or "wall", ``MatchSpec.bound``) and ``reason`` says how it was adjudicated
+    stopped_by: str = ""
+    #: per entry, what it wrote on stderr during this game (distinct lines, capped:
+    #: ``workers.stderr_notes``), so what an entry says about itself (a time budget
+    #: that cut its search) reaches the organiser; only entries that wrote anything
+    stderr: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "order": list(self.order),
             "winner": self.winner,
             "scores": dict(self.scores),
@@ -295,6 +340,11 @@ class GameRecord:
             "moves": [m.to_dict() for m in self.moves],
             "reason": self.reason,
         }
+        if self.stopped_by:
+            d["stopped_by"] = self.stopped_by
+        if self.stderr:  # absent when empty: older readers and signatures see what they always did
+            d["stderr"] = {k: list(v) for k, v in self.stderr.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GameRecord:
@@ -305,6 +355,36 @@ class GameRecord:
             verdict=Verdict.from_dict(d["verdict"]),
             moves=[MoveRecord.from_dict(m) for m in d["moves"]],
             reason=d.get("reason", ""),
+            stopped_by=str(d.get("stopped_by", "")),
+            stderr={str(k): [str(x) for x in v] for k, v in (d.get("stderr") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class TimingConditions:
+    """How a match's moves were timed on the worker that played it (issue 14, fair timing)."""
+
+    #: the match held CPUs no other match on that machine used (``cpus``), else shared the machine
+    exclusive: bool
+    #: the CPUs the match's processes were pinned to (empty: not pinned)
+    cpus: list[int]
+    #: CPUs the worker may use, and how many matches it runs at once
+    worker_cores: int
+    worker_concurrency: int
+    #: seconds the match waited for a free core before it started
+    waited_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimingConditions:
+        return cls(
+            exclusive=bool(d["exclusive"]),
+            cpus=[int(c) for c in d.get("cpus", [])],
+            worker_cores=int(d["worker_cores"]),
+            worker_concurrency=int(d["worker_concurrency"]),
+            waited_s=float(d.get("waited_s", 0.0)),
         )
 
 
@@ -314,6 +394,12 @@ class MatchResult:
     games: list[GameRecord]
     worker: str = ""
     digests: dict[str, str] = field(default_factory=dict)
+    #: entry name -> its build log, for the entries whose build failed (at most its last
+    #: 64 KiB: ``workers.executor.BUILD_LOG_MAX``); it travels with the result so that the
+    #: coordinator's store keeps it and ``tourney build-log`` prints it on the organiser's machine
+    build_logs: dict[str, str] = field(default_factory=dict)
+    #: how its moves were timed (None: a result from before fair timing, or never played)
+    timing: TimingConditions | None = None
 
     @property
     def system_error(self) -> Verdict | None:
@@ -328,15 +414,20 @@ class MatchResult:
             "games": [g.to_dict() for g in self.games],
             "worker": self.worker,
             "digests": dict(self.digests),
+            **({"build_logs": dict(self.build_logs)} if self.build_logs else {}),
+            **({"timing": self.timing.to_dict()} if self.timing is not None else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MatchResult:
+        timing = d.get("timing")
         return cls(
             match_id=d["match_id"],
             games=[GameRecord.from_dict(g) for g in d["games"]],
             worker=d.get("worker", ""),
             digests=dict(d.get("digests", {})),
+            build_logs={str(k): str(v) for k, v in (d.get("build_logs") or {}).items()},
+            timing=TimingConditions.from_dict(timing) if isinstance(timing, dict) else None,
         )
 
 
@@ -516,6 +607,59 @@ class Skipped:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Skipped:
         return cls(str(_field(d, "match_id")), int(_field(d, "attempt")), str(d.get("worker", "")))
+
+
+@dataclass(frozen=True)
+class LiveMatch:
+    """What a worker is doing with an attempt right now, for the live progress display only.
+
+    Not a note: it never reaches the store and decides nothing. A worker keeps it in the
+    run's live hash (``KEYS.live``), rewritten at most once a second while it changes
+    (``workers.live``); ``phase`` is "starting", "building" (``building`` names the
+    entries whose build runs now) or "playing" (game ``game`` of ``games``, ``moves``
+    moves into it).
+    """
+
+    match_id: str
+    attempt: int
+    worker: str
+    players: tuple[str, ...]
+    games: int
+    phase: str = "starting"
+    game: int = 0
+    moves: int = 0
+    building: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """``"game 2/4, move 37"``, ``"building greedy, searcher"``, ``"starting"``."""
+        if self.phase == "building":
+            return "building " + ", ".join(self.building)
+        if self.phase == "playing":
+            return f"game {self.game}/{self.games}, move {self.moves}"
+        return self.phase
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["players"] = list(self.players)
+        d["building"] = list(self.building)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LiveMatch:
+        try:
+            return cls(
+                str(d["match_id"]),
+                int(d["attempt"]),
+                str(d.get("worker", "")),
+                tuple(str(p) for p in d.get("players", [])),
+                int(d.get("games", 0)),
+                str(d.get("phase", "starting")),
+                int(d.get("game", 0)),
+                int(d.get("moves", 0)),
+                tuple(str(b) for b in d.get("building", [])),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise WireError(f"malformed live record: {e}") from e
 
 
 #: what a worker pushes to a run's inbox

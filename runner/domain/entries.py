@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from runner.domain.contracts import EntryRef
 from runner.domain.games import GAME_NAMES, game_names, is_game_reference
+from runner.domain.placeholders import build_problems, run_arg_problems
 from runner.domain.registry import PROTOCOL_NAMES
 from runner.errors import UsageError
 
@@ -162,11 +163,52 @@ def read_entry_yaml(path: Path) -> EntryModel:
     if not isinstance(raw, dict):
         raise EntryError(f"{f}: expected a mapping with name, game, protocol, run")
     try:
-        return EntryModel.model_validate(raw)
+        model = EntryModel.model_validate(raw)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
         raise EntryError(f"{f}: {loc}: {first['msg']}") from e
+    _check_placeholders(f, model)
+    return model
+
+
+def _check_placeholders(f: Path, model: EntryModel) -> None:
+    """Refuse a placeholder the worker would not fill, at ``entry.yaml:line:col``."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    for i, arg in enumerate(model.run):
+        found += [(("run", i), p) for p in run_arg_problems(arg)]
+    for vname, v in model.variants.items():
+        for i, arg in enumerate(v.args):
+            found += [(("variants", vname, "args", i), p) for p in run_arg_problems(arg)]
+    if model.build is not None:
+        found += [(("build",), p) for p in build_problems(model.build)]
+    if found:
+        text = f.read_text()
+        lines = []
+        for loc, problem in found:
+            line, col = yaml_position(text, loc)
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+            lines.append(f"{f}:{line}:{col}: {where}: {problem}")
+        raise EntryError("\n".join(lines))
+
+
+def yaml_position(text: str, loc: tuple[str | int, ...]) -> tuple[int, int]:
+    """Line and column (1-based) of the value at ``loc`` in a YAML document (as deep as it goes)."""
+    node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+    best = (1, 1)
+    for part in loc:
+        if node is None:
+            break
+        best = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+    if node is not None:
+        best = (node.start_mark.line + 1, node.start_mark.column + 1)
+    return best
 
 
 def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:

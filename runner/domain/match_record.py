@@ -38,8 +38,8 @@ class MatchRecord:
     worker: str = ""
     failures: int = 0
     result: MatchResult | None = None  # the official one
-    superseded: tuple[MatchResult, ...] = ()  # older official results replaced by ``rerun --accept``
-    candidates: tuple[MatchResult, ...] = ()  # rerun results not accepted (yet)
+    superseded: tuple[MatchResult, ...] = ()  # older official results replaced by ``tourney accept``
+    candidates: tuple[MatchResult, ...] = ()  # rerun candidates not official (never accepted)
     rejected: tuple[MatchResult, ...] = ()  # system_error results of failed attempts
     seq: int = 0
     lease_expires: float | None = None
@@ -158,6 +158,12 @@ class MatchRecord:
             if v.kind is not VerdictKind.NORMAL:
                 out.append(f"{v.kind.value}: {v.player}" if v.player else v.kind.value)
         return out
+
+
+    def bounded(self) -> list[str]:
+        """``"game 2 stopped at max_moves"`` per game stopped at its bound (``GameRecord.stopped_by``)."""
+        games = enumerate(self.games, start=1)
+        return [f"game {k} stopped at {g.stopped_by}" for k, g in games if g.stopped_by]
 
 
 class UnknownMatch(UsageError, KeyError):

@@ -1,22 +1,85 @@
-"""Placeholders an entry's ``run`` arguments may hold, filled per game by the worker.
+"""Placeholders an entry's ``run`` arguments and ``build`` command may hold, filled by the worker.
+
+In ``run`` (and variants' ``args``), filled per game and seat:
 
 - ``{mark}``: the seat's mark (seed 002's one-character argument; X/O ...);
+- ``{seed}``: this game's RNG seed, a decimal integer in ``0 .. 2**31-1`` (so C's
+  ``atoi``/``srand`` take it whole): derived from the match's seed (``MatchSpec.seed``,
+  itself from the config's ``seed`` and the match id) and the game's number in the match, so
+  every game of a match gets its own seed and a rerun of the match gets the same ones;
 - ``{size}``: the board's size as ``tourney play --size`` takes it: ``N`` for
   pousse, ``WxH`` for boxing, ``WxHxK`` for m,n,k games (the board text's
   first line for other games);
-- ``{move_time}``: the per-move wall limit in seconds (``limits.move_wall_s``),
+- ``{move_time}``: the per-move wall limit in seconds (``limits.move_wall_s``, e.g. ``1``
+  or ``0.5``), and ``{move_time_ms}`` the same in whole milliseconds (``1000``, ``500``),
   so a program can budget its thinking time to the contest's clock.
+
+In ``build`` (a shell command), the contest-level ones only: ``{size}``, ``{move_time}``,
+``{move_time_ms}``; the build's environment is set through them
+(``build: BOARD={size} make``). ``{mark}`` and ``{seed}`` differ between the games
+of one build and are refused there. A build that uses a placeholder is cached per
+expanded command (one build per board size), one without per digest as before.
 
 Entries learn the contest's parameters this way without the runner knowing
 any entry's options: ``run: [./a.out, --size, "{size}", --budget, "{move_time}"]``.
+A name in braces that is none of these is an error where the entry is loaded
+(``entry.yaml:line:col``); ``{{name}}`` stands for a literal ``{name}``, and
+shell forms such as ``${CC}`` or ``{a,b}`` are not placeholders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from runner.domain.boards import derive_seed
 from runner.domain.games.base import BoardError, Game
+
+#: the placeholders ``run`` arguments know, in the order messages list them
+RUN_PLACEHOLDERS = ("mark", "seed", "size", "move_time", "move_time_ms")
+#: the ones a build command knows: the same for every game of the contest
+BUILD_PLACEHOLDERS = ("size", "move_time", "move_time_ms")
+#: why a run-only placeholder cannot be in a build
+_NOT_IN_BUILD = {
+    "mark": "{mark} is the seat's mark, different per game: use it in run arguments",
+    "seed": "{seed} is per game (one build serves every game): use it in run arguments",
+}
+
+# ``{{name}}`` (a literal), or ``{name}`` not preceded by ``$`` (``${CC}`` is the shell's)
+_TOKEN = re.compile(r"\{\{([A-Za-z_]\w*)\}\}|(?<!\$)\{([A-Za-z_]\w*)\}")
+#: game seeds stay below 2**31 so that a C entry's ``atoi`` reads them whole
+_SEED_BOUND = 2**31
+
+
+def used_placeholders(text: str) -> list[str]:
+    """The placeholder names ``text`` holds (escaped ``{{name}}`` excluded), in order."""
+    return [m.group(2) for m in _TOKEN.finditer(text) if m.group(2)]
+
+
+def run_arg_problems(text: str) -> list[str]:
+    """What is wrong with the placeholders of one ``run`` argument (empty when nothing)."""
+    known = ", ".join(f"{{{n}}}" for n in RUN_PLACEHOLDERS)
+    return [
+        f"unknown placeholder {{{name}}} (run arguments know {known}; write {{{{{name}}}}} for a literal)"
+        for name in used_placeholders(text)
+        if name not in RUN_PLACEHOLDERS
+    ]
+
+
+def build_problems(command: str) -> list[str]:
+    """What is wrong with the placeholders of a ``build`` command (empty when nothing)."""
+    known = ", ".join(f"{{{n}}}" for n in BUILD_PLACEHOLDERS)
+    out = []
+    for name in used_placeholders(command):
+        if name in _NOT_IN_BUILD:
+            out.append(f"{_NOT_IN_BUILD[name]}, not in build")
+        elif name not in BUILD_PLACEHOLDERS:
+            out.append(
+                f"unknown placeholder {{{name}}} (a build knows {known}; write {{{{{name}}}}} for a literal)"
+            )
+    return out
 
 
 def board_size(game: Game[Any, Any], board_text: str) -> str:
@@ -41,16 +104,58 @@ def board_size(game: Game[Any, Any], board_text: str) -> str:
     return lines[0].strip() if lines else ""
 
 
-def fill(args: Sequence[str], *, mark: str, size: str = "", move_time: float | None = None) -> list[str]:
+def game_seed(match_seed: int, number: int) -> int:
+    """``{seed}`` for game ``number`` (1-based) of a match whose seed is ``match_seed``."""
+    return derive_seed(match_seed, "game", number) % _SEED_BOUND
+
+
+@dataclass(frozen=True)
+class ContestParams:
+    """The contest-level values a build and every game of a match share."""
+
+    size: str = ""
+    move_time: float | None = None
+
+    def values(self) -> dict[str, str]:
+        if self.move_time is None:
+            return {"size": self.size, "move_time": "", "move_time_ms": ""}
+        return {
+            "size": self.size,
+            "move_time": f"{self.move_time:g}",
+            "move_time_ms": str(round(self.move_time * 1000)),
+        }
+
+
+def _substitute(text: str, values: dict[str, str]) -> str:
+    def one(m: re.Match[str]) -> str:
+        if m.group(1):
+            return "{" + m.group(1) + "}"  # an escaped literal
+        name = m.group(2)
+        return values.get(name, m.group(0))  # unknown: refused where the entry was loaded
+
+    return _TOKEN.sub(one, text)
+
+
+def fill(
+    args: Iterable[str],
+    *,
+    mark: str,
+    size: str = "",
+    move_time: float | None = None,
+    seed: int | None = None,
+) -> list[str]:
     """``args`` with every placeholder replaced."""
-    values = {
-        "{mark}": mark,
-        "{size}": size,
-        "{move_time}": f"{move_time:g}" if move_time is not None else "",
-    }
-    out = []
-    for a in args:
-        for key, value in values.items():
-            a = a.replace(key, value)
-        out.append(a)
-    return out
+    values = ContestParams(size, move_time).values()
+    values["mark"] = mark
+    values["seed"] = "" if seed is None else str(seed)
+    return [_substitute(a, values) for a in args]
+
+
+def fill_build(command: str, params: ContestParams) -> str:
+    """The build command with ``{size}``, ``{move_time}`` and ``{move_time_ms}`` replaced."""
+    return _substitute(command, params.values())
+
+
+def has_placeholders(texts: Sequence[str]) -> bool:
+    """Whether any of ``texts`` holds a placeholder (or an escaped one, which filling changes)."""
+    return any(_TOKEN.search(t) for t in texts)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.domain.contracts import GameRecord, MatchResult, MatchSpec, VerdictKind
+from runner.domain.contracts import GameBound, GameRecord, MatchResult, MatchSpec, VerdictKind
+from runner.domain.game_bound import MOVE_BOUND, STOPPED_BY, WALL_BOUND, adjudicated
 from runner.domain.games import get_game
-from runner.domain.games.base import MAX_MOVES, Game, RulesError
+from runner.domain.games.base import Game, Outcome, RulesError
 from runner.errors import MessageRejected
 
 
@@ -62,12 +63,29 @@ def verify_result(spec: MatchSpec, result: MatchResult) -> None:
         if record.verdict.kind is VerdictKind.SYSTEM_ERROR:
             continue
         try:
-            _verify_game(rules, spec.board_text, record)
+            _verify_game(rules, spec.board_text, record, spec.bound)
         except ResultMismatch as e:
             raise ResultMismatch(f"game {number}: {e}") from None
 
 
-def _verify_game(rules: Game[Any, Any], board_text: str, record: GameRecord) -> None:
+def _check_bound(record: GameRecord, bound: GameBound) -> None:
+    """A game stopped at a bound must be stopped where the spec's bound allows: the move
+    bound exactly at ``max_moves``; the wall bound (a fact of the worker's clock) only when
+    the spec has one, before the move bound (which is checked first)."""
+    moves = len(record.moves)
+    if record.stopped_by not in STOPPED_BY:
+        raise ResultMismatch(f"stopped by {record.stopped_by!r}, which is no bound")
+    if record.stopped_by == MOVE_BOUND and moves != bound.max_moves:
+        raise ResultMismatch(f"stopped at the move bound after {moves} moves; the bound is {bound.max_moves}")
+    if record.stopped_by == WALL_BOUND and (
+        bound.wall_s is None or (bound.max_moves is not None and moves >= bound.max_moves)
+    ):
+        raise ResultMismatch("stopped by a game wall budget the match does not have")
+
+
+def _verify_game(
+    rules: Game[Any, Any], board_text: str, record: GameRecord, bound: GameBound | None = None
+) -> None:
     order = list(record.order)
     seats = {name: seat for seat, name in enumerate(order)}
     if len(seats) != len(order):
@@ -119,11 +137,16 @@ def _verify_game(rules: Game[Any, Any], board_text: str, record: GameRecord) -> 
             state = rules.play(state, rules.parse_move(move.move))
         except RulesError as e:
             raise ResultMismatch(f"move {n} ({move.player} {move.move!r}) is not legal: {e}") from None
-    if rules.outcome(state) is None:
-        if len(record.moves) >= MAX_MOVES and record.reason.startswith("stopped after"):
-            if record.winner is not None or any(record.scores.values()):
-                raise ResultMismatch("a game stopped at the move cap must be a scoreless draw")
-            return
+    ruling: Outcome | None = None
+    if record.stopped_by:
+        if rules.outcome(state) is not None:
+            raise ResultMismatch(f"stopped by its {record.stopped_by} bound, but the game ended by the rules")
+        if charged is not None and charged not in forfeited:
+            forfeit(charged)  # an N-player game: the charged seat left the rotation earlier
+        bound = bound or GameBound()
+        _check_bound(record, bound)
+        ruling = adjudicated(rules, state, len(order), record.stopped_by, bound, len(record.moves))
+    elif rules.outcome(state) is None:
         if charged is None:
             raise ResultMismatch(
                 f"the transcript ends after {len(record.moves)} moves with the game not over"
@@ -144,7 +167,7 @@ def _verify_game(rules: Game[Any, Any], board_text: str, record: GameRecord) -> 
         raise ResultMismatch(
             f"verdict {verdict.kind.value} against {verdict.player}, but the game ended by the rules"
         )
-    outcome = rules.outcome(state)
+    outcome = ruling or rules.outcome(state)
     if outcome is None:
         raise ResultMismatch("the transcript ends with the game not over")
     winner = order[outcome.winners[0]] if len(outcome.winners) == 1 else None

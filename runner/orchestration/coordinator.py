@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from runner.config import TournamentConfig
 from runner.domain.contracts import MatchPlan, MatchResult, MatchSpec, VerdictKind, system_error_result
+from runner.domain.disputes import adoption_chains, explained_by_adoption
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.verify import ResultMismatch, verify_result
@@ -47,6 +48,7 @@ from runner.orchestration.dispatch import (
     Dispatcher,
     Finished,
     InboxNote,
+    InlineDispatcher,
     Rejected,
     Skipped,
     Started,
@@ -54,6 +56,7 @@ from runner.orchestration.dispatch import (
 )
 from runner.orchestration.workers_health import WorkersHealth
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
+from runner.storage.disputes import Disputes
 from runner.storage.run_dir import (
     ResumeRefused,
 )
@@ -157,11 +160,14 @@ class Coordinator:
     def _check_same_plan(self, specs: list[MatchSpec]) -> None:
         """Resume guard: a match already in the store must be planned exactly as stored."""
         stored = self.store.specs()
+        adopted = adoption_chains(Disputes(self.store).acceptances())  # code a dispute adopted
         for spec in specs:
             if spec.match_id not in stored:
                 continue
             old, new = stored[spec.match_id].to_dict(), spec.to_dict()
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            if diff == ["entries"] and explained_by_adoption(old["entries"], new["entries"], adopted):
+                continue  # played (or planned) before `tourney accept --adopt-code`: kept as played
             if diff:
                 raise ResumeRefused(
                     f"match {spec.match_id} is planned differently than when this run started "
@@ -182,6 +188,9 @@ class Coordinator:
 
     def _run(self) -> SessionOutcome:
         t0 = time.monotonic()
+        if isinstance(self.dispatcher, InlineDispatcher):
+            # an inline match plays inside poll: let its moves redraw the progress as they come
+            self.dispatcher.on_live = lambda: self._show(t0)
         dirty = True
         last_plan = 0.0
         state: TournamentState | None = None
@@ -428,6 +437,8 @@ class Coordinator:
                 stages.append(StageProgress(st.name, done, total, st.status))
         games, moves, verdicts = self._totals
         c = self.store.counts()
+        wanted = {(f.match_id, f.attempt) for f in self.store.in_flight()}
+        live = tuple(m for m in self.dispatcher.live() if (m.match_id, m.attempt) in wanted)
         self.progress.update(
             ProgressSnapshot(
                 stages=stages,
@@ -439,6 +450,7 @@ class Coordinator:
                 running=c.get("running", 0) + c.get("queued", 0),
                 failed=c.get("failed", 0),
                 quarantined=tuple(r.name for r in self.health.quarantined()),
+                live=live,
             )
         )
 

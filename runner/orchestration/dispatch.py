@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ import redis
 
 from runner.domain.contracts import (
     Finished,
+    LiveMatch,
     MatchSpec,
     Note,
     Skipped,
@@ -50,6 +52,9 @@ from runner.orchestration import procs as procs_mod
 from runner.orchestration.redis_server import parent_death_signal
 
 log = logging.getLogger("tourney.dispatch")
+
+#: the live hash (what workers are doing now) is read at most this often
+LIVE_READ_EVERY_S = 0.5
 
 #: the notes are wire messages, defined beside the specs in ``runner.domain.contracts``; re-exported here
 __all__ = [
@@ -140,6 +145,9 @@ class Dispatcher(Protocol):
     def workers(self) -> int:
         """Worker processes available (0 when inline)."""
 
+    def live(self) -> list[LiveMatch]:
+        """What workers report doing now (builds, game and move counts): display only."""
+
     def close(self) -> None: ...
 
 
@@ -152,6 +160,10 @@ class InlineDispatcher:
         self.cache_dir = cache_dir
         self.worker = worker
         self._queue: collections.deque[tuple[MatchSpec, int]] = collections.deque()
+        #: called (cheaply, often) while a match is played in ``poll``: the coordinator redraws
+        #: its progress from there, since it gets control back only when the match is over
+        self.on_live: Callable[[], None] | None = None
+        self._playing: Any = None  # the LiveState of the match being played
 
     def _fetch(self, digest: str) -> bytes:
         return (self.artifacts_dir / f"{digest}.tar.gz").read_bytes()
@@ -165,8 +177,15 @@ class InlineDispatcher:
             return []
         spec, attempt = self._queue.popleft()
         from workers.executor import execute_match
+        from workers.live import LiveState
 
-        result = execute_match(spec, self._fetch, self.cache_dir, worker=self.worker)
+        self._playing = LiveState(spec, attempt, self.worker, on_change=self.on_live)
+        try:
+            result = execute_match(
+                spec, self._fetch, self.cache_dir, worker=self.worker, observer=self._playing
+            )
+        finally:
+            self._playing = None
         return [
             Started(spec.match_id, attempt, self.worker),
             Finished(spec.match_id, attempt, result, self.worker),
@@ -186,6 +205,10 @@ class InlineDispatcher:
 
     def workers(self) -> int:
         return 0
+
+    def live(self) -> list[LiveMatch]:
+        playing = self._playing
+        return [] if playing is None else [playing.snapshot()[1]]
 
     def close(self) -> None:
         self._queue.clear()
@@ -243,6 +266,7 @@ class CeleryDispatcher:
         self._up_since = float("-inf")
         self._published: set[str] = set()
         self._workers_cache = (0.0, 0)
+        self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -368,7 +392,10 @@ class CeleryDispatcher:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
         with contextlib.suppress(redis.exceptions.RedisError):
             self.redis.delete(
-                self.keys.current(self.run_id), self.keys.inbox(self.run_id), self.keys.alive(self.run_id)
+                self.keys.current(self.run_id),
+                self.keys.inbox(self.run_id),
+                self.keys.alive(self.run_id),
+                self.keys.live(self.run_id),
             )
 
     def poll(self, timeout: float) -> list[InboxNote]:
@@ -439,6 +466,23 @@ class CeleryDispatcher:
             return n
         self._workers_cache = (time.monotonic(), total)
         return total
+
+    def live(self) -> list[LiveMatch]:
+        """The run's live hash, verified (a record not signed with the run key is not shown);
+        read at most twice a second."""
+        at, cached = self._live_cache
+        if time.monotonic() - at < LIVE_READ_EVERY_S:
+            return cached
+        try:
+            raw = self.redis.hgetall(self.keys.live(self.run_id))
+        except redis.exceptions.RedisError:
+            return cached
+        found = []
+        for blob in raw.values():
+            with contextlib.suppress(SignatureError, WireError, ValueError, TypeError, AttributeError):
+                found.append(LiveMatch.from_dict(verify(json.loads(blob), self.key)))
+        self._live_cache = (time.monotonic(), found)
+        return found
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

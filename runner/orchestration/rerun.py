@@ -11,14 +11,14 @@ digests are then recorded in the new result). A directory that is gone (the
 entries tree moved) is no reason to refuse: the packed artifact is the code
 the match was played with.
 
-The new result is kept beside the old one as a *candidate*; old and new are
-printed side by side, with the first move where they differ. ``--accept``
-makes the new result official (the old one becomes *superseded*, both are
-kept), replans the tournament with ``advance`` and lists what changed:
-matches that are no longer planned (obsolete), new matches to play, and the
-standings that moved. New matches are played by running ``tourney run`` on
-the same config again (it resumes this run directory); the rerun itself
-never dispatches anything else.
+The new result is kept beside the old one as a numbered *candidate* of the
+match (``runner.storage.disputes``); old and new are printed side by side,
+with the first move where they differ and what can explain it
+(``runner.domain.disputes.explain_difference``). Nothing becomes official:
+``tourney accept RUN MATCH N`` makes exactly candidate N official, replans
+and lists what changed (``runner.orchestration.disputes``); ``tourney run``
+on the same config then plays the new matches. The rerun itself never
+dispatches anything else.
 """
 
 from __future__ import annotations

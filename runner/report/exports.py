@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from runner.domain.stages.common import completed
 from runner.domain.stages.places import place_labels
 from runner.domain.stages.tournament import match_row, standings_document
+from runner.report.disputes import dispute_fields
 from runner.report.model import ReportData
 
 STANDINGS_COLUMNS = [
@@ -102,7 +103,8 @@ def standings_csv(data: ReportData) -> str:
 def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str, Any]]:
     """Each match's ``runner.domain.stages.tournament.match_row`` (plan, board, seat orders, games
     and the match winner by the stage's rules) plus what the store knows of it: state,
-    attempt, worker, superseded and candidate results (nothing for a match not stored yet)."""
+    attempt, worker, superseded and candidate results, and how the official result became official
+    with every result it superseded (``runner.report.disputes``; nothing for a match not stored yet)."""
     results = data.results()
     out = []
     for m in data.matches:
@@ -116,6 +118,7 @@ def matches_records(data: ReportData, stage: str | None = None) -> list[dict[str
                 worker=m.worker,
                 superseded=len(m.superseded),
                 candidates=len(m.candidates),
+                **dispute_fields(m, data.disputes),
             )
         out.append(row)
     return out
@@ -137,6 +140,7 @@ def game_records(data: ReportData) -> Iterator[dict[str, Any]]:
             "scores": dict(g.scores),
             "verdict": g.verdict.to_dict(),
             "reason": g.reason,
+            "stopped_by": g.stopped_by,  # "" or the bound that stopped the game ("max_moves", "wall")
             # MoveRecord.to_dict goes through dataclasses.asdict (a deep copy per move),
             # ten times slower than this over a million moves
             "moves": [

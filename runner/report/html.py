@@ -17,6 +17,10 @@ a stage, from the last round backwards: the final and the late elimination
 rounds are what people open. The page says how many games have an embedded
 replay; every other game still lists its result and verdict and names the
 ``tourney replay RUN MATCH --game K`` command that prints it.
+
+Runs of more than ``runner.report.site.SPLIT_ABOVE_MATCHES`` matches get the
+split layout instead (``runner.report.site``): this page without its match
+lists and replays, which go to data files beside it, loaded on demand.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -41,7 +46,8 @@ from runner.report.brackets import (
     bracket_rounds,
     is_bracket_stage,
 )
-from runner.report.exports import write_text
+from runner.report.disputes import dispute_fields, origin_text
+from runner.report.entry_notes import build_logs, stderr_notes
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.report.terminal import (
@@ -51,6 +57,9 @@ from runner.report.terminal import (
     rating_column_title,
     shared_place_lines,
 )
+
+if TYPE_CHECKING:
+    from runner.report.site import SplitLayout
 
 REPLAY_BUDGET_CHARS = 12_000_000
 REPLAY_MAX_GAMES = 3_000
@@ -169,10 +178,15 @@ class StageView:
     bracket_names: list[str] = field(default_factory=list)
     embedded: int = 0
 
-    @property
+    @cached_property  # read once per standings row: a 10,000-entry table must not scan itself per row
     def extra_keys(self) -> list[str]:
         """Tiebreak values behind the rank (seed, buchholz, head_to_head ...)."""
         return extra_columns(self.stage)
+
+    @cached_property
+    def seeds(self) -> dict[str, int]:
+        """Entrant -> its 1-based seed in this stage (the bracket boxes show it)."""
+        return {e: i for i, e in enumerate(self.stage.entrants, start=1)}
 
     @property
     def anchor(self) -> str:
@@ -222,6 +236,11 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = lambda x: f"{x:g}" if isinstance(x, float) else str(x)
     env.globals["bracket_label"] = bracket_label
+    env.globals["dispute_fields"] = dispute_fields
+    env.globals["origin_text"] = origin_text
+    env.globals["when"] = lambda ts: (
+        datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+    )
     return env
 
 
@@ -232,19 +251,33 @@ def render_report(
     replay_max_games: int = REPLAY_MAX_GAMES,
     generated: str | None = None,
 ) -> str:
-    """The whole page as one string."""
+    """The whole page as one string (the self-contained, single-file layout)."""
     replays = select_replays(data, replay_budget_chars, replay_max_games)
-    stages = _stage_views(data, set(replays))
+    return render_page(data, replays, _stage_views(data, set(replays)), generated=generated)
+
+
+def render_page(
+    data: ReportData,
+    replays: dict[str, dict[str, Any]],
+    stages: list[StageView],
+    *,
+    layout: SplitLayout | None = None,
+    generated: str | None = None,
+) -> str:
+    """The page from its parts. With a ``layout`` (``runner.report.site``) the match lists
+    and replays stay out of the page: they are in the layout's data files."""
     total_games = sum(s.games for s in stages)
     counts = data.verdict_counts()
     verdicts = sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))
     overall = data.overall_ratings
+    notes = stderr_notes(data)
     template = _environment().get_template("report.html.j2")
     return template.render(
         data=data,
         meta=data.meta,
         sandbox=data.sandbox,
         stages=stages,
+        layout=layout,
         final_ranking=list(data.tournament.final_ranking),
         final_places=final_places_of(data),
         ranking_rule=contest_ranking_rule(data),
@@ -257,15 +290,32 @@ def render_report(
         total_games=total_games,
         total_moves=data.move_count(),
         verdicts=verdicts,
+        bounded=data.bound_summary(),
         verdicts_by_entry=sorted(data.verdicts_by_entry().items()),
         embedded=len(replays),
-        replay_data=_json_for_script(replays),
+        replay_data=_json_for_script({} if layout is not None else replays),
         boards=sorted(data.boards.items()),
         generated=generated or datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        run_dir=str(data.run_dir) if data.run_dir else "RUN",
+        run_dir=run_dir_label(data),
+        stderr_notes=notes,
+        stderr_games=len({(n.match_id, n.game) for n in notes}),
+        failed_builds=build_logs(data.matches),
     )
 
 
+def run_dir_label(data: ReportData) -> str:
+    """How the page names the run directory in ``tourney replay RUN ...`` hints."""
+    return str(data.run_dir) if data.run_dir else "RUN"
+
+
 def write_report(run_dir: Path, out: Path) -> None:
-    """Load ``run_dir`` and write its report to ``out`` (atomically)."""
-    write_text(Path(out), render_report(load_report_data(run_dir)))
+    """Load ``run_dir`` and write its report to ``out`` (atomically): one page, or for a
+    large run a page plus its data files (``runner.report.site.write_html_report``)."""
+    from runner.report.site import write_html_report
+
+    write_html_report(load_report_data(run_dir), Path(out))
+
+
+#: for ``runner.report.site``, which renders the same views into a split report's pages
+stage_views = _stage_views
+environment = _environment

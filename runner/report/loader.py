@@ -17,6 +17,7 @@ from typing import Any
 from runner.domain.match_record import MatchRecord
 from runner.domain.stages.tournament import advance
 from runner.report.model import ReportData
+from runner.storage.disputes import dispute_log
 from runner.storage.run_dir import load_run_config
 from runner.storage.store import RunStore
 
@@ -35,6 +36,7 @@ def load(run_dir: Path) -> ReportData:
         meta = store.meta()
         stored = {r.match_id: r for r in store.match_records()}
         boards = store.board_texts()
+        disputes = dispute_log(store)
     config = load_run_config(run_dir)
     results = {mid: list(r.games) for mid, r in stored.items() if r.games}
     state = advance(config, results)
@@ -59,4 +61,5 @@ def load(run_dir: Path) -> ReportData:
         meta=meta,
         run_dir=run_dir,
         config=config,
+        disputes=disputes,
     )

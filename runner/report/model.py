@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
 from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.disputes import DisputeLog
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord, find_match
 from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
 from runner.domain.stages.base import StageState, TournamentState
+from runner.domain.timing import TimingSummary, timing_summary
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
@@ -84,11 +86,20 @@ class ReportData:
     meta: dict[str, Any] = field(default_factory=dict)  # the store's run metadata
     run_dir: Path | None = None
     config: TournamentConfig | None = None  # the frozen config (None for synthetic data)
+    disputes: DisputeLog = field(default_factory=DisputeLog)  # rerun candidates and acceptances
 
     # -- lookups ---------------------------------------------------------
     @property
     def sandbox(self) -> str:
         return str(self.meta.get("sandbox", ""))
+
+    @cached_property
+    def timing(self) -> TimingSummary:
+        """How moves were timed: what the config asked, what each worker's results say."""
+        asked = (self.meta.get("timing") or {}).get("exclusive_cores")
+        if asked is None:
+            asked = self.config.timing.exclusive_cores if self.config is not None else False
+        return timing_summary(bool(asked), [m.result for m in self.matches if m.result is not None])
 
     @property
     def stages(self) -> list[StageState]:
@@ -139,6 +150,20 @@ class ReportData:
     # -- summaries ---------------------------------------------------------
     def verdict_counts(self) -> Counter[str]:
         return Counter(g.verdict.kind.value for _, _, g in self.games())
+
+    def bound_summary(self) -> str:
+        """One line on the games stopped at their bound (config ``bound``) and adjudicated by the
+        game's rule, or "" when none was."""
+        stopped = Counter(g.stopped_by for _, _, g in self.games() if g.stopped_by)
+        if not stopped:
+            return ""
+        names = {"max_moves": "move bound", "wall": "game wall budget"}
+        parts = ", ".join(f"{names.get(k, k)} {n}" for k, n in sorted(stopped.items()))
+        n = sum(stopped.values())
+        return (
+            f"{n} game{'s' if n != 1 else ''} stopped at {'their' if n != 1 else 'its'} bound ({parts}) "
+            "and adjudicated by the game's rule (docs/config.md, bound); each replay says how"
+        )
 
     def verdicts_by_entry(self) -> Counter[tuple[str, str]]:
         """(entry, verdict kind) -> games charged, non-normal verdicts only."""

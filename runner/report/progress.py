@@ -7,7 +7,10 @@ hands it to ``RunProgress.update``; how it is shown depends on the mode:
     a rich display redrawn in place (stdout is a terminal): one bar per
     stage (matches done / planned so far), then the whole run: matches,
     games and games per second, moves, elapsed time and ETA, verdict counts,
-    workers connected and matches in flight.
+    workers connected and matches in flight; then the matches in flight as
+    their workers report them (``ProgressSnapshot.live``): entries being
+    built, or the game and the number of moves played in it. The plain line
+    lists the first few of them.
 ``plain``
     one log line at most every ``plain_interval_s`` seconds, and at once
     whenever a stage changes status (stdout is a file or a pipe, e.g. CI).
@@ -36,10 +39,17 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from runner.domain.contracts import LiveMatch
+
 Mode = Literal["live", "plain", "quiet"]
 
 RATE_WINDOW_S = 30.0
 PLAIN_INTERVAL_S = 5.0
+#: the environment variable that sets ``tourney run``'s plain interval (seconds)
+PROGRESS_EVERY_ENV = "TOURNEY_PROGRESS_EVERY_S"
+#: matches in flight listed by the live display (the rest are counted); the plain line lists fewer
+LIVE_ROWS = 8
+PLAIN_LIVE_ITEMS = 3
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,8 @@ class ProgressSnapshot:
     running: int = 0  # matches in flight
     failed: int = 0  # matches given up (not done: shown apart)
     quarantined: tuple[str, ...] = ()  # workers taken out (runner.orchestration.workers_health)
+    #: matches in flight as their workers report them (builds, game and move counts)
+    live: tuple[LiveMatch, ...] = ()
 
     @property
     def matches_done(self) -> int:
@@ -131,6 +143,17 @@ def eta_seconds(snap: ProgressSnapshot, matches_per_s: float | None) -> float | 
     return remaining / matches_per_s
 
 
+def live_items(snap: ProgressSnapshot) -> list[LiveMatch]:
+    """The matches in flight, busiest first: playing (most moves first), then building."""
+    order = {"playing": 0, "building": 1}
+    return sorted(snap.live, key=lambda m: (order.get(m.phase, 2), -m.game, -m.moves, m.match_id))
+
+
+def live_text(m: LiveMatch) -> str:
+    """``"3f2a9c1d a vs b: game 2/4, move 37"``."""
+    return f"{m.match_id[:8]} {' vs '.join(m.players)}: {m.describe()}"
+
+
 def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | None) -> str:
     current = next((s for s in snap.stages if s.status == "running"), None)
     parts = [f"[{format_duration(snap.elapsed_s):>6}]"]
@@ -150,6 +173,11 @@ def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | N
         parts.append(f"FAILED {snap.failed}")
     if snap.quarantined:
         parts.append(f"quarantined {', '.join(snap.quarantined)}")
+    if snap.live:
+        items = live_items(snap)
+        shown = "; ".join(live_text(m) for m in items[:PLAIN_LIVE_ITEMS])
+        more = len(items) - PLAIN_LIVE_ITEMS
+        parts.append(f"in progress: {shown}" + (f" (+{more} more)" if more > 0 else ""))
     return " | ".join(parts)
 
 
@@ -276,4 +304,16 @@ class RunProgress:
             Text(format_verdicts(snap.verdicts), style="yellow" if any(snap.verdicts.values()) else ""),
         )
         summary.add_row("workers", f"{snap.workers} connected · {snap.running} matches running")
-        return Group(title, stages, summary)
+        if not snap.live:
+            return Group(title, stages, summary)
+        playing = Table.grid(padding=(0, 2))
+        playing.add_column(style="dim")
+        playing.add_column()
+        playing.add_column()
+        items = live_items(snap)
+        for m in items[:LIVE_ROWS]:
+            colour = "cyan" if m.phase == "playing" else "yellow"
+            playing.add_row(m.match_id[:8], " vs ".join(m.players), Text(m.describe(), style=colour))
+        if len(items) > LIVE_ROWS:
+            playing.add_row("", Text(f"+{len(items) - LIVE_ROWS} more", style="dim"), "")
+        return Group(title, stages, summary, Text("in progress", style="bold"), playing)

@@ -22,6 +22,7 @@ from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import StageState
 from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
+from runner.report.entry_notes import stderr_notes, warning_lines
 from runner.report.model import ReportData, load_report_data
 from runner.report.replay import replay_game
 
@@ -241,6 +242,16 @@ def print_verdicts(data: ReportData, console: Console) -> None:
         per_entry.setdefault(entry, []).append(f"{kind} {n}")
     for entry, kinds in per_entry.items():
         console.print(Text(f"  {entry}: {', '.join(kinds)}"))
+    bounded = data.bound_summary()
+    if bounded:
+        console.print(Text(bounded.capitalize() if bounded[0].isalpha() else bounded, style="yellow"))
+
+
+def print_stderr_warnings(data: ReportData, console: Console) -> None:
+    """The games in which entries wrote on stderr (``runner.report.entry_notes``), as a warning."""
+    run_dir = str(data.run_dir) if data.run_dir is not None else "RUN"
+    for i, line in enumerate(warning_lines(stderr_notes(data), run_dir)):
+        console.print(Text(line, style="yellow" if i == 0 else ""), soft_wrap=True)
 
 
 def _failed(matches: Sequence[MatchRecord]) -> str:
@@ -256,11 +267,18 @@ def print_workers(data: ReportData, console: Console) -> None:
             console.print(Text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
 
 
+def print_timing(data: ReportData, console: Console) -> None:
+    """The timing conditions (fair timing: ``runner.domain.timing``)."""
+    console.print(Text(data.timing.line()))
+
+
 def print_summary(data: ReportData, console: Console) -> None:
     """Everything a finished run shows: standings, rounds, verdicts, final ranking."""
     print_stage_standings(data, console)
     print_elimination_rounds(data, console)
     print_verdicts(data, console)
+    print_stderr_warnings(data, console)
+    print_timing(data, console)
     print_workers(data, console)
     print_final_ranking(data, console)
 
@@ -300,3 +318,7 @@ def print_replay(data: ReportData, match: MatchRecord, game_no: int, console: Co
     if replay.stopped:
         console.print(Text(inert(replay.stopped), style="yellow"))
     console.print(Text(replay.ending(), style="bold"))
+    for entry, lines in sorted(record.stderr.items()):
+        console.print(Text(f"{entry} wrote on stderr:", style="yellow"))
+        for line in lines:
+            console.print(Text(f"  {inert(line, one_line=True)}"), soft_wrap=True)

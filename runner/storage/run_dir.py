@@ -7,6 +7,7 @@
       tournament.sqlite  the run store (runner.storage.store), the source of truth
       artifacts/         packed entries, <digest>.tar.gz (also pushed to Redis)
       report.html        written at the end of every run
+      report-data/       its match pages and replays, for a run of over 1,000 matches
       logs/              coordinator and local worker logs
       redis/             the embedded Redis (config, append-only file; disposable)
       workers/<n>/       local workers' build caches

@@ -17,6 +17,9 @@ Tables::
     boards   board_id -> board text
     events   an append-only log: dispatches, starts, accepted and ignored
              results, requeues, failures, reruns
+    candidates, acceptances
+             rerun candidates and who accepted which (``runner.storage.disputes``,
+             which ``tourney rerun`` and ``tourney accept`` use; created on first use)
 
 Match states: ``pending`` (planned, no attempt out) -> ``queued`` (attempt
 handed to the dispatcher) -> ``running`` (a worker said it started it; a lease
@@ -66,7 +69,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -222,6 +225,15 @@ class RunStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """For the store's sibling modules (``runner.storage.disputes``) that own tables of their own."""
+        return self._conn
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any error), for the sibling modules."""
+        return self._tx()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:

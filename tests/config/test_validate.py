@@ -286,3 +286,29 @@ def test_a_tie_too_big_for_the_game_warns(project: Path) -> None:
         "stages[1]: up to 3 entrants can reach stage 'perm', but a game seats at most 2: "
         "a tie among more would be left unbroken (shared places)"
     ]
+
+
+def test_an_unknown_placeholder_in_entry_yaml_is_located_in_both_files(project: Path) -> None:
+    d = project / "entries" / "boxing" / "seeded"
+    d.mkdir(parents=True)
+    (d / "entry.yaml").write_text(
+        "name: seeded\ngame: boxing\nprotocol: potm-arena\n"
+        "build: cc -DSEED={seed} -o a.out main.c\n"
+        'run: [./a.out, "{mark}", "--seed", "{sede}"]\n'
+    )
+    got = problems(project, edit("../entries/boxing/gamma", "../entries/boxing/seeded"))
+    assert len(got) == 1 and got[0].startswith("9:11: entries[2].path: ")
+    assert f"{d / 'entry.yaml'}:4:8: build: {{seed}} is per game" in got[0]
+    assert f"{d / 'entry.yaml'}:5:36: run[3]: unknown placeholder {{sede}}" in got[0]
+
+
+def test_an_unknown_placeholder_in_config_variants_is_located(project: Path) -> None:
+    text = edit(
+        "  - path: ../entries/boxing/gamma",
+        "  - path: ../entries/boxing/gamma\n"
+        '    variants: {count: 2, args: ["--seed", "{i}", "--size", "{sise}"]}',
+    )
+    got = problems(project, text)
+    assert len(got) == 1 and got[0].startswith(
+        "10:60: entries[2].variants.args[3]: unknown placeholder {sise}"
+    )

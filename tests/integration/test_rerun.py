@@ -1,4 +1,4 @@
-"""`tourney rerun`: replay a disputed match exactly, keep both results, --accept replans."""
+"""`tourney rerun`: replay a disputed match exactly, keep both results; `tourney accept` replans."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_rerun_compare_refuse_changed_code_accept_and_replan(tmp_path: Path) -> 
     mid = rr_matches[0].match_id
     same = tourney("rerun", run_dir, mid[:8], cwd=tmp_path)
     assert same.returncode == 0, same.stderr
-    assert "identical" in same.stdout and "candidate attempt 2" in same.stdout
+    assert "identical move for move" in same.stdout and "kept as candidate 1" in same.stdout
     with RunStore.open(run_dir) as store:
         row = store.match_row(mid)
     assert row is not None and len(row.candidates) == 1 and row.result == rr_matches[0].result
@@ -54,11 +54,14 @@ def test_rerun_compare_refuse_changed_code_accept_and_replan(tmp_path: Path) -> 
     control.write_text(f"forfeit {seed}\n")
     outputs = []
     for r in rr_matches:
-        done = tourney("rerun", run_dir, r.match_id, "--accept", cwd=tmp_path)
+        done = tourney("rerun", run_dir, r.match_id, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "first difference: game 1, move" in done.stdout
-        assert "accepted" in done.stdout
-        outputs.append(done.stdout)
+        number = done.stdout.split("kept as candidate ")[1].split()[0]
+        accepted = tourney("accept", run_dir, r.match_id, number, "--reason", "forfeits", cwd=tmp_path)
+        assert accepted.returncode == 0, accepted.stderr
+        assert "accepted" in accepted.stdout
+        outputs.append(accepted.stdout)
     text = "\n".join(outputs)
     assert f"obsolete: {old_final[0]}" in text
     assert "new match(es) to play" in text

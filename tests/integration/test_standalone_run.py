@@ -77,12 +77,14 @@ def test_every_command_works_after_the_entries_tree_moved(tmp_path: Path, mode: 
     for name in before:
         assert after[name] == before[name], f"`tourney {name}` changed once the entries moved"
 
-    # rerun replays from the run's own artifacts; --accept replans from the run directory too
-    again = tourney("rerun", run_dir, match_id, "--accept", cwd=tmp_path)
+    # rerun replays from the run's own artifacts; accept replans from the run directory too
+    again = tourney("rerun", run_dir, match_id, cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "entry directory gone, replaying its packed artifact" in again.stdout
     assert "identical: every game has the same moves and result" in again.stdout
-    assert "accepted" in again.stdout and "0 match(es) obsolete, 0 new" in again.stdout
+    accepted = tourney("accept", run_dir, match_id, "1", "--reason", "same result", cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "accepted" in accepted.stdout and "0 match(es) obsolete, 0 new" in accepted.stdout
     with RunStore.open(run_dir) as store:
         row = store.match_record(match_id)
     assert row is not None and len(row.superseded) == 1 and row.result is not None

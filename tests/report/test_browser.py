@@ -23,48 +23,16 @@ import pytest
 
 from runner.report.html import render_report
 from runner.report.model import ReportData
+from tests.report.browser import headless_chromium
 
 PROJECT = Path(__file__).resolve().parents[2]
 DOCS_SHOT = PROJECT / "docs" / "report-screenshot.png"
 
 
-def _browser() -> tuple[str, str] | None:
-    chrome = next((p for n in ("chromium", "chromium-browser") if (p := shutil.which(n))), None)
-    driver = shutil.which("chromedriver")
-    return (chrome, driver) if chrome and driver else None
-
-
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    found = _browser()
-    if found is None:
-        pytest.skip("chromium and chromedriver are not installed")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    chrome, chromedriver = found
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chrome
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for arg in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile}",
-        "--window-size=1400,1000",
-    ):
-        opts.add_argument(arg)
-    d = webdriver.Chrome(service=Service(chromedriver), options=opts)
-    d.set_page_load_timeout(60)
-    try:
+    with headless_chromium(tmp_path_factory.mktemp("chromium-profile")) as d:
         yield d
-    finally:
-        d.quit()
 
 
 def board_cells(d: Any) -> list[str]:

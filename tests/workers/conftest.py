@@ -12,9 +12,8 @@ from typing import Any
 import psutil
 import pytest
 
-from runner.domain.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
+from runner.domain.contracts import EntryRef, GameBound, Limits, MatchPlan, MatchResult, MatchSpec
 from runner.domain.entries import load_entry
-from runner.domain.games.base import MAX_MOVES
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import MatchObserver, play_match
 from workers.sandbox import HostError, HostFactory, host_factory
@@ -81,7 +80,8 @@ def play(
     limits: Limits = EASY,
     game_params: dict[str, Any] | None = None,
     observer: MatchObserver | None = None,
-    max_moves: int = MAX_MOVES,
+    max_moves: int | None = None,
+    bound: GameBound | None = None,
 ) -> MatchResult:
     """Build the entries (paths, or (path, args)) and play one match of them with PlainHost.
 
@@ -108,6 +108,7 @@ def play(
         seed=0,
         sandbox=cache.hosts.name,
         game_params=game_params or {},
+        bound=bound or GameBound(),
     )
     dirs = cache.ensure_all(refs, local_fetch(paths))
     return play_match(spec, dirs, cache.hosts, "test-worker", observer=observer, max_moves=max_moves)

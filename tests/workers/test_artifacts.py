@@ -88,7 +88,10 @@ def test_a_failed_build_is_cached_with_its_log(tmp_path: Path) -> None:
     failed = cache.ensure(r, fetch)
     assert isinstance(failed, BuildFailed)
     log = tmp_path / "cache" / r.digest / "build.log"
-    assert failed.detail == f"exit code 1: main.c:1: error: expected a program (full log: {log})"
+    assert failed.detail == (
+        "exit code 1: main.c:1: error: expected a program "
+        f"(full log: tourney build-log RUN ENTRY; on the worker {log})"
+    )
     assert "expected a program" in failed.log and "expected a program" in log.read_text()
     assert cache.ensure(r, fetch) == failed and cache.builds == 1
 
@@ -107,7 +110,9 @@ main.c:12:1: error: one too many
         "main.c:3:5: error: unknown type name 'strng'",
         "main.c:7:1: error: expected ';' before '}' token",
         "main.c:9:1: error: expected declaration",
+        "main.c:12:1: error: one too many",
     ]
+    assert len(error_lines(log * 3)) == 5  # at most five: the cause, and what it led to
 
 
 def test_a_native_entry_builds_with_cc(tmp_path: Path) -> None:

@@ -109,11 +109,13 @@ def test_an_unknown_game_is_a_system_error_too() -> None:
     assert result.system_error is not None and "chess" in result.system_error.detail
 
 
-def test_the_move_cap_ends_a_game_as_a_draw(cache: ArtifactCache) -> None:
+def test_the_move_bound_stops_a_game_and_pousse_adjudicates_a_winner(cache: ArtifactCache) -> None:
     result = play(cache, "pousse", "4", ["pousse/t1", "pousse/support_state"], max_moves=3)
     (g,) = result.games
-    assert len(g.moves) == 3 and g.winner is None
-    assert g.verdict.kind is VerdictKind.NORMAL and "3 moves" in g.verdict.detail
+    assert len(g.moves) == 3 and g.stopped_by == "max_moves"
+    assert g.winner is not None  # seed 003: "Draws are impossible."
+    assert g.verdict.kind is VerdictKind.NORMAL and g.verdict.detail == g.reason
+    assert g.reason.startswith("move bound reached (3 moves); adjudicated: ")
 
 
 def test_the_observer_sees_every_move_and_result(cache: ArtifactCache) -> None:

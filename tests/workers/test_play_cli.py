@@ -179,3 +179,90 @@ def test_play_a_named_variant_that_learns_size_and_move_time(tmp_path: Path) -> 
     assert g["verdict"]["kind"] == "normal", g["verdict"]
     wrong = tourney(tmp_path, "--game", "mnk", "--sandbox", "none", f"{entry}:nope", str(entry))
     assert wrong.returncode != 0 and "no variant 'nope'; it has plain, strict" in wrong.stderr
+
+
+SEEDED = """\
+import random
+import sys
+
+# a player whose every choice comes from its {seed}: it says which seed it got on stderr
+seed = int(sys.argv[1])
+print(f"seed {seed}", file=sys.stderr)
+lines = sys.stdin.read().split("\\n")
+w, h, _ = (int(v) for v in lines[0].split())
+taken = {tuple(int(v) for v in ln.split()) for ln in lines[1:] if ln.strip()}
+free = [(x, y) for y in range(1, h + 1) for x in range(1, w + 1) if (x, y) not in taken]
+x, y = random.Random(seed * 1000 + len(taken)).choice(free)
+print(x, y)
+"""
+
+
+def _seeded_entry(tmp_path: Path) -> Path:
+    entry = tmp_path / "seeded"
+    entry.mkdir(exist_ok=True)
+    (entry / "main.py").write_text(SEEDED)
+    (entry / "entry.yaml").write_text(
+        'name: seeded\ngame: mnk\nprotocol: mnk\nrun: [python3, main.py, "{seed}"]\n'
+    )
+    return entry
+
+
+def test_seed_placeholder_replays_a_match_move_for_move(tmp_path: Path) -> None:
+    from runner.domain.placeholders import game_seed
+
+    entry = _seeded_entry(tmp_path)
+
+    def play(seed: int) -> list[dict[str, object]]:
+        p = tourney(
+            tmp_path, "--game", "mnk", "--size", "3x3x3", "--sandbox", "none", "--json", "--games", "2",
+            "--seed", str(seed), "--move-time", "5", str(entry), f"{entry}",
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        games: list[dict[str, object]] = json.loads(p.stdout)["games"]
+        return games
+
+    first, again, other = play(5), play(5), play(6)
+    moves = [[m["move"] for m in g["moves"]] for g in first]  # type: ignore[attr-defined]
+    assert moves == [[m["move"] for m in g["moves"]] for g in again]  # type: ignore[attr-defined]
+    assert moves != [[m["move"] for m in g["moves"]] for g in other]  # type: ignore[attr-defined]
+    # each game has its own seed (both seats get it), the same on every play; what the entry
+    # wrote on stderr is kept with the game, once per distinct line with its count
+    for k, g in enumerate(first, start=1):
+        stderr = g["stderr"]
+        assert isinstance(stderr, dict) and set(stderr) == {"seeded", "seeded#2"}
+        for lines in stderr.values():
+            assert len(lines) == 1 and lines[0].startswith(f"seed {game_seed(5, k)} (x"), lines
+    assert game_seed(5, 1) != game_seed(5, 2)
+
+
+def test_a_budget_cut_of_the_tryst98_lookahead_reaches_the_result(tmp_path: Path) -> None:
+    """The look-ahead's safety net (80% of {move_time_ms}) fires on 20x20 at foresight 3; the
+    line it writes on stderr is in the game's record, not lost with the process."""
+    root = Path(__file__).resolve().parents[2] / "entries" / "mnk"
+    p = tourney(
+        tmp_path, "--game", "mnk", "--size", "20x20x3", "--sandbox", "none", "--json", "--move-time", "0.5",
+        str(root / "lookahead"), str(root / "greedy"),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (g,) = json.loads(p.stdout)["games"]
+    lines = g.get("stderr", {}).get("lookahead", [])
+    assert any("lookahead: the 400 ms time budget cut the search: played foresight" in ln for ln in lines), g
+
+
+def test_play_prints_what_an_entry_wrote_on_stderr_after_the_game() -> None:
+    import io
+
+    from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+    from runner.domain.games import get_game
+    from workers.play import _Printer
+
+    out = io.StringIO()
+    record = GameRecord(
+        ["a", "b"], "a", {"a": 1, "b": 0}, Verdict(VerdictKind.NORMAL, None, "3 in a row"), [],
+        "3 in a row", stderr={"a": ["lookahead: the 800 ms time budget cut the search (x2)", "\x1b[31m"]},
+    )  # fmt: skip
+    _Printer(out, positions=False, total=1).game_finished(1, record, get_game("mnk"), None)
+    assert out.getvalue().splitlines()[1:] == [
+        "  a wrote on stderr: lookahead: the 800 ms time budget cut the search (x2)",
+        "  a wrote on stderr: \\x1b[31m",  # entry text stays inert on the terminal
+    ]

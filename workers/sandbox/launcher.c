@@ -71,8 +71,13 @@ enum {
 };
 
 #define MAX_MSG (64u << 20)
-/* after the top process exits, how long an exiting descendant gets to finish dying */
-#define LEFT_GRACE_NS (20 * 1000000L)
+/* a process that has begun to exit (task flag PF_EXITING in /proc/PID/stat) */
+#define PF_EXITING_FLAG 0x00000004ul
+/* signals whose arrival we take for "it was told to go" (SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGTERM) */
+#define ENDING_SIGNALS ((1ull << (SIGHUP - 1)) | (1ull << (SIGINT - 1)) | (1ull << (SIGQUIT - 1)) | \
+                        (1ull << (SIGKILL - 1)) | (1ull << (SIGTERM - 1)))
+/* descendants remembered as exiting during one grace (more are simply looked at again) */
+#define MAX_REMEMBERED 256
 /* after a kill, how long the answer may wait for the killed to be reaped */
 #define REAP_BUDGET_NS (20 * 1000000ull)
 
@@ -83,6 +88,7 @@ struct __attribute__((packed)) run_req {
     uint32_t nofile, nproc;           /* 0: no limit */
     uint32_t stdout_cap, stderr_keep;
     uint32_t argc, stdin_len;
+    uint32_t exit_grace_ms;           /* how long descendants on their way out may take to go */
 };
 
 struct __attribute__((packed)) result {
@@ -374,6 +380,72 @@ static uint32_t count_alive(char comm[16]) {
     return n;
 }
 
+/* The hex value of a "Name:\t<hex>" line of /proc/PID/status text, 0 if absent. */
+static uint64_t status_mask(const char *text, const char *name) {
+    const char *p = strstr(text, name);
+    return p ? strtoull(p + strlen(name), NULL, 16) : 0;
+}
+
+/*
+ * Whether a process is on its way out: a zombie or dead, already in the
+ * kernel's exit path (PF_EXITING: a fatal signal's group exit sets it before
+ * anything else happens), or with an ending signal pending (blocked or not).
+ * Such a process runs none of its own code any more (or is about to
+ * run only its handler), so when it is gone depends only on when the loaded
+ * machine schedules it: that must not decide a verdict.
+ */
+static int is_exiting(long pid) {
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1; /* gone while we looked */
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) return 1;
+    buf[r] = 0;
+    /* "pid (comm) S ppid pgrp session tty tpgid flags ...": comm may hold ')' itself */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2]) return 0;
+    char state = p[2];
+    if (state == 'Z' || state == 'X' || state == 'x') return 1;
+    unsigned long flags = 0;
+    if (sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & PF_EXITING_FLAG)) return 1;
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) return 1;
+    buf[r] = 0;
+    /* blocked too: a searcher finishing a step with signals blocked was told all the same */
+    uint64_t pending = status_mask(buf, "\nSigPnd:") | status_mask(buf, "\nShdPnd:");
+    return (pending & ENDING_SIGNALS) != 0;
+}
+
+/*
+ * 1 when every process left in the sandbox (but us) is on its way out.
+ * A process once seen exiting stays so for this grace (its handler may be
+ * running now, with the signal no longer pending): `seen` remembers it.
+ */
+static int all_exiting(long *seen, int *nseen) {
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int all = 1;
+    struct dirent *e;
+    while (all && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1) continue;
+        int known = 0;
+        for (int i = 0; i < *nseen && !known; i++) known = seen[i] == pid;
+        if (known) continue;
+        if (!is_exiting(pid)) all = 0;
+        else if (*nseen < MAX_REMEMBERED) seen[(*nseen)++] = pid;
+    }
+    closedir(d);
+    return all;
+}
+
 static void set_limit(int resource, uint64_t soft, uint64_t hard) {
     struct rlimit cur, lim;
     if (getrlimit(resource, &cur) < 0) return;
@@ -612,9 +684,16 @@ static void session(struct msg *m, int spawn) {
                 if (got < 0) { close(err_r); err_r = -1; }
                 if (got <= 0) break;
             }
-            /* anyone left? a descendant that is just dying gets a short grace */
-            uint64_t grace_end = now_ns() + LEFT_GRACE_NS;
-            while (reap_exited(&s) && now_ns() < grace_end) {
+            /*
+             * Anyone left? Descendants already on their way out (signalled by
+             * the program before it exited, or exiting) get up to
+             * exit_grace_ms to go; one that is alive and not exiting is
+             * charged at once, without waiting.
+             */
+            uint64_t grace_end = now_ns() + (uint64_t)rq.exit_grace_ms * 1000000ull;
+            long seen[MAX_REMEMBERED];
+            int nseen = 0;
+            while (reap_exited(&s) && now_ns() < grace_end && all_exiting(seen, &nseen)) {
                 struct timespec nap = {0, 1000000L};
                 nanosleep(&nap, NULL);
             }

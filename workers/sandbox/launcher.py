@@ -45,7 +45,7 @@ F_EXITED, F_SIGNALED, F_TIMEOUT, F_STDOUT_OVER, F_LEFT, F_ABORTED, F_KILLED = (1
 ABORT_CPU, ABORT_MEMORY = 1, 2
 
 _HEADER = struct.Struct("=II")
-_RUN_REQ = struct.Struct("=IIIQQIIIIII")
+_RUN_REQ = struct.Struct("=IIIQQIIIIIII")
 _RESULT = struct.Struct("=IiiIQQQI16sII")
 _PUT_HEAD = struct.Struct("=III")
 #: file data goes over in pieces of this size (the launcher caps one message at 64 MiB)
@@ -126,6 +126,8 @@ class RunRequest:
     nproc: int  # 0: no process-count limit
     stdout_cap: int
     stderr_keep: int
+    #: after the program exits, how long descendants on their way out may take to go
+    exit_grace_ms: int = 0
 
     @classmethod
     def for_move(
@@ -146,6 +148,7 @@ class RunRequest:
             nproc=limits.processes + sandbox_procs,
             stdout_cap=limits.output_kb * 1024,
             stderr_keep=stderr_keep,
+            exit_grace_ms=limits.exit_grace_ms,
         )
 
     def pack(self) -> bytes:
@@ -164,6 +167,7 @@ class RunRequest:
             self.stderr_keep,
             len(args),
             len(self.stdin),
+            self.exit_grace_ms,
         )
         return b"".join([head, *(a + b"\0" for a in args), self.stdin])
 

@@ -54,6 +54,7 @@ import psutil
 from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.classify import Measurement, judged
+from workers.sandbox.exiting import leftovers_after_grace
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
 
 log = logging.getLogger(__name__)
@@ -366,7 +367,9 @@ def run_process(
                         pass
             over_cap = over_cap or len(out) > cap
         killed_by_us = not reaper.poll()
-        left = [] if killed_by_us else _live_members(pgid)
+        # descendants already on their way out get the grace; any other is charged at once
+        grace_s = limits.exit_grace_ms / 1000.0
+        left = [] if killed_by_us else leftovers_after_grace(lambda: _live_members(pgid), grace_s)
         left_comm = _comm(left)  # before the kill: a killed process may be gone by the time we look
         _kill_group(pgid)
         reaper.wait()

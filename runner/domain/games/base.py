@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
+from runner.domain.contracts import DEFAULT_MAX_MOVES
 from runner.errors import EntryFault
 
 
@@ -51,9 +52,9 @@ class Outcome:
     reason: str
 
 
-#: the most moves a game may take; a game stopped there is scored as a draw by the
-#: worker's referee loop (``workers.match``) and by the coordinator's replay (``runner.domain.verify``)
-MAX_MOVES = 10_000
+#: the default move bound (a config's ``bound.max_moves``, ``runner.domain.game_bound``); a game
+#: stopped there is scored by ``Game.adjudicate`` and its reason says so. Kept under its old name.
+MAX_MOVES = DEFAULT_MAX_MOVES
 
 S = TypeVar("S")
 M = TypeVar("M")
@@ -111,6 +112,15 @@ class Game(ABC, Generic[S, M]):
         the last one left wins. Scores follow the game's scoring rule applied
         to the position at that moment.
         """
+
+    def adjudicate(self, state: S, players: int) -> Outcome:
+        """How a game stopped at its configured bound (``runner.domain.game_bound``) is scored,
+        from the position then. ``reason`` says how, in one line ("a draw", "X has more ...").
+
+        The default is a draw, scoring nothing: right for games whose rules know draws
+        (m,n,k, connect four). A game whose rules have no draw overrides it (pousse, boxing).
+        """
+        return Outcome((), tuple(0 for _ in range(players)), "a draw")
 
     # -- text -----------------------------------------------------------
     @abstractmethod

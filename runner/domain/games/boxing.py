@@ -256,6 +256,27 @@ class Boxing(Game[BoxingState, BoxMove]):
         to_move = _next_seat(state.active, seat) if state.to_move == seat else state.to_move
         return replace(state, active=active, to_move=to_move, forfeited=(*state.forfeited, seat))
 
+    def adjudicate(self, state: BoxingState, players: int) -> Outcome:
+        """Seed 002 ends a game only when the last vacant cell is filled ("the winner ... scores
+        the number of its own marks"); a game stopped at its configured bound goes to the player
+        still in the rotation with the most marks on the board, who scores them as a winner
+        does. Players tied for the most marks: a draw, nobody scores."""
+        settled = self.outcome(state)
+        if settled is not None:
+            return settled
+        seats = len(state.marks)
+        counts = {seat: state.cells.count(state.marks[seat]) for seat in state.active}
+        best = max(counts.values())
+        top = [seat for seat, n in counts.items() if n == best]
+        if len(top) > 1:
+            tied = ", ".join(state.marks[seat] for seat in top)
+            draw = tuple(0 for _ in range(seats))
+            return Outcome((), draw, f"{tied} share the most marks ({best}): a draw")
+        winner = top[0]
+        runner_up = max((n for seat, n in counts.items() if seat != winner), default=0)
+        scores = tuple(best if seat == winner else 0 for seat in range(seats))
+        return Outcome((winner,), scores, f"{state.marks[winner]} has the most marks ({best} to {runner_up})")
+
     # -- the arena protocol ---------------------------------------------
     def arena_text(self, state: BoxingState) -> str:
         """The arena as an entry reads it (and must write it back)."""

@@ -186,6 +186,32 @@ class Pousse(Game[PousseState, PousseMove]):
             return state
         return replace(state, result=_win(1 - seat, f"{COLOURS[seat]} forfeited"))
 
+    def adjudicate(self, state: PousseState, players: int) -> Outcome:
+        """A game stopped at its configured bound still has a winner, for seed 003 says "A game
+        always leads to a win by one of the two players. Draws are impossible.": the colour with
+        more markers on the board; if equal, the one whose fullest row or column holds more of
+        its markers (the nearer to a straight, which is what wins by the rules); if still equal,
+        O, the second player (X had the first move, the game's one asymmetry)."""
+        if state.result is not None:
+            return state.result
+        n = state.size
+        x, o = state.cells.count("X"), state.cells.count("O")
+        if x != o:
+            winner = 0 if x > o else 1
+            more = f"{COLOURS[winner]} has more markers on the board ({max(x, o)} to {min(x, o)})"
+            return _win(winner, more)
+        lines = [state.cells[r * n : (r + 1) * n] for r in range(n)] + [state.cells[c::n] for c in range(n)]
+        bx = max(line.count("X") for line in lines)
+        bo = max(line.count("O") for line in lines)
+        if bx != bo:
+            winner = 0 if bx > bo else 1
+            return _win(
+                winner,
+                f"equal markers ({x} each); {COLOURS[winner]} has the fuller line "
+                f"({max(bx, bo)} of {n} to {min(bx, bo)})",
+            )
+        return _win(1, f"equal markers ({x} each) and fullest lines ({bx} of {n}); O, the second player")
+
     # -- text -----------------------------------------------------------
     def render(self, state: PousseState) -> str:
         """The seed's picture: column numbers, ``+-+`` rules, row numbers."""

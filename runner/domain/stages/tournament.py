@@ -70,6 +70,8 @@ def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
         seed=match_seed(config, planned),
         sandbox=config.sandbox,
         game_params=dict(config.game_params),
+        bound=config.bound.to_bound(),
+        exclusive_cores=config.timing.exclusive_cores,
     )
 
 
@@ -196,7 +198,10 @@ def match_row(
                 "scores": dict(g.scores),
                 "verdict": g.verdict.to_dict(),
                 "reason": g.reason,
+                "stopped_by": g.stopped_by,  # "" or the bound that stopped it (config bound)
                 "moves": len(g.moves),
+                # what entries wrote on stderr (a budget that cut a search ...), only when any did
+                **({"stderr": {k: list(v) for k, v in g.stderr.items()}} if g.stderr else {}),
             }
             for g in games
         ]

@@ -1,0 +1,94 @@
+"""Live progress from the worker side: what a match is doing (builds, game, moves) is kept in
+memory by the referee loop and written to a real Redis at most once a second; the coordinator's
+dispatcher shows only records signed with the run key."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from runner.domain.contracts import EntryRef, Limits, MatchSpec, MoveRecord
+from runner.domain.games import Pousse
+from runner.domain.signing import RunKey
+from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.orchestration.redis_server import EmbeddedRedis
+from workers.celery_app import KEYS
+from workers.live import LivePublisher, LiveState
+
+REF = EntryRef("a", "0" * 64, "icfp98", ["./runme"])
+
+
+def spec() -> MatchSpec:
+    return MatchSpec.of(
+        match_id="m1", game="pousse", board_id="b", board_text="6", orders=[["a", "b"], ["b", "a"]],
+        entries={"a": REF, "b": REF}, limits=Limits(), seed=0,
+    )  # fmt: skip
+
+
+def move(state: LiveState, n: int = 1) -> None:
+    rules = Pousse()
+    for _ in range(n):
+        state.move_played(1, MoveRecord("a", "T1", 1.0), rules, None)
+
+
+def test_the_state_follows_builds_games_and_moves() -> None:
+    state = LiveState(spec(), 2, "w1")
+    assert state.snapshot()[1].describe() == "starting"
+    state.building(["a"])
+    assert state.snapshot()[1].describe() == "building a"
+    state.game_started(1, ["a", "b"], Pousse(), None)
+    move(state, 3)
+    version, live = state.snapshot()
+    assert live.describe() == "game 1/2, move 3" and (live.attempt, live.worker) == (2, "w1")
+    state.game_started(2, ["b", "a"], Pousse(), None)
+    assert state.snapshot()[1].describe() == "game 2/2, move 0" and state.snapshot()[0] > version
+
+
+class CountingRedis(redis.Redis):
+    """A real client that counts the live records it writes."""
+
+    writes = 0
+
+    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
+        type(self).writes += 1
+        return super().pipeline(*args, **kwargs)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    s = EmbeddedRedis(tmp_path / "redis").start()
+    yield s
+    s.stop()
+
+
+def test_records_reach_the_dispatcher_at_most_once_a_second(server: Any) -> None:
+    key = RunKey.generate()
+    r = CountingRedis.from_url(server.url())
+    dispatcher = CeleryDispatcher(server.url(), "run1", Timing(heartbeat_s=0.5), key)
+    state = LiveState(spec(), 1, "w1")
+    try:
+        with LivePublisher(r, KEYS.live("run1"), state, key):
+            state.game_started(1, ["a", "b"], Pousse(), None)
+            started = time.monotonic()
+            while time.monotonic() - started < 2.5:  # fast moves: many changes, few writes
+                move(state)
+                time.sleep(0.002)
+            time.sleep(1.3)
+            (live,) = dispatcher.live()
+            assert live.describe() == f"game 1/2, move {state.snapshot()[1].moves}"
+            assert live.players == ("a", "b")
+            assert 2 <= CountingRedis.writes <= 5  # one at start, then at most one per second
+            # a record not signed with the run key is never shown
+            r.hset(KEYS.live("run1"), "forged", json.dumps({"match_id": "forged", "attempt": 1}))
+            time.sleep(0.6)  # past the dispatcher's read cache
+            assert [m.match_id for m in dispatcher.live()] == ["m1"]
+        time.sleep(0.6)
+        assert [m.match_id for m in dispatcher.live()] == []  # the match's record goes with it
+    finally:
+        dispatcher.close()
+        r.close()
