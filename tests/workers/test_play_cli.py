@@ -207,6 +207,7 @@ def _seeded_entry(tmp_path: Path) -> Path:
     return entry
 
 
+@pytest.mark.integration  # three `tourney play` runs: the fast lane's slowest test
 def test_seed_placeholder_replays_a_match_move_for_move(tmp_path: Path) -> None:
     from runner.domain.placeholders import game_seed
 
