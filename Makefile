@@ -35,12 +35,23 @@ report: $(STAMP)
 	@test -n "$(RUN)" || { echo "usage: make report RUN=runs/NAME"; exit 2; }
 	$(BIN)/tourney report $(RUN) --html $(RUN)/report.html
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q $(ARGS)
+# Where PYTHONDONTWRITEBYTECODE is set, the tests keep compiled modules (and pytest's rewritten test
+# modules) in PYCACHE, outside the working tree: without them every run, every xdist worker and
+# every `tourney` subprocess a test starts compiles the whole project again (the first run fills it).
+PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
+TEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)')
 
-# everything but tests/integration (marked `integration` by its conftest): real Redis, workers, netns
+test: $(STAMP)
+	$(TEST_ENV) $(BIN)/python -m pytest -q $(ARGS)
+
+# everything but the tests marked `integration` (all of tests/integration, by its conftest: real
+# Redis, workers, netns; and elsewhere hostile or multi-second real processes, big plans), on JOBS
+# pytest-xdist workers (JOBS=0: in this process), a module to a worker (its module-scoped fixtures,
+# a whole tournament run for some, are made once); `make test` runs them all, one at a time
+JOBS ?= auto
+DIST ?= loadscope
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration" $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) --dist $(DIST) $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(ARGS)

@@ -22,6 +22,9 @@ from runner.report.model import ReportData, load_report_data
 from runner.report.site import MARKER, PAGE_SIZE, SPLIT_ABOVE_MATCHES, data_dir_for, write_html_report
 from tests.report.browser import headless_chromium
 
+#: a 1,275-match run, reported and opened in a browser: the full suite's job, not the fast lane's
+pytestmark = pytest.mark.integration
+
 ENTRIES, BOARDS, CUP = 36, 2, 16
 LEAGUE = ENTRIES * (ENTRIES - 1) // 2 * BOARDS  # 1,260 matches: 13 pages
 #: the page's elements with every stage's list closed: independent of the number of matches

@@ -93,6 +93,9 @@ class NormalMatch(threading.Thread):
             self.error = e
 
 
+# fork bombs, CPU and memory hogs beside a normal match, for seconds each: the full suite's
+# job (their neighbours in a parallel fast lane would be starved by them)
+@pytest.mark.integration
 @pytest.mark.parametrize("case", CASES, ids=[c.entry for c in CASES])
 def test_faulty_entry_loses_with_the_right_verdict(
     case: Case, recorder: Recorder, build_cache: ArtifactCache, tmp_path: Path

@@ -197,6 +197,8 @@ class MemAvailable(threading.Thread):
         return (self.start_kb - self.least_kb) / 1024
 
 
+# watches the machine's MemAvailable: only meaningful with no other test allocating beside it
+@pytest.mark.integration
 @pytest.mark.parametrize("hoarder", ["shm-hoarder", "memfd-hoarder", "tmpfs-hoarder"])
 def test_hoarder_cannot_take_the_machines_memory(
     hoarder: str, recorder: Recorder, build_cache: ArtifactCache, tmp_path: Path
@@ -227,6 +229,8 @@ def test_hoarder_cannot_take_the_machines_memory(
 # -- 4. nobody computes on the opponent's time -------------------------------------------
 
 
+# needs 0.3 s of CPU per second of wall time for its opponent: not beside other busy tests
+@pytest.mark.integration
 def test_busy_children_are_frozen_between_turns(recorder: Recorder, build_cache: ArtifactCache) -> None:
     """A gomocup brain keeps 20 busy children (each its own session) for the whole
     game; the opponent needs 0.3 s of CPU per move under a 1 s wall limit."""

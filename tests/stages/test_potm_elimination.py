@@ -9,7 +9,10 @@ from runner.domain.stages.tournament import advance, matches_rows, standings_doc
 from tests.stages.audit import check_elimination
 from tests.stages.sim import make_config, random_game, simulate
 
-SIZES = [*range(5, 41), 47, 53, 63, 64, 65, 77, 97, 100, 127, 128, 129, 130]
+#: the planner replays every round, so a sweep's cost grows fast with the entry count: sizes up
+#: to 40 run in the fast lane, the larger ones and the sweeps over many sizes only in the full suite
+LARGE_SIZES = (47, 53, 63, 64, 65, 77, 97, 100, 127, 128, 129, 130)
+SIZES = [*range(5, 41), *(pytest.param(n, marks=pytest.mark.integration) for n in LARGE_SIZES)]
 TIE_RATES = (0.0, 0.15, 0.5)
 
 
@@ -37,12 +40,14 @@ def test_bracket_rules_hold_for_other_k(k: int) -> None:
             audit(n, seed, 0.15, k)
 
 
+@pytest.mark.integration
 def test_extra_match_replaces_a_second_bye_somewhere() -> None:
     # the bye-exhaustion rule is rare; make sure the sample above exercises it
     extra = sum(int(audit(n, s, 0.15)["extra_matches"]) for n in range(20, 40) for s in range(3))  # type: ignore[call-overload]
     assert extra > 0
 
 
+@pytest.mark.integration
 def test_final_size_between_k_plus_2_and_3k() -> None:
     sizes = {audit(n, s, 0.1)["survivors"] for n in range(7, 60) for s in range(2)}
     assert sizes <= {4, 5, 6}

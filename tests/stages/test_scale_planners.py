@@ -69,6 +69,8 @@ def context(stage: dict[str, object], n: int) -> tuple[StageContext, list[str]]:
     return StageContext(stage=cfg.stages[0], seed=cfg.seed, boards=cfg.boards), entrants
 
 
+# 10,000-entrant plans take seconds each: the full suite runs them, the fast lane does not
+@pytest.mark.integration
 def test_a_swiss_of_10000_entrants_pairs_its_rounds_without_repeats() -> None:
     # four rounds keep the test short (each plan replays every round); make bench-scale plays ten
     ctx, entrants = context({"name": "sw", "planner": "swiss", "rounds": 4}, 10_000)
@@ -91,6 +93,7 @@ def test_a_swiss_of_10000_entrants_pairs_its_rounds_without_repeats() -> None:
     assert sum(1 for m in last if points[m.players[0]] != points[m.players[1]]) < len(last) // 10
 
 
+@pytest.mark.integration
 def test_a_knockout_of_10000_entrants_runs_to_a_champion() -> None:
     ctx, entrants = context({"name": "ko", "planner": "knockout"}, 10_000)
     results: dict[str, list[GameRecord]] = {}

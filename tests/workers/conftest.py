@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,7 @@ from runner.domain.entries import load_entry
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import MatchObserver, play_match
 from workers.sandbox import HostError, HostFactory, host_factory
+from workers.sandbox.plain import GAME_DIR_PREFIX
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -31,11 +36,36 @@ def ref(path: str | Path, *, name: str | None = None, args: list[str] | None = N
     return EntryRef(name or r.name, r.digest, r.protocol, r.run, r.build, args or list(r.args))
 
 
+def started_by_this_process(p: psutil.Process) -> bool:
+    """Whether ``p`` is this test process's own: a descendant (a running game's
+    programs, a sandbox's processes), or an orphan that escaped a ``sandbox: none``
+    game's process group but still carries that game's private directory (its
+    TMPDIR or cwd, named after the pid that opened the game).
+
+    Other test processes (pytest-xdist workers, another checkout's suite on the
+    same machine) run the same fixture programs with the same arguments; their
+    processes are not ours to count.
+    """
+    me = os.getpid()
+    own_game_dir = f"/{GAME_DIR_PREFIX}{me}-"
+    with contextlib.suppress(psutil.Error):
+        if any(parent.pid == me for parent in p.parents()):
+            return True
+        if own_game_dir in p.environ().get("TMPDIR", "") or own_game_dir in p.cwd():
+            return True
+    return False
+
+
 def processes_running(*argv: str) -> list[psutil.Process]:
-    """Live processes whose command line is exactly ``argv``."""
+    """Live processes of this test process (``started_by_this_process``) whose
+    command line is exactly ``argv``."""
     found = []
     for p in psutil.process_iter(["cmdline", "status"]):
-        if p.info["cmdline"] == list(argv) and p.info["status"] != psutil.STATUS_ZOMBIE:
+        if (
+            p.info["cmdline"] == list(argv)
+            and p.info["status"] != psutil.STATUS_ZOMBIE
+            and started_by_this_process(p)
+        ):
             found.append(p)
     return found
 
@@ -82,6 +112,20 @@ def play(
     )
     dirs = cache.ensure_all(refs, local_fetch(paths))
     return play_match(spec, dirs, cache.hosts, "test-worker", observer=observer, max_moves=max_moves)
+
+
+@pytest.fixture
+def real_tmp_arena() -> Iterator[None]:
+    """For a test that writes the machine's real ``/tmp/arena.<MARK>`` itself, outside
+    a game (a game's host locks that file only for the game): one such test at a time
+    on this machine, across pytest-xdist workers and other checkouts' suites, so that
+    none overwrites or deletes the file under another's running game."""
+    fd = os.open("/tmp/tourney-tests-real-arena.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # bounded by the suite's per-test timeout
+        yield
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture(params=["none", "bwrap"])

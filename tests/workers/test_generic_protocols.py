@@ -84,7 +84,8 @@ def test_game_params_reach_the_referee_on_the_worker(cache: ArtifactCache) -> No
 def test_what_an_entry_does_wrong_is_its_verdict(
     cache: ArtifactCache, entry: str, kind: VerdictKind, detail: str
 ) -> None:
-    limits = Limits(move_wall_s=1.0) if entry == "silent" else EASY
+    # the silent entry's wait is also the limit of the other's first move, which starts Python
+    limits = Limits(move_wall_s=3.0) if entry == "silent" else EASY
     result = play(cache, NIM, "10", [generic("take-one"), generic(entry)], limits=limits)
     (g,) = result.games
     assert g.verdict.kind is kind, g.verdict
@@ -114,7 +115,8 @@ def test_tourney_play_takes_an_import_path(tmp_path: Path) -> None:
     entries = [str(generic("take-one")), str(generic("optimal"))]
 
     def tourney_play(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "runner.cli", "play", "--sandbox", "none", *args]
+        generous = ["--move-time", "10"]  # the default 1 s: less than Python may take to start when loaded
+        command = [sys.executable, "-m", "runner.cli", "play", "--sandbox", "none", *generous, *args]
         return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
 
     played = tourney_play("--game", NIM, "--games", "2", "--json", *entries)

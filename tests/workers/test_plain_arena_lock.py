@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from workers.sandbox.plain import PlainHost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +23,7 @@ def _open_in_thread(entry: Path, mark: str, opened: list[PlainHost]) -> threadin
     return t
 
 
+@pytest.mark.usefixtures("real_tmp_arena")
 def test_second_potm_game_with_the_same_mark_waits_for_the_first() -> None:
     first = PlainHost(POTM_ENTRY, "Q")
     arena = Path("/tmp/arena.Q")

@@ -115,6 +115,7 @@ def test_memory_limit(entry: Path) -> None:
     assert out.failure is VerdictKind.MEMORY_LIMIT, out
 
 
+@pytest.mark.usefixtures("real_tmp_arena")
 def test_closing_the_host_kills_persistent_processes_and_removes_the_arena_file(entry: Path) -> None:
     arena = Path("/tmp/arena.Q")
     arena.write_text("stale state from some earlier game")
@@ -174,7 +175,8 @@ def test_no_stray_tempdirs_after_many_games(entry: Path) -> None:
         with PlainHostFactory().open(entry, Limits(), "A") as host:
             host.run(["true"], b"", Limits(move_wall_s=10))
     after = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
-    assert not {n for n in after - before if n.startswith("tourney-game-")}
+    # only this process's games: another test process may be opening its own meanwhile
+    assert not {n for n in after - before if n.startswith(f"{GAME_DIR_PREFIX}{os.getpid()}-")}
 
 
 def test_a_process_that_stops_reading_its_input_cannot_block_the_referee(entry: Path) -> None:

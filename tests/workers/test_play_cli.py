@@ -21,7 +21,10 @@ TOURNEY = Path(sys.executable).with_name("tourney")
 def tourney(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TOURNEY_WORK_DIR": str(tmp_path / "cache")}
     cmd = [str(TOURNEY)] if TOURNEY.exists() else [sys.executable, "-m", "runner.cli"]
-    return subprocess.run([*cmd, "play", *args], capture_output=True, text=True, env=env, timeout=120)
+    # a generous move time first (a test's own --move-time comes later and wins): the default 1 s
+    # is less than a Python entry may need to start on a loaded machine
+    play = [*cmd, "play", "--move-time", "10", *args]
+    return subprocess.run(play, capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_play_json_prints_one_object_with_every_game(tmp_path: Path) -> None:
@@ -204,6 +207,7 @@ def _seeded_entry(tmp_path: Path) -> Path:
     return entry
 
 
+@pytest.mark.integration  # three `tourney play` runs: the fast lane's slowest test
 def test_seed_placeholder_replays_a_match_move_for_move(tmp_path: Path) -> None:
     from runner.domain.placeholders import game_seed
 

@@ -93,6 +93,7 @@ def test_a_leftover_child_is_left_processes_and_does_not_survive(cache: Artifact
     assert processes_running("sleep", "41.25") == []
 
 
+@pytest.mark.usefixtures("real_tmp_arena")
 def test_arena_file_persists_within_a_game_and_not_across_games(cache: ArtifactCache) -> None:
     """Seed 002 rule 5: /tmp/arena.MARK lives for one game. Mark Q: boxing games on
     this machine (plain hosts share the real /tmp) use A, B, ... and would interfere."""

@@ -20,6 +20,10 @@ from .conftest import play
 
 ENTRIES = Path(__file__).resolve().parents[2] / "entries"
 SAMPLES = sorted(p.parent for p in ENTRIES.glob("[!_]*/*/entry.yaml"))
+#: every shipped entry under every host, builds included: the full suite's job; the fast lane
+#: still runs the shipped entries through tests/entries
+pytestmark = pytest.mark.integration
+
 OPPONENT = {
     "boxing": ("boxing/native", "--------\n" * 4),
     "pousse": ("pousse/t1", "5"),
