@@ -136,6 +136,21 @@ def test_closing_the_host_kills_persistent_processes_and_removes_the_arena_file(
     assert not arena.exists()
 
 
+@pytest.mark.usefixtures("real_tmp_arena")
+def test_an_entry_of_another_protocol_leaves_a_potm_games_arena_file_alone(entry: Path) -> None:
+    """Only a game holding the arena's lock may delete /tmp/arena.<MARK>: an mnk entry
+    playing mark Q beside a potm-arena game must not wipe that game's state."""
+    (entry / "entry.yaml").write_text("name: e\nprotocol: text\nrun: ['true']\n")
+    arena = Path("/tmp/arena.Q")
+    arena.write_text("a potm game's state")
+    try:
+        with PlainHostFactory().open(entry, Limits(), "Q"):
+            assert arena.read_text() == "a potm game's state"
+        assert arena.read_text() == "a potm game's state"
+    finally:
+        arena.unlink(missing_ok=True)
+
+
 def test_interactive_process_timeout_and_death_are_outcomes(entry: Path) -> None:
     with PlainHostFactory().open(entry, Limits(), "A") as host:
         proc = host.spawn(["sh", "-c", "read x; echo got $x; read y; exit 7"], Limits(move_wall_s=10))

@@ -661,7 +661,9 @@ class PlainHost(EntryHost):
         return proc
 
     def _remove_arena(self) -> None:
-        if self._arena is not None:
+        # only under the arena's lock: an entry of another protocol with the same mark
+        # must not delete the file of a potm-arena game playing beside it
+        if self._arena is not None and self._arena_lock is not None:
             with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
                 self._arena.unlink()
 
