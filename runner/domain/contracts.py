@@ -306,7 +306,9 @@ class MoveRecord:
     cpu_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # asdict's generic deep copy, once per move of every result, was a visible
+        # share of a worker's time per match (issue 13); the fields are plain values
+        return {"player": self.player, "move": self.move, "wall_ms": self.wall_ms, "cpu_ms": self.cpu_ms}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MoveRecord:

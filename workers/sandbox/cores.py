@@ -178,6 +178,21 @@ def pin_tree(pid: int, cpus: Iterable[int]) -> None:
                 os.sched_setaffinity(thread.id, wanted)
 
 
+def runs_on(pid: int, cpus: frozenset[int]) -> bool:
+    """Whether ``pid`` is pinned to exactly ``cpus`` (False when it cannot be read).
+
+    Checked before ``pin_tree`` on a host's launcher: a sandbox opened by the same
+    match, or kept from a match on the same CPUs (every match without fair timing),
+    already runs there, and between games it holds no other process (a reset kills
+    them all); so only a sandbox kept from a match on other CPUs, or one whose
+    launcher an entry re-pinned, pays for the walk over ``/proc`` (several ms, once
+    per seat and game)."""
+    try:
+        return os.sched_getaffinity(pid) == cpus
+    except OSError:
+        return False
+
+
 class PinningHostFactory(HostFactory):
     """Opens hosts through ``inner`` and pins each one's long-lived processes to the CPUs
     of the match: a sandbox kept from an earlier game (a reused bwrap sandbox, whose
@@ -193,7 +208,7 @@ class PinningHostFactory(HostFactory):
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         host = self.inner.open(entry_dir, limits, mark)
         launcher = getattr(host, "launcher_pid", None)
-        if isinstance(launcher, int):
+        if isinstance(launcher, int) and not runs_on(launcher, self.cpus):
             pin_tree(launcher, self.cpus)
         return host
 
