@@ -118,7 +118,7 @@ class TimingSummary:
         # grouped: a hundred workers of one kind are one phrase
         kinds = Counter((w.cores, w.concurrency) for w in self.workers)
         parts += [
-            f"{n} worker(s) of {cores} core(s) playing {at_once} match(es) at once"
+            f"{n} worker(s) of {cores} core(s), each playing up to {at_once} match(es) at once"
             for (cores, at_once), n in sorted(kinds.items())
         ]
         return " · ".join(parts)

@@ -136,14 +136,14 @@ def test_the_summary_states_exclusive_cores_per_worker() -> None:
     assert s.headline().startswith("exclusive cores")
     line = s.line()
     assert "3 of 3 match(es) on a core of their own" in line
-    assert "1 worker(s) of 1 core(s) playing 1 match(es) at once" in line
-    assert "1 worker(s) of 2 core(s) playing 2 match(es) at once" in line
+    assert "1 worker(s) of 1 core(s), each playing up to 1 match(es) at once" in line
+    assert "1 worker(s) of 2 core(s), each playing up to 2 match(es) at once" in line
     assert [w.label for w in s.workers] == [
         "w1: 2 core(s), 2 match(es) at once",
         "w2: 1 core(s), 1 match(es) at once",
     ]
     many = timing_summary(True, [_result(f"w{i}", TimingConditions(True, [0], 8, 8)) for i in range(100)])
-    assert many.line().endswith("100 worker(s) of 8 core(s) playing 8 match(es) at once")
+    assert many.line().endswith("100 worker(s) of 8 core(s), each playing up to 8 match(es) at once")
 
 
 def test_the_summary_says_so_when_a_match_did_not_hold_a_core() -> None:
@@ -155,7 +155,7 @@ def test_the_summary_says_so_when_a_match_did_not_hold_a_core() -> None:
     assert shared.headline().startswith("shared cores")
     assert (
         "0 of 1 match(es)" in shared.line()
-        and "1 worker(s) of 2 core(s) playing 4 match(es)" in shared.line()
+        and "1 worker(s) of 2 core(s), each playing up to 4 match(es)" in shared.line()
     )
 
 
