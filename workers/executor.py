@@ -103,7 +103,7 @@ def execute_match(
     """Build what ``spec`` needs (cached under ``cache_root``) and play it; never raises for
     an entry's or this machine's failure (the latter is a ``system_error`` result).
 
-    ``hosts`` defaults to ``host_factory(spec.sandbox)``; ``observer`` sees every game
+    ``hosts`` defaults to ``game_host_factory(spec.sandbox)``; ``observer`` sees every game
     and move as it is played (``tourney play`` prints them).
     """
     # imported here: Celery loads this module (through workers.tasks) in every process,

@@ -40,8 +40,7 @@ def _game_cell(g: GameRecord | None) -> str:
     if g is None:
         return "-"
     scores = " ".join(f"{k}:{v}" for k, v in sorted(g.scores.items()))
-    verdict = g.verdict.kind.value + (f" ({g.verdict.player})" if g.verdict.player else "")
-    return f"{g.winner or 'draw'}\n{scores}\n{verdict}, {len(g.moves)} moves"
+    return f"{g.winner or 'draw'}\n{scores}\n{g.verdict.label()}, {len(g.moves)} moves"
 
 
 def first_difference(old: MatchResult, new: MatchResult) -> str | None:

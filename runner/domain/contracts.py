@@ -46,6 +46,10 @@ class Verdict:
     player: str | None
     detail: str
 
+    def label(self) -> str:
+        """``kind (player)``, or the kind alone when nobody is charged."""
+        return self.kind.value + (f" ({self.player})" if self.player else "")
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "player": self.player, "detail": self.detail}
 

@@ -240,8 +240,7 @@ def first_divergence(old: MatchResult, new: MatchResult) -> Divergence | None:
 
 
 def _ending(g: GameRecord) -> str:
-    v = g.verdict.kind.value + (f" ({g.verdict.player})" if g.verdict.player else "")
-    return f"{v}, winner {g.winner or 'none'}"
+    return f"{g.verdict.label()}, winner {g.winner or 'none'}"
 
 
 def code_changes(recorded: Mapping[str, EntryRef], played: Mapping[str, str]) -> dict[str, tuple[str, str]]:
