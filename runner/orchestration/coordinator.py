@@ -14,7 +14,12 @@ one is added to the in-memory results as it arrives; ``advance`` is given a
 ``StageMemo`` so a stage is planned again only when one of its own matches got
 a result; and while the running stage waits for all its matches (every
 round-based planner: ``TournamentState.waits_for_every_result``) nothing is
-re-planned until the last one is in.
+re-planned until the last one is in. A round robin is planned lazily
+(``runner.domain.stages.round_robin``): the plan holds a window of unplayed
+matches, and the window object the plan hands back (``TournamentState.window``)
+is fed each accepted result and plans the next matches, which are appended to
+the store (``RunStore.add_planned``) without re-planning anything; specs are
+kept only for matches not yet played.
 
 Because ``advance`` is pure and match ids are deterministic, resuming is the
 same loop on an existing store: whatever was in flight when the previous
@@ -55,7 +60,7 @@ from runner.domain.contracts import (
     system_error_result,
 )
 from runner.domain.disputes import adoption_chains, explained_by_adoption
-from runner.domain.stages.base import TournamentState
+from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.verify import ResultMismatch, verify_result
@@ -138,6 +143,8 @@ class Coordinator:
         #: (None: read them again at the next replan)
         self._results: dict[str, list[GameRecord]] | None = None
         self._memo = StageMemo()
+        #: the running stage's lazy plan, fed each official result (``TournamentState.window``)
+        self._window: PlanWindow | None = None
         self._games = self._moves = 0  # over the official results, for progress
         self._verdicts = Counter[str]()
         self._session = Counter[str]()
@@ -157,11 +164,12 @@ class Coordinator:
     def replan(self) -> TournamentState:
         results = self._official_results()
         state = advance(self.config, results, self._memo)
-        planned = [self._spec(pm) for pm in state.matches]
         if self.check_resume:
-            self._check_same_plan(planned)
+            self._check_same_plan(state.matches)
             self.check_resume = False
-        sync = self.store.sync_plan(planned)
+        # specs only for the matches new to the store: the played ones need none any more
+        sync = self.store.sync_plans(state.matches, self._spec)
+        self._window = state.window
         for mid in sync.obsolete:
             self._forget(mid)
         if sync.obsolete:
@@ -174,6 +182,7 @@ class Coordinator:
     # -- the official results, in memory ------------------------------------------------
     def _official_results(self) -> dict[str, list[GameRecord]]:
         if self._results is None:
+            self._window = None  # it reads the mapping being replaced: the next plan makes another
             self._results = {}
             self._games = self._moves = 0
             self._verdicts.clear()
@@ -193,6 +202,11 @@ class Coordinator:
                 if g.verdict.kind is not VerdictKind.NORMAL:
                     self._verdicts[g.verdict.kind.value] += sign
         self._results[match_id] = list(games)
+        if self._window is not None:
+            # a lazily planned stage (round robin) plans its next matches from this result alone
+            fresh = self._window.on_result(match_id, games)
+            if fresh:
+                self.store.add_planned([self._spec(pm) for pm in fresh])
 
     def _failed(self, match_id: str) -> None:
         """The store gave ``match_id`` up: it holds a ``system_error`` result now."""
@@ -201,13 +215,14 @@ class Coordinator:
         if games is not None:
             self._set_official(match_id, games)
 
-    def _check_same_plan(self, specs: list[MatchSpec]) -> None:
+    def _check_same_plan(self, plans: list[MatchPlan]) -> None:
         """Resume guard: a match already in the store must be planned exactly as stored."""
         stored = self.store.specs()
         adopted = adoption_chains(Disputes(self.store).acceptances())  # code a dispute adopted
-        for spec in specs:
-            if spec.match_id not in stored:
+        for plan in plans:
+            if plan.match_id not in stored:
                 continue
+            spec = match_spec(self.config, plan)  # not kept: most of them were played
             old, new = stored[spec.match_id].to_dict(), spec.to_dict()
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             if diff == ["entries"] and explained_by_adoption(old["entries"], new["entries"], adopted):
@@ -221,6 +236,7 @@ class Coordinator:
 
     def _forget(self, match_id: str) -> None:
         self.dispatcher.forget(match_id)
+        self._specs.pop(match_id, None)  # read from the store again if a late result needs it
 
     # -- the loop ---------------------------------------------------------------------
     def run(self) -> SessionOutcome:

@@ -68,13 +68,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from runner.domain.contracts import GameRecord, MatchResult, MatchSpec, system_error_result
+from runner.domain.contracts import GameRecord, MatchPlan, MatchResult, MatchSpec, system_error_result
 from runner.domain.match_record import MatchRecord
 from runner.errors import RunHalted
 
@@ -185,6 +185,9 @@ class RunStore:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        #: the highest ``seq`` this store wrote (None: not known yet): ``add_planned`` appends
+        #: after it without scanning the table (the coordinator is the only writer of matches)
+        self._last_seq: int | None = None
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -440,52 +443,36 @@ class RunStore:
         ``obsolete``; obsolete ids planned again come back (``done`` when they
         still hold an official result: same id, same players, board and seats).
         """
+        by_id = {spec.match_id: spec for spec in planned}
+        return self.sync_plans([spec.plan for spec in planned], lambda plan: by_id[plan.match_id])
+
+    def sync_plans(self, planned: Sequence[MatchPlan], spec_for: Callable[[MatchPlan], MatchSpec]) -> PlanSync:
+        """``sync_plan`` for plans, asking ``spec_for`` only for the ones it inserts: a plan of
+        half a million played matches builds no spec for them (issue 13, item 3)."""
         now = time.time()
-        wanted = {spec.match_id for spec in planned}
+        wanted = {plan.match_id for plan in planned}
         new: list[str] = []
         revived: list[str] = []
         obsolete: list[str] = []
         with self._tx() as c:
             existing = {r["id"]: r["state"] for r in c.execute("SELECT id, state FROM matches")}
             seq = int(c.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0])
-            for spec in planned:
-                plan = spec.plan
-                state = existing.get(spec.match_id)
+            for plan in planned:
+                state = existing.get(plan.match_id)
                 if state is None:
                     seq += 1
-                    c.execute(
-                        "INSERT INTO matches(id, seq, stage, round, bracket, pairing, players, board_id, "
-                        "orders, "
-                        "spec, state, updated_at) VALUES(?,?,?,?,?,?,?,?,?,?, 'pending', ?)",
-                        (
-                            spec.match_id,
-                            seq,
-                            plan.stage,
-                            plan.round,
-                            plan.bracket,
-                            plan.pairing,
-                            json.dumps(list(plan.players)),
-                            plan.board_id,
-                            json.dumps(spec.orders),
-                            json.dumps(spec.to_dict(), sort_keys=True),
-                            now,
-                        ),
-                    )
-                    c.execute(
-                        "INSERT OR IGNORE INTO boards(id, text) VALUES(?, ?)",
-                        (spec.board_id, spec.board_text),
-                    )
-                    new.append(spec.match_id)
+                    self._insert_pending(c, spec_for(plan), seq, now)
+                    new.append(plan.match_id)
                 elif state == "obsolete":
                     has = c.execute(
-                        "SELECT 1 FROM results WHERE match_id=? AND status='official'", (spec.match_id,)
+                        "SELECT 1 FROM results WHERE match_id=? AND status='official'", (plan.match_id,)
                     ).fetchone()
                     c.execute(
                         "UPDATE matches SET state=?, updated_at=? WHERE id=?",
-                        ("done" if has else "pending", now, spec.match_id),
+                        ("done" if has else "pending", now, plan.match_id),
                     )
-                    self._log_in(c, "revived", spec.match_id, "planned again")
-                    revived.append(spec.match_id)
+                    self._log_in(c, "revived", plan.match_id, "planned again")
+                    revived.append(plan.match_id)
             for mid, state in existing.items():
                 if mid not in wanted and state != "obsolete":
                     c.execute(
@@ -494,7 +481,51 @@ class RunStore:
                     )
                     self._log_in(c, "obsolete", mid, f"no longer planned (was {state})")
                     obsolete.append(mid)
+        self._last_seq = seq
         return PlanSync(new, obsolete, revived)
+
+    def add_planned(self, planned: Sequence[MatchSpec]) -> list[str]:
+        """Append matches a lazy plan added (``runner.domain.stages.round_robin``) as ``pending``,
+        in order, without reading the rest of the plan: O(1) per match, unlike ``sync_plan``.
+        Ids already stored are left as they are; the inserted ids are returned."""
+        if not planned:
+            return []
+        now = time.time()
+        new: list[str] = []
+        with self._tx() as c:
+            seq = self._last_seq
+            if seq is None:
+                seq = int(c.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0])
+            for spec in planned:
+                if c.execute("SELECT 1 FROM matches WHERE id=?", (spec.match_id,)).fetchone() is not None:
+                    continue
+                seq += 1
+                self._insert_pending(c, spec, seq, now)
+                new.append(spec.match_id)
+        self._last_seq = seq
+        return new
+
+    @staticmethod
+    def _insert_pending(c: sqlite3.Connection, spec: MatchSpec, seq: int, now: float) -> None:
+        plan = spec.plan
+        c.execute(
+            "INSERT INTO matches(id, seq, stage, round, bracket, pairing, players, board_id, orders, "
+            "spec, state, updated_at) VALUES(?,?,?,?,?,?,?,?,?,?, 'pending', ?)",
+            (
+                spec.match_id,
+                seq,
+                plan.stage,
+                plan.round,
+                plan.bracket,
+                plan.pairing,
+                json.dumps(list(plan.players)),
+                plan.board_id,
+                json.dumps(spec.orders),
+                json.dumps(spec.to_dict(), sort_keys=True),
+                now,
+            ),
+        )
+        c.execute("INSERT OR IGNORE INTO boards(id, text) VALUES(?, ?)", (spec.board_id, spec.board_text))
 
     # -- dispatching -----------------------------------------------------------
     def dispatch(self, match_id: str) -> tuple[MatchSpec, int]:

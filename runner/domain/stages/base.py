@@ -11,11 +11,22 @@ the same matches with the same ids.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from runner.domain.contracts import MatchPlan
+from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.stages.places import Place
+
+
+class PlanWindow(Protocol):
+    """A stage planned lazily, kept up to date one result at a time (a round robin:
+    ``runner.domain.stages.round_robin.RoundRobinWindow``). What it plans is exactly what
+    planning the stage again from all the results would add."""
+
+    def on_result(self, match_id: str, games: Sequence[GameRecord]) -> list[MatchPlan]:
+        """``match_id`` has ``games`` as its official result now: the matches planned next."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -84,3 +95,6 @@ class TournamentState:
     #: the running stage plans nothing new before all its matches are complete
     #: (``StageOutcome.waits_for_every_result``): no need to re-plan while some are in flight
     waits_for_every_result: bool = False
+    #: the running stage's lazy plan (None: the stage plans everything it can now): the
+    #: coordinator feeds it each result and adds the matches it plans, without re-planning
+    window: PlanWindow | None = None

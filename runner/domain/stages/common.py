@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from runner.domain.boards import BoardSpec, derive_seed, round_board_id
 from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
-from runner.domain.stages.base import RoundInfo, StandingRow
+from runner.domain.stages.base import PlanWindow, RoundInfo, StandingRow
 from runner.domain.stages.pairing import pair_positions
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ class StageOutcome:
     #: (a round-by-round planner, or one whose matches all exist at once): while some are
     #: still being played, a result cannot change the plan, so the coordinator need not replan
     waits_for_every_result: bool = False
+    #: a stage planned lazily (round robin): what plans its next matches one result at a time
+    window: PlanWindow | None = None
 
 
 def one_round_outcome(

@@ -6,7 +6,9 @@ So a stage's outcome stays valid while its entrants are the same and every
 one of its planned matches maps to the very same result object as when it
 was planned. ``StageMemo`` keeps each stage's last outcome with those result
 objects and hands it back when nothing it read has changed; the check is an
-identity test per planned match, no decoding and no re-tallying.
+identity test per planned match, no decoding and no re-tallying. A lazily
+planned stage (an outcome with a ``window``) is always planned again: its
+owner fed the window results the memo never saw.
 
 The owner must replace a match's results with a new object when they change
 (the coordinator's in-memory results do; a mapping rebuilt from the store
@@ -49,6 +51,8 @@ class StageMemo:
         if (
             last is not None
             and last.entrants == key
+            # a lazy plan's window moved on with results the memo never saw: plan it again
+            and last.outcome.window is None
             and all(results.get(mid) is seen for mid, seen in last.read)
         ):
             self.reused += 1

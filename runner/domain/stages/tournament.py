@@ -99,6 +99,7 @@ def advance(config: TournamentConfig, results: Results, memo: StageMemo | None =
     stages: list[StageState] = []
     blocked = False
     waits_for_every_result = False
+    window = None
     max_players = config.game_rules().max_players
     names = config.stage_names()
     for pos, st in enumerate(config.stages):
@@ -137,6 +138,7 @@ def advance(config: TournamentConfig, results: Results, memo: StageMemo | None =
         if not out.done:
             blocked = True
             waits_for_every_result = out.waits_for_every_result
+            window = out.window
             continue
         if out.skipped:
             state.status = "skipped"
@@ -169,6 +171,7 @@ def advance(config: TournamentConfig, results: Results, memo: StageMemo | None =
         final_ranking=ranking if finished else [],
         final_places=places,
         waits_for_every_result=waits_for_every_result,
+        window=window,
     )
 
 
