@@ -446,7 +446,9 @@ class RunStore:
         by_id = {spec.match_id: spec for spec in planned}
         return self.sync_plans([spec.plan for spec in planned], lambda plan: by_id[plan.match_id])
 
-    def sync_plans(self, planned: Sequence[MatchPlan], spec_for: Callable[[MatchPlan], MatchSpec]) -> PlanSync:
+    def sync_plans(
+        self, planned: Sequence[MatchPlan], spec_for: Callable[[MatchPlan], MatchSpec]
+    ) -> PlanSync:
         """``sync_plan`` for plans, asking ``spec_for`` only for the ones it inserts: a plan of
         half a million played matches builds no spec for them (issue 13, item 3)."""
         now = time.time()

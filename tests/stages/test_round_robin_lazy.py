@@ -23,7 +23,11 @@ from runner.domain.stages.tournament import advance, standings_document
 from tests.stages.sim import make_config
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
-BOARDS = {"X": {"text": "-" * 8 + "\n"}, "Y": {"generate": {"blocked": 5}, "per_round": True}, "Z": {"text": "--\n"}}
+BOARDS = {
+    "X": {"text": "-" * 8 + "\n"},
+    "Y": {"generate": {"blocked": 5}, "per_round": True},
+    "Z": {"text": "--\n"},
+}
 
 
 def _config(n: int, boards: list[str], games: int) -> TournamentConfig:
@@ -63,7 +67,9 @@ def _same_plans(lazy: list[MatchPlan], full: list[MatchPlan]) -> None:
 
 def _doc(out: StageOutcome) -> str:
     rows = [r.to_dict() for r in out.standings]
-    return json.dumps({"rows": rows, "order": out.ranking.order, "groups": out.ranking.groups}, sort_keys=True)
+    return json.dumps(
+        {"rows": rows, "order": out.ranking.order, "groups": out.ranking.groups}, sort_keys=True
+    )
 
 
 CASES = [
@@ -123,7 +129,9 @@ def test_the_window_fed_one_result_at_a_time_plans_what_planning_again_would(
         m = next(p for p in planned if p.match_id == mid)
         games_ = _play(m, rng)
         if mid == failed and results.get(mid) is None:
-            broken = [GameRecord(list(m.orders[0]), None, {}, Verdict(VerdictKind.SYSTEM_ERROR, None, "x"), [])]
+            broken = [
+                GameRecord(list(m.orders[0]), None, {}, Verdict(VerdictKind.SYSTEM_ERROR, None, "x"), [])
+            ]
             results[mid] = broken
             assert lazy.on_result(mid, broken) == []
         results[mid] = games_
@@ -137,7 +145,9 @@ def test_the_window_fed_one_result_at_a_time_plans_what_planning_again_would(
 
 
 @pytest.mark.parametrize("window", [1, 4, 50])
-def test_a_resumed_stage_plans_from_its_stored_results_alone(monkeypatch: pytest.MonkeyPatch, window: int) -> None:
+def test_a_resumed_stage_plans_from_its_stored_results_alone(
+    monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
     """Results played in any order up to a crash: planning again from them alone gives the
     prefix the running plan had, and the whole tournament (``advance``) ends as the eager one."""
     monkeypatch.setattr(round_robin, "WINDOW", window)
