@@ -53,6 +53,7 @@ class _TimedInstant(InstantDispatcher):
     def __init__(self, batch: int) -> None:
         super().__init__(batch)
         self.play_cpu_s = 0.0
+        self.store: RunStore | None = None
 
     def poll(self, timeout: float) -> list[Any]:
         t0 = time.process_time()
@@ -61,12 +62,21 @@ class _TimedInstant(InstantDispatcher):
         return notes
 
 
-def run_session(entries: int, stage: dict[str, Any], *, seed: int = 13, batch: int = 4) -> Session:
-    """One tournament of instant matches to its end, in a temporary run directory."""
+def run_session(
+    entries: int,
+    stage: dict[str, Any],
+    *,
+    seed: int = 13,
+    batch: int = 4,
+    dispatcher_type: type[_TimedInstant] = _TimedInstant,
+) -> Session:
+    """One tournament of instant matches to its end, in a temporary run directory
+    (``dispatcher_type``: a ``_TimedInstant`` that also watches the store, given as ``.store``)."""
     config = instant_config(entries, stage, seed=seed)
     with tempfile.TemporaryDirectory(prefix="tourney-coord-bench-") as tmp:
         store = RunStore.create(Path(tmp), {"name": config.name, "run_id": "bench"})
-        dispatcher = _TimedInstant(batch)
+        dispatcher = dispatcher_type(batch)
+        dispatcher.store = store
         progress = RunProgress(config.name, "quiet")
         coordinator = Coordinator(config, store, dispatcher, progress, timing=Timing())
         t0 = time.perf_counter()

@@ -8,9 +8,9 @@ in for games: this measures the planners and the ratings, not play.
 * ``swiss``: 10,000 entrants, 10 rounds, planned round by round as the
   coordinator does (each call replays the stage from the results so far);
 * ``knockout``: 10,000 entrants to a champion, round by round;
-* ``round_robin``: the plan of 1,000 entrants (499,500 matches; the planner
-  interface returns every match at once, so it cannot be lazy without a
-  change to ``runner.domain.stages.base``);
+* ``round_robin``: the first plan of a 10,000-entrant round robin (49,995,000
+  pairings): planned lazily, it holds a window of ``round_robin.WINDOW``
+  matches, not every pairing (issue 13, item 3);
 * ``ratings``: Elo with error bars for 10,000 entries and 50,000 games
   (issue target: under 10 s);
 * ``coordinator_swiss``, ``coordinator_knockout``, ``coordinator_potm``: the
@@ -20,6 +20,13 @@ in for games: this measures the planners and the ratings, not play.
   processes): a swiss of 10 rounds, a knockout, a potm_elimination (k=2).
   Printed: wall, the coordinator's CPU per match (the instant games' own play
   taken out) and peak RSS (issue 13, item 3: under 2 GB).
+* ``coordinator_round_robin``: the same for a round robin of ``--rr-entries``
+  instant entries (default 1,000: 499,500 matches), planned lazily; also
+  printed: the most matches the store held unplayed while it ran, and the
+  resident memory it grew by per match played (what ``MAX_STAGE_GAMES``, the
+  limit ``tourney validate`` enforces, is derived from).
+
+``--round-robin`` runs the two round robin cases only.
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ CASES = (
     "coordinator_knockout",
     "coordinator_swiss",
     "coordinator_potm",
+    "coordinator_round_robin",
 )
+ROUND_ROBIN_CASES = ("round_robin", "coordinator_round_robin")
 COORDINATOR_STAGES: dict[str, dict[str, object]] = {
     "coordinator_swiss": {"name": "sw", "planner": "swiss", "rounds": 10},
     "coordinator_knockout": {"name": "ko", "planner": "knockout"},
@@ -133,8 +142,59 @@ def _coordinator_case(stage: dict[str, object], n: int) -> dict[str, float]:
     return {"wall_s": s.wall_s, "matches": s.matches, "cpu_ms_per_match": s.cpu_per_match_ms}
 
 
-def run_case(name: str, entries: int = 10_000) -> dict[str, float]:
-    if name in COORDINATOR_STAGES:
+def _round_robin_plan_case(n: int) -> dict[str, float]:
+    """The first plan of an ``n``-entrant round robin, as the coordinator's first ``advance``."""
+    from bench.instant import instant_config
+    from runner.domain.stages import round_robin
+    from runner.domain.stages.tournament import advance
+
+    config = instant_config(n, {"name": "rr", "planner": "round_robin"})
+    t0 = time.perf_counter()
+    state = advance(config, {})
+    wall = time.perf_counter() - t0
+    return {
+        "entries": n,
+        "pairings": n * (n - 1) // 2,
+        "planned": len(state.matches),
+        "window": round_robin.WINDOW,
+        "wall_s": wall,
+    }
+
+
+def _coordinator_round_robin_case(n: int) -> dict[str, float]:
+    """A whole round robin of ``n`` instant entries through the coordinator (module doc)."""
+    from bench import coordinator_bench
+    from runner.orchestration.dispatch import InboxNote
+
+    base_mb = _peak_mb()
+    most_unplayed = 0
+
+    class Watching(coordinator_bench._TimedInstant):
+        polls = 0
+
+        def poll(self, timeout: float) -> list[InboxNote]:
+            nonlocal most_unplayed
+            self.polls += 1
+            if self.polls % 200 == 1 and self.store is not None:  # a look now and then (a scan)
+                counts = self.store.counts()
+                most_unplayed = max(most_unplayed, sum(v for k, v in counts.items() if k != "done"))
+            return super().poll(timeout)
+
+    s = coordinator_bench.run_session(n, {"name": "rr", "planner": "round_robin"}, dispatcher_type=Watching)
+    grown = max(_peak_mb() - base_mb, 0.0)
+    return {
+        "wall_s": s.wall_s,
+        "matches": s.matches,
+        "cpu_ms_per_match": s.cpu_per_match_ms,
+        "most_unplayed_stored": most_unplayed,
+        "kb_per_match": 1024.0 * grown / max(s.matches, 1),
+    }
+
+
+def run_case(name: str, entries: int = 10_000, rr_entries: int = 1_000) -> dict[str, float]:
+    if name == "coordinator_round_robin":
+        out = _coordinator_round_robin_case(rr_entries)
+    elif name in COORDINATOR_STAGES:
         out = _coordinator_case(COORDINATOR_STAGES[name], entries)
     elif name == "ratings":
         out = _ratings_case()
@@ -143,12 +203,14 @@ def run_case(name: str, entries: int = 10_000) -> dict[str, float]:
     elif name == "knockout":
         out = _stage_case({"name": "ko", "planner": "knockout"}, 10_000, 16)
     else:
-        out = _stage_case({"name": "rr", "planner": "round_robin"}, 1_000, 1)
+        out = _round_robin_plan_case(10_000)
     out["peak_rss_mb"] = _peak_mb()
     return out
 
 
-def main(quick: bool = False, only: list[str] | None = None, entries: int = 10_000) -> None:
+def main(
+    quick: bool = False, only: list[str] | None = None, entries: int = 10_000, rr_entries: int = 1_000
+) -> None:
     load = os.getloadavg()
     loads = f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     print(f"scale: planners and ratings at 10,000 entries; load average {loads}")
@@ -157,7 +219,10 @@ def main(quick: bool = False, only: list[str] | None = None, entries: int = 10_0
     cases = only or (("ratings", "knockout", "coordinator_knockout") if quick else CASES)
     for name in cases:
         done = subprocess.run(
-            [sys.executable, "-m", "bench.scale_bench", "--case", name, "--entries", str(entries)],
+            [
+                *(sys.executable, "-m", "bench.scale_bench", "--case", name),
+                *("--entries", str(entries), "--rr-entries", str(rr_entries)),
+            ],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -180,14 +245,19 @@ def _cli(argv: list[str]) -> None:
     parser.add_argument("--quick", action="store_true", help="ratings and the knockouts only")
     parser.add_argument("--case", help="run one case in this process and print its figures as JSON")
     parser.add_argument("--entries", type=int, default=10_000, help="entries of the coordinator cases")
+    parser.add_argument(
+        "--rr-entries", type=int, default=1_000, help="entries of coordinator_round_robin (default 1,000)"
+    )
+    parser.add_argument("--round-robin", action="store_true", help="the round robin cases only")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in CASES]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
     if args.case:
-        print(json.dumps(run_case(args.case, args.entries)))
+        print(json.dumps(run_case(args.case, args.entries, args.rr_entries)))
     else:
-        main(args.quick, args.names or None, args.entries)
+        only = list(ROUND_ROBIN_CASES) if args.round_robin else args.names or None
+        main(args.quick, only, args.entries, args.rr_entries)
 
 
 if __name__ == "__main__":

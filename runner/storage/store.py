@@ -299,11 +299,17 @@ class RunStore:
 
     # -- reading -------------------------------------------------------------
     def official_results(self) -> dict[str, list[GameRecord]]:
+        return dict(self.iter_official_results())
+
+    def iter_official_results(self) -> Iterator[tuple[str, list[GameRecord]]]:
+        """``official_results`` one match at a time (a later row of the same match wins), so a
+        reader that keeps less of each result never holds them all decoded at once."""
         rows = self._conn.execute(
             "SELECT r.match_id, r.result FROM results r JOIN matches m ON m.id = r.match_id "
             "WHERE r.status = 'official' AND m.state IN ('done', 'failed') ORDER BY r.id"
         )
-        return {r["match_id"]: MatchResult.from_dict(json.loads(r["result"])).games for r in rows}
+        for r in rows:
+            yield r["match_id"], MatchResult.from_dict(json.loads(r["result"])).games
 
     def match_records(self, *, states: Sequence[str] = ()) -> list[MatchRecord]:
         """Every match (or those in ``states``) with its kept results, in plan order."""
