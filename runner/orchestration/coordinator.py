@@ -221,13 +221,14 @@ class Coordinator:
 
     def _check_same_plan(self, plans: list[MatchPlan]) -> None:
         """Resume guard: a match already in the store must be planned exactly as stored."""
-        stored = self.store.specs()
+        by_id = {plan.match_id: plan for plan in plans}
         adopted = adoption_chains(Disputes(self.store).acceptances())  # code a dispute adopted
-        for plan in plans:
-            if plan.match_id not in stored:
+        for match_id, stored in self.store.iter_specs():  # one at a time: a run can hold 500k
+            plan = by_id.get(match_id)
+            if plan is None:
                 continue
             spec = match_spec(self.config, plan)  # not kept: most of them were played
-            old, new = stored[spec.match_id].to_dict(), spec.to_dict()
+            old, new = stored.to_dict(), spec.to_dict()
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             if diff == ["entries"] and explained_by_adoption(old["entries"], new["entries"], adopted):
                 continue  # played (or planned) before `tourney accept --adopt-code`: kept as played

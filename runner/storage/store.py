@@ -386,10 +386,12 @@ class RunStore:
         return self._parse_spec(r)
 
     def specs(self) -> dict[str, MatchSpec]:
-        return {
-            r["id"]: self._parse_spec(r)
-            for r in self._conn.execute("SELECT id, pairing, players, spec FROM matches")
-        }
+        return dict(self.iter_specs())
+
+    def iter_specs(self) -> Iterator[tuple[str, MatchSpec]]:
+        """Every stored spec, one at a time (a resume check need not hold them all)."""
+        for r in self._conn.execute("SELECT id, pairing, players, spec FROM matches"):
+            yield r["id"], self._parse_spec(r)
 
     def counts(self) -> dict[str, int]:
         return {

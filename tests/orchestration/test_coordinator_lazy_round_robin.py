@@ -24,6 +24,7 @@ from runner.domain.stages.tournament import advance, standings_document
 from runner.orchestration.coordinator import Coordinator, SessionOutcome
 from runner.orchestration.dispatch import InboxNote, Timing
 from runner.report.progress import RunProgress
+from runner.storage.run_dir import ResumeRefused
 from runner.storage.store import RunStore
 
 WINDOW = 24
@@ -31,10 +32,10 @@ ENTRIES = 30  # 435 pairings, 870 matches on two boards
 STAGE = {"name": "rr", "planner": "round_robin", "boards": ["ttt", "ttt2"]}
 
 
-def _config() -> TournamentConfig:
+def _config(second_board: str = "3 3 3") -> TournamentConfig:
     cfg = instant_config(ENTRIES, STAGE)
     boards = dict(cfg.boards)
-    boards["ttt2"] = boards["ttt"]
+    boards["ttt2"] = boards["ttt"].model_copy(update={"text": second_board})
     return cfg.model_copy(update={"boards": boards})
 
 
@@ -139,6 +140,8 @@ def test_a_restarted_coordinator_plans_the_same_window_and_finishes_the_same(tmp
     assert 0 < done < len(whole.state.matches)
     assert len(store.match_records()) == done + WINDOW  # only the window was planned ahead
     store.requeue_in_flight("coordinator restarted")
+    with pytest.raises(ResumeRefused, match="board_text"):  # the stored matches are checked
+        _run(_config(second_board="4 4 3"), store, _Watching(store), resume=True)
     resumed_dispatcher = _Watching(store)
     _, resumed = _run(config, store, resumed_dispatcher, resume=True)
     assert resumed.finished
