@@ -10,7 +10,7 @@ import pytest
 from runner.commands.validate import cmd_validate
 from runner.config import load_config
 from runner.domain.stages.requirements import MAX_STAGE_GAMES, planned_games
-from tests.config.test_validate import edit, problems, project, write
+from tests.config.test_validate import GOOD, edit, problems, project, write
 
 __all__ = ["project"]  # the fixture, used by name
 
@@ -38,3 +38,16 @@ def test_a_swiss_of_10000_entries_is_accepted_and_counted(
     assert planned_games(list(config.stages), len(config.entry_specs()), 0) == [100_000]
     assert cmd_validate(argparse.Namespace(config=str(path))) == 0
     assert "games: at most 100,000 (rr 100,000)" in capsys.readouterr().out
+
+
+def test_the_limit_lets_a_1000_entry_round_robin_through_and_refuses_one_more(project: Path) -> None:
+    """The documented limit (README, docs/config.md): 1,000,000 games per stage."""
+    from runner.domain.stages.requirements import game_objections
+
+    assert MAX_STAGE_GAMES == 1_000_000
+    config = load_config(write(project, GOOD))
+    (rr,) = [st for st in config.stages if st.planner == "round_robin"]
+    assert game_objections(rr, 1_000, 0) == []  # 499,500 pairs x 2 games = 999,000
+    (refused,) = game_objections(rr, 1_001, 0)
+    assert "implies 1,001,000 games, more than the limit of 1,000,000 games per stage" in refused.message
+    assert "under 2 GB" in refused.message

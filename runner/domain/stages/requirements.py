@@ -188,10 +188,17 @@ def board_objections(st: AnyStage, boards: Mapping[str, BoardSpec]) -> tuple[Obj
 
 # -- how many games a plan implies --------------------------------------------
 
-#: the most games ``tourney validate`` lets one stage imply. Planning keeps every
-#: match of a stage in memory (about 1 KB each with its id, orders and result slot),
-#: so two million games is about 2 GB: a round robin of about 2,000 entries.
-MAX_STAGE_GAMES = 2_000_000
+#: the most games ``tourney validate`` lets one stage imply. A round robin is planned
+#: lazily (``runner.domain.stages.round_robin``), so planning no longer holds every
+#: pairing; what grows is the coordinator's memory per *played* match: its official
+#: result kept for planning (without the moves) and, once, the stage's whole plan when
+#: it ends. ``make bench-scale`` measured 3.55 KB per two-game match of a 79,800-match
+#: round robin (``coordinator_round_robin``, 400 entries), about 1.8 KB per game: one
+#: million games keep the coordinator under 2 GB (issue 13's bound). A round robin
+#: of 1,000 entries with two games per pairing (999,000 games) fits.
+MAX_STAGE_GAMES = 1_000_000
+#: what the limit keeps the coordinator under, for the message
+MAX_STAGE_MEMORY = "2 GB"
 
 
 def stage_games(st: AnyStage, n: int, opponents: int) -> int | None:
@@ -225,7 +232,8 @@ def game_objections(st: AnyStage, n: int, opponents: int) -> list[Objection]:
         Objection(
             (),
             f"{st.planner} with {n:,} entrants implies {games:,} games, more than the "
-            f"limit of {MAX_STAGE_GAMES:,} games per stage",
+            f"limit of {MAX_STAGE_GAMES:,} games per stage (what keeps the coordinator's memory "
+            f"under {MAX_STAGE_MEMORY}: about 1.8 KB per game played)",
         )
     ]
 
