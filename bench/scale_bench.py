@@ -21,7 +21,9 @@ in for games: this measures the planners and the ratings, not play.
   Printed: wall, the coordinator's CPU per match (the instant games' own play
   taken out) and peak RSS (issue 13, item 3: under 2 GB).
 * ``coordinator_round_robin``: the same for a round robin of ``--rr-entries``
-  instant entries (default 1,000: 499,500 matches), planned lazily; also
+  instant entries (default 400: 79,800 matches, 7 to 9 minutes on the shared
+  2-core machine; 1,000 entries, 499,500 matches, would take about an hour
+  there at the same 3 to 7 ms of wall per match), planned lazily; also
   printed: the most matches the store held unplayed while it ran, and the
   resident memory it grew by per match played (what ``MAX_STAGE_GAMES``, the
   limit ``tourney validate`` enforces, is derived from).
@@ -191,7 +193,7 @@ def _coordinator_round_robin_case(n: int) -> dict[str, float]:
     }
 
 
-def run_case(name: str, entries: int = 10_000, rr_entries: int = 1_000) -> dict[str, float]:
+def run_case(name: str, entries: int = 10_000, rr_entries: int = 400) -> dict[str, float]:
     if name == "coordinator_round_robin":
         out = _coordinator_round_robin_case(rr_entries)
     elif name in COORDINATOR_STAGES:
@@ -209,7 +211,7 @@ def run_case(name: str, entries: int = 10_000, rr_entries: int = 1_000) -> dict[
 
 
 def main(
-    quick: bool = False, only: list[str] | None = None, entries: int = 10_000, rr_entries: int = 1_000
+    quick: bool = False, only: list[str] | None = None, entries: int = 10_000, rr_entries: int = 400
 ) -> None:
     load = os.getloadavg()
     loads = f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
@@ -246,7 +248,7 @@ def _cli(argv: list[str]) -> None:
     parser.add_argument("--case", help="run one case in this process and print its figures as JSON")
     parser.add_argument("--entries", type=int, default=10_000, help="entries of the coordinator cases")
     parser.add_argument(
-        "--rr-entries", type=int, default=1_000, help="entries of coordinator_round_robin (default 1,000)"
+        "--rr-entries", type=int, default=400, help="entries of coordinator_round_robin (default 400)"
     )
     parser.add_argument("--round-robin", action="store_true", help="the round robin cases only")
     args = parser.parse_args(argv)
