@@ -527,6 +527,8 @@ class Coordinator:
         if state is not None:
             for st in state.stages:
                 done, total = counts.get(st.name, (0, 0))
+                if st.status == "running" and self._window is not None:
+                    total = max(total, self._window.total)  # a lazy plan: all its matches to come
                 stages.append(StageProgress(st.name, done, total, st.status))
         games, moves, verdicts = self._games, self._moves, self._verdicts
         reported = self.dispatcher.live()

@@ -23,7 +23,7 @@ from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, standings_document
 from runner.orchestration.coordinator import Coordinator, SessionOutcome
 from runner.orchestration.dispatch import InboxNote, Timing
-from runner.report.progress import RunProgress
+from runner.report.progress import ProgressSnapshot, RunProgress
 from runner.storage.run_dir import ResumeRefused
 from runner.storage.store import RunStore
 
@@ -50,6 +50,7 @@ class _Watching(InstantDispatcher):
         self.polls = polls
         self.most_unplayed = 0
         self.most_specs = 0
+        self.progress: _Shown | None = None
 
     def poll(self, timeout: float) -> list[InboxNote]:
         counts = self.store.counts()
@@ -68,10 +69,23 @@ class _Crash(Exception):
     pass
 
 
+class _Shown(RunProgress):
+    """The stage totals the progress line was given while the stage ran."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, "quiet")
+        self.running_totals: set[int] = set()
+
+    def update(self, snap: ProgressSnapshot) -> None:
+        self.running_totals |= {s.total for s in snap.stages if s.status == "running"}
+        super().update(snap)
+
+
 def _run(
     config: TournamentConfig, store: RunStore, dispatcher: _Watching, *, resume: bool = False
 ) -> tuple[int, SessionOutcome]:
-    progress = RunProgress(config.name, "quiet")
+    progress = _Shown(config.name)
+    dispatcher.progress = progress
     coordinator = Coordinator(config, store, dispatcher, progress, timing=Timing(), check_resume=resume)
     dispatcher.coordinator = coordinator
     replans = 0
@@ -120,6 +134,8 @@ def test_the_store_holds_only_the_window_and_the_run_ends_as_the_full_plan(tmp_p
     # planned ahead: the window, never every pairing; specs only for those
     assert WINDOW <= dispatcher.most_unplayed <= WINDOW
     assert dispatcher.most_specs <= WINDOW
+    # the progress line counts every match the stage will have, not the window
+    assert dispatcher.progress is not None and dispatcher.progress.running_totals == {total}
     # not re-planned per result: the first plan, and the last one once every match is in
     assert replans <= 3, replans
     assert _stored_order(store) == _enumerated(config)

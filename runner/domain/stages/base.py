@@ -28,6 +28,11 @@ class PlanWindow(Protocol):
         """``match_id`` has ``games`` as its official result now: the matches planned next."""
         ...
 
+    @property
+    def total(self) -> int:
+        """The matches the stage will have once every one is planned (for progress)."""
+        ...
+
 
 @dataclass(frozen=True)
 class StandingRow:

@@ -98,6 +98,10 @@ class RoundRobinWindow:
         self.unplayed: set[str] = set()
 
     @property
+    def total(self) -> int:
+        return self.order.total
+
+    @property
     def complete(self) -> bool:
         """Every match of the stage is planned: nothing left to plan one result at a time."""
         return self.planned >= self.order.total
