@@ -16,6 +16,7 @@ import secrets
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -80,6 +81,28 @@ class _Cluster:
                 dispatcher.close()
         if server is not None:
             server.stop()
+
+
+@contextlib.contextmanager
+def _stopping_meanwhile(cluster: _Cluster) -> Iterator[None]:
+    """Stop ``cluster`` in a thread while the block runs (its stop is mostly waiting on
+    processes); on leaving, wait for that stop and raise what it raised."""
+    failed: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            cluster.stop()
+        except BaseException as e:  # re-raised in the caller's thread below
+            failed.append(e)
+
+    stopper = threading.Thread(target=stop, name="tourney-cluster-stop", daemon=True)
+    stopper.start()
+    try:
+        yield
+    finally:
+        stopper.join()
+    if failed:
+        raise failed[0]
 
 
 class _Terminated(RunHalted):
@@ -205,7 +228,9 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
             with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
                 code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
             if outcome is not None:
-                _finish_outputs(rd, outcome, code == 0)
+                # nothing the report reads is in the cluster: Redis and the workers stop meanwhile
+                with _stopping_meanwhile(cluster):
+                    _finish_outputs(rd, outcome, code == 0)
             return code
     except BrokerDown as e:
         raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
