@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: entries up to which the pure-Python fit runs; its cost grows as n^3 (about
-#: 30 ms at 40 entries on one core, well under numpy's import)
+#: entries up to which the pure-Python fit runs; its cost grows as n^3 (a round robin of
+#: 40 entries: 30-60 ms on this project's loaded 2-core machine, under numpy's import alone)
 SMALL_LIMIT = 40
 STEP_TOL = 1e-10  # as ``elo_fit.STEP_TOL``: Newton stops once the largest step is below this
 
