@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import importlib
 import logging
 import os
 import secrets
@@ -322,6 +323,7 @@ def _play(
         )
     from runner.orchestration.coordinator import Coordinator
 
+    _preload_report_modules()
     coordinator = Coordinator(
         config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
     )
@@ -355,6 +357,20 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+def _preload_report_modules() -> None:
+    """Import what the run's end needs (the report and the terminal summary: jinja2, rich;
+    about 0.3 s) in a thread while the matches play, when the coordinator mostly waits on
+    the broker, instead of after the last result, when everything waits on it."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the end imports them again, and reports what fails
+            importlib.import_module("runner.report.model")
+            importlib.import_module("runner.report.site")
+            importlib.import_module("runner.report.terminal")
+
+    threading.Thread(target=load, name="tourney-preload-report", daemon=True).start()
 
 
 def _start_local_cluster(
