@@ -4,7 +4,9 @@ that ``celery worker`` with the same flags builds."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,3 +63,21 @@ def test_a_plain_worker_name_gets_celerys_node_prefix_as_on_its_command_line(app
     app.worker_main(["worker", "--hostname=plain", "--pool=prefork", "--concurrency=1"])
     worker_cli._run_celery_worker(app, "plain", 1)
     assert _Recorder.built[0]["hostname"] == _Recorder.built[1]["hostname"] == "celery@plain"
+
+
+def test_a_leaving_pool_process_closes_its_sandboxes_then_exits_with_its_code(tmp_path: Path) -> None:
+    """Celery's ``worker_process_shutdown`` hook: sandboxes closed first, then the process
+    ends at once with the exit code billiard gave it (not after billiard's 1 s sleep)."""
+    marker = tmp_path / "closed"
+    pid = os.fork()
+    if pid == 0:  # the child plays the pool process
+        try:
+            import workers.sandbox.pool as pool
+
+            pool.close_idle_sandboxes = lambda: marker.write_text("yes")  # type: ignore[assignment]
+            worker_cli._pool_process_leaving(exitcode=3, pid=os.getpid())
+        finally:
+            os._exit(99)  # only if the hook returned or raised
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 3
+    assert marker.read_text() == "yes"
