@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.domain.contracts import EntryRef, Limits, VerdictKind
-from runner.domain.entries import directory_digest, pack_entry, unpack_entry
+from runner.domain.packing import directory_digest, pack_entry, unpack_entry
 from runner.domain.placeholders import ContestParams, fill_build
 from runner.errors import RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome

@@ -20,12 +20,14 @@ import atexit
 import contextlib
 import ctypes
 import ctypes.util
+import logging
 import os
 import signal
 import socket
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import redis
@@ -93,6 +95,23 @@ def _die_with_parent() -> None:
     killed worker leaves no pool process behind."""
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _pool_process_leaving(exitcode: int | None = None, **_: object) -> None:
+    """A pool process on its way out (its worker stops): close its kept sandboxes, then exit.
+
+    Left to itself, billiard would next post a death notice to the worker's main process
+    and sleep a whole second before exiting, and the main process (and ``tourney run``,
+    which stops its local workers at the end of every run) waits for that exit. Nothing is
+    lost by exiting now: the main process sees the exit itself (waitpid, as when a pool
+    process is killed), and this hook only runs once the process has no task left."""
+    from workers.sandbox.pool import close_idle_sandboxes
+
+    close_idle_sandboxes()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(exitcode or 0)
 
 
 def broker_url_of(args: argparse.Namespace) -> str:
@@ -167,13 +186,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     from celery.signals import worker_process_init, worker_process_shutdown
 
-    from workers.celery_app import QUEUE, configure
-    from workers.sandbox.pool import close_idle_sandboxes
+    from workers.celery_app import configure
 
     app = configure(url)
     worker_process_init.connect(lambda **_: _die_with_parent(), weak=False)
     # a pool process's kept sandboxes (and their cgroups) go with it (os._exit skips atexit)
-    worker_process_shutdown.connect(lambda **_: close_idle_sandboxes(), weak=False)
+    worker_process_shutdown.connect(_pool_process_leaving, weak=False)
 
     stop = threading.Event()
     threading.Thread(target=_presence, args=(url, name, concurrency, stop, key), daemon=True).start()
@@ -185,18 +203,59 @@ def cmd_worker(args: argparse.Namespace) -> int:
     )
     print(f"tourney worker {name}: {sandbox_memory_note()}", flush=True)
     print(f"tourney worker {name}: {timing_note(concurrency)}", flush=True)
-    app.worker_main(
-        [
-            "worker",
-            "--pool=prefork",
-            f"--concurrency={concurrency}",
-            f"--hostname={name}",
-            f"--queues={QUEUE}",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ]
-    )
+    _run_celery_worker(app, name, concurrency)
     stop.set()
     return 0
+
+
+def _run_celery_worker(app: Any, name: str, concurrency: int) -> None:
+    """``celery worker --pool=prefork --concurrency=N --hostname=NAME --queues=tourney
+    --loglevel=INFO --without-gossip --without-mingle --without-heartbeat``, built as that
+    command builds it (the same keywords to ``app.Worker``) without going through Celery's
+    command line: importing it (click, click-repl, prompt_toolkit) cost every worker about
+    0.2 s of CPU at start, while the run waits for its first move."""
+    from celery.concurrency import get_implementation
+    from celery.exceptions import SecurityError
+    from celery.utils.nodenames import default_nodename
+
+    from workers.celery_app import QUEUE
+
+    worker = app.Worker(
+        hostname=default_nodename(name),
+        pool=get_implementation("prefork"),
+        pool_cls=None,
+        concurrency=concurrency,
+        queues=[QUEUE],
+        loglevel=logging.INFO,
+        logfile=None,
+        pidfile=None,
+        statedb=None,
+        without_gossip=True,
+        without_mingle=True,
+        without_heartbeat=True,
+        optimization="default",
+        prefetch_multiplier=app.conf.worker_prefetch_multiplier,
+        autoscale=None,
+        beat=None,
+        detach=False,
+        exclude_queues=None,
+        executable=None,
+        heartbeat_interval=None,
+        include=None,
+        max_memory_per_child=None,
+        max_tasks_per_child=None,
+        no_color=False,
+        pool_start_method=None,
+        purge=False,
+        quiet=False,
+        schedule_filename="celerybeat-schedule",
+        scheduler=None,
+        soft_time_limit=None,
+        task_events=None,
+        time_limit=None,
+        umask=None,
+    )
+    try:
+        worker.start()
+    except SecurityError as e:  # what Celery's command prints for it
+        print(f"tourney worker {name}: {e.args[0]}", file=sys.stderr, flush=True)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import importlib
 import logging
 import os
 import secrets
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -80,6 +82,28 @@ class _Cluster:
                 dispatcher.close()
         if server is not None:
             server.stop()
+
+
+@contextlib.contextmanager
+def _stopping_meanwhile(cluster: _Cluster) -> Iterator[None]:
+    """Stop ``cluster`` in a thread while the block runs (its stop is mostly waiting on
+    processes); on leaving, wait for that stop and raise what it raised."""
+    failed: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            cluster.stop()
+        except BaseException as e:  # re-raised in the caller's thread below
+            failed.append(e)
+
+    stopper = threading.Thread(target=stop, name="tourney-cluster-stop", daemon=True)
+    stopper.start()
+    try:
+        yield
+    finally:
+        stopper.join()
+    if failed:
+        raise failed[0]
 
 
 class _Terminated(RunHalted):
@@ -205,7 +229,9 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
             with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
                 code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
             if outcome is not None:
-                _finish_outputs(rd, outcome, code == 0)
+                # nothing the report reads is in the cluster: Redis and the workers stop meanwhile
+                with _stopping_meanwhile(cluster):
+                    _finish_outputs(rd, outcome, code == 0)
             return code
     except BrokerDown as e:
         raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
@@ -297,6 +323,7 @@ def _play(
         )
     from runner.orchestration.coordinator import Coordinator
 
+    _preload_report_modules()
     coordinator = Coordinator(
         config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
     )
@@ -330,6 +357,20 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+def _preload_report_modules() -> None:
+    """Import what the run's end needs (the report and the terminal summary: jinja2, rich;
+    about 0.3 s) in a thread while the matches play, when the coordinator mostly waits on
+    the broker, instead of after the last result, when everything waits on it."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the end imports them again, and reports what fails
+            importlib.import_module("runner.report.model")
+            importlib.import_module("runner.report.site")
+            importlib.import_module("runner.report.terminal")
+
+    threading.Thread(target=load, name="tourney-preload-report", daemon=True).start()
 
 
 def _start_local_cluster(

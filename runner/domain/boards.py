@@ -21,8 +21,6 @@ without ambiguity.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -31,15 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
+from runner.domain.seeds import derive_seed as derive_seed  # its home before; still importable here
 
 DEFAULT_BOARD = "default"
 NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
-
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from JSON-serialisable parts; stable across processes (unlike ``hash()``)."""
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
-    return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big") >> 1
 
 
 class BoardSpec(BaseModel):

@@ -5,6 +5,9 @@ decides how to compute the optimum and its error bars so that the cost stays
 small at any size:
 
 Small pools (``n <= DENSE_LIMIT`` entries)
+    (``runner.domain.ratings`` sends pools of up to ``elo_small.SMALL_LIMIT``
+    entries to ``runner.domain.elo_small`` instead: the same steps in plain
+    Python, without this module's imports.)
     Newton's method on the dense negative Hessian (numpy), and the exact
     covariance from its inverse: the same computation as the original
     pure-Python fit, so the same numbers up to floating-point rounding
@@ -27,11 +30,17 @@ Large pools
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
+
+from runner.domain.elo_small import PairTable
+
+if TYPE_CHECKING:  # imported where used: only the sparse path needs scipy (about 0.3 s to import)
+    import scipy.sparse as sp
+
+__all__ = ["PairTable", "block_pcg", "fit_bradley_terry"]
 
 DENSE_LIMIT = 1500  # entries; a dense n x n Newton step costs O(n^3) beyond this
 PROBES = 96  # Hutchinson probe vectors for the sparse error bars
@@ -42,34 +51,6 @@ STEP_TOL = 1e-10  # Newton stops once the largest step (log-odds units) is below
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class PairTable:
-    """Results aggregated per pair of entries, hashable so a fit can be cached.
-
-    ``first[k] < second[k]`` index the entries; ``games[k]`` games between them
-    in which ``first[k]`` scored ``score[k]`` (win 1, draw 1/2).
-    """
-
-    n: int
-    first: tuple[int, ...]
-    second: tuple[int, ...]
-    games: tuple[float, ...]
-    score: tuple[float, ...]
-
-    @classmethod
-    def of(
-        cls, n: int, pair_games: dict[tuple[int, int], float], pair_score: dict[tuple[int, int], float]
-    ) -> PairTable:
-        keys = list(pair_games)
-        return cls(
-            n=n,
-            first=tuple(i for i, _ in keys),
-            second=tuple(j for _, j in keys),
-            games=tuple(pair_games[k] for k in keys),
-            score=tuple(pair_score[k] for k in keys),
-        )
 
 
 def _sigmoid(x: FloatArray) -> FloatArray:
@@ -116,6 +97,8 @@ class _Model:
         rows = np.concatenate([np.arange(self.n), self.i, self.j])
         cols = np.concatenate([np.arange(self.n), self.j, self.i])
         vals = np.concatenate([self.diagonal(prior_diag, w), -w, -w])
+        import scipy.sparse as sp
+
         return sp.csr_matrix((vals, (rows, cols)), shape=(self.n, self.n))  # duplicates are summed
 
 

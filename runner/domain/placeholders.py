@@ -34,8 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.domain.boards import derive_seed
 from runner.domain.games.base import BoardError, Game
+from runner.domain.seeds import derive_seed
 
 #: the placeholders ``run`` arguments know, in the order messages list them
 RUN_PLACEHOLDERS = ("mark", "seed", "size", "move_time", "move_time_ms")

@@ -18,7 +18,8 @@ Elo (two-player games)
     the inverse of the observed Fisher information (the negative Hessian of
     the log-likelihood) at the optimum: it narrows like ``1/sqrt(games)``.
     Ratings are shifted so that their mean is ``base`` (1500). How the fit is
-    computed at any size (dense up to 1,500 entries, sparse conjugate
+    computed at any size (plain Python up to 40 entries, ``runner.domain.elo_small``;
+    then numpy, dense up to 1,500 entries, sparse conjugate
     gradients and estimated error bars beyond) is in ``runner.domain.elo_fit``; a
     fit is cached per process, keyed by the per-pair results, so the report
     and the terminal share one.
@@ -43,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from runner.domain.contracts import GameRecord, VerdictKind
-from runner.domain.elo_fit import PairTable, fit_bradley_terry
+from runner.domain.elo_small import SMALL_LIMIT, PairTable, fit_small
 from runner.domain.scoring import effective_winner
 
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per natural log-odds unit
@@ -159,6 +160,11 @@ def elo_ratings(
 
 @functools.lru_cache(maxsize=16)
 def _cached_fit(pairs: PairTable, prior: float, max_iter: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    if pairs.n <= SMALL_LIMIT:  # most contests: no numpy import after the last game
+        small_theta, small_variances = fit_small(pairs, prior, max_iter)
+        return tuple(small_theta), tuple(small_variances)
+    from runner.domain.elo_fit import fit_bradley_terry
+
     theta, variances = fit_bradley_terry(pairs, prior, max_iter)
     return tuple(theta.tolist()), tuple(variances.tolist())
 

@@ -89,8 +89,14 @@ def grid_changes(before: Grid, after: Grid) -> list[tuple[int, int, str]]:
     small. Grids of different shapes give one run over the whole board."""
     if (before.width, before.height) != (after.width, after.height):
         return [(i, 1, ch) for i, ch in enumerate(after.cells)]
+    old, new = before.cells, after.cells
+    start, end = _differing_span(old, new)
     runs: list[tuple[int, int, str]] = []
-    for i, (a, b) in enumerate(zip(before.cells, after.cells, strict=True)):
+    # only the span between the first and the last changed cell is walked cell by cell: a
+    # move changes a few cells, and walking every cell of every position of every game was
+    # most of the time a run's report took to write
+    for i in range(start, end):
+        a, b = old[i], new[i]
         if a == b:
             continue
         if runs and runs[-1][0] + runs[-1][1] == i and runs[-1][2] == b:
@@ -99,3 +105,27 @@ def grid_changes(before: Grid, after: Grid) -> list[tuple[int, int, str]]:
         else:
             runs.append((i, 1, b))
     return runs
+
+
+def _differing_span(old: str, new: str) -> tuple[int, int]:
+    """``(start, end)``: ``old[:start] == new[:start]`` and ``old[end:] == new[end:]``, both
+    as long as can be (strings of one length; slices compared at C speed, by bisection)."""
+    n = len(old)
+    if old == new:
+        return n, n
+    lo, hi = 0, n  # the common prefix is at least lo long and shorter than hi + 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start = lo
+    lo, hi = 0, n - start  # the common suffix, within what the prefix left
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[n - mid :] == new[n - mid :]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return start, n - lo

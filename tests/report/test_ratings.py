@@ -127,10 +127,16 @@ def sparse_pool(n: int, games: int, seed: int) -> tuple[dict[str, float], list[G
     return truth, out
 
 
+@pytest.mark.parametrize("small_limit", [0, 40], ids=["numpy-dense", "plain-python"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_fit_gives_the_original_numbers_on_small_pools(seed: int) -> None:
+def test_the_fit_gives_the_original_numbers_on_small_pools(
+    seed: int, small_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.domain import ratings
     from tests.report.elo_reference import reference_elo_ratings
 
+    monkeypatch.setattr(ratings, "SMALL_LIMIT", small_limit)
+    ratings._cached_fit.cache_clear()
     _, games = sparse_pool(25, 300, seed)
     games += [game(["e00000", "e00001"], "e00000")] * 5  # a lopsided pair
     new = elo_ratings(games, entries=["idle"])
@@ -170,3 +176,51 @@ def test_a_fit_is_computed_once_for_the_same_results() -> None:
     assert ratings._cached_fit.cache_info().hits == 1
     assert [r.entry for r in first] == [r.entry for r in second]
     assert first[0].elo - 500.0 == pytest.approx(second[0].elo)
+
+
+@pytest.mark.parametrize(("n", "games", "seed"), [(2, 3, 1), (12, 264, 13), (40, 800, 5), (40, 60, 6)])
+def test_the_plain_python_fit_equals_the_numpy_one(n: int, games: int, seed: int) -> None:
+    """Small pools skip numpy (its import cost most of a second after a run's last game);
+    the ratings and error bars they get are the numpy dense fit's, to rounding."""
+    from runner.domain import elo_fit, elo_small
+
+    rng = random.Random(seed)
+    pair_games: dict[tuple[int, int], float] = {}
+    pair_score: dict[tuple[int, int], float] = {}
+    for _ in range(games):
+        i, j = sorted(rng.sample(range(n), 2))
+        pair_games[(i, j)] = pair_games.get((i, j), 0.0) + 1.0
+        pair_score[(i, j)] = pair_score.get((i, j), 0.0) + rng.choice([0.0, 0.5, 1.0, 1.0])
+    pairs = elo_small.PairTable.of(n, pair_games, pair_score)
+    assert n <= elo_small.SMALL_LIMIT
+    theta, variances = elo_small.fit_small(pairs, 2.0)
+    ref_theta, ref_variances = elo_fit.fit_bradley_terry(pairs, 2.0)
+    scale = ratings_scale()
+    mean, ref_mean = sum(theta) / n, float(ref_theta.mean())
+    for k in range(n):
+        assert (theta[k] - mean) * scale == pytest.approx((ref_theta[k] - ref_mean) * scale, abs=1e-9)
+        assert variances[k] == pytest.approx(float(ref_variances[k]), rel=1e-9, abs=1e-12)
+
+
+def ratings_scale() -> float:
+    from runner.domain.ratings import ELO_SCALE
+
+    return ELO_SCALE
+
+
+def test_a_small_pool_is_rated_without_importing_numpy() -> None:
+    """``tourney run`` rates a typical contest after its last game: no numpy or scipy import for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from runner.domain.contracts import GameRecord, Verdict, VerdictKind\n"
+        "from runner.domain.ratings import elo_ratings\n"
+        "ok = Verdict(VerdictKind.NORMAL, None, '')\n"
+        "games = [GameRecord([a, b], a, {a: 0, b: 0}, ok, []) for a in 'abcd' for b in 'abcd' if a != b]\n"
+        "assert len(elo_ratings(games)) == 4\n"
+        "print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

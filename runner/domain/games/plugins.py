@@ -36,12 +36,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import MappingProxyType
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from typing import TYPE_CHECKING, Any
 
 from runner.domain.games.base import Game
 from runner.errors import UsageError
+
+if TYPE_CHECKING:  # imported where used: a worker building a game without parameters skips pydantic
+    from pydantic import BaseModel
 
 #: the entry-point group installed packages register their games under
 ENTRY_POINT_GROUP = "tourney.games"
@@ -175,9 +176,21 @@ def params_model(cls: type[Game[Any, Any]]) -> type[BaseModel]:
             continue
         default = ... if p.default is p.empty else p.default
         fields[p.name] = (hints.get(p.name, Any), default)
+    from pydantic import ConfigDict, create_model
+
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     model: type[BaseModel] = create_model(f"{cls.__name__}Params", __config__=config, **fields)
     return model
+
+
+@functools.lru_cache(maxsize=64)
+def _required_params(cls: type[Game[Any, Any]]) -> tuple[str, ...]:
+    """The constructor keywords ``params_model`` would require (no default)."""
+    return tuple(
+        p.name
+        for p in inspect.signature(cls).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) and p.default is p.empty
+    )
 
 
 def game_param_names(cls: type[Game[Any, Any]]) -> frozenset[str]:
@@ -186,6 +199,10 @@ def game_param_names(cls: type[Game[Any, Any]]) -> frozenset[str]:
 
 def validated_params(reference: str, cls: type[Game[Any, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` checked against ``cls``'s constructor: those given, converted to the annotated types."""
+    if not params and not _required_params(cls):
+        return {}  # what the model would say (nothing given, nothing missing), without building it
+    from pydantic import ValidationError
+
     model = params_model(cls)
     try:
         checked = model.model_validate(dict(params))
