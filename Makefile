@@ -35,7 +35,7 @@ report: $(STAMP)
 	@test -n "$(RUN)" || { echo "usage: make report RUN=runs/NAME"; exit 2; }
 	$(BIN)/tourney report $(RUN) --html $(RUN)/report.html
 
-# Where PYTHONDONTWRITEBYTECODE is set, the tests keep compiled modules (and pytest's rewritten test
+# Where PYTHONDONTWRITEBYTECODE is set, the tests and benchmarks keep compiled modules (and pytest's rewritten test
 # modules) in PYCACHE, outside the working tree: without them every run, every xdist worker and
 # every `tourney` subprocess a test starts compiles the whole project again (the first run fills it).
 PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
@@ -54,19 +54,19 @@ test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) --dist $(DIST) $(ARGS)
 
 bench: $(STAMP)
-	$(BIN)/python -m bench $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m bench $(ARGS)
 
 # planners and ratings at 10,000 entries: wall and peak RSS (not part of `make test`)
 bench-scale: $(STAMP)
-	$(BIN)/python -m bench.scale_bench $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m bench.scale_bench $(ARGS)
 
 bench-fairtime: $(STAMP)
-	$(BIN)/python -m bench fairtime $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m bench fairtime $(ARGS)
 
 # the HTML report of a 50,000-match run: write time, size, open time in headless Chromium
 # (not part of `make test`; ARGS="--run-dir DIR" keeps the generated run for another time)
 bench-report: $(STAMP)
-	$(BIN)/python -m bench.report_bench $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m bench.report_bench $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check runner workers tests bench
