@@ -228,8 +228,14 @@ def shared_reusing_factory() -> ReusingHostFactory:
 
 
 def close_idle_sandboxes() -> None:
-    """Close this process's kept sandboxes (a worker's pool process on its way out)."""
+    """Close this process's kept sandboxes, and remove the game directories kept by
+    ``sandbox: none`` (``workers.sandbox.plain_reuse``): a worker's pool process on its way out."""
+    from workers.sandbox import plain_reuse
+
     with _shared_lock:
         shared = _shared
     if shared is not None and shared[0] == os.getpid():
         shared[1].pool.close_all()
+    plain = plain_reuse._shared
+    if plain is not None and plain[0] == os.getpid():
+        plain[1].close_all()
