@@ -57,7 +57,8 @@ class LiveState(MatchObserver):
             return self._version, self._live
 
     def _changed(self) -> None:
-        self.changed.set()
+        if not self.changed.is_set():  # set() takes a lock and notifies: once per move adds up
+            self.changed.set()
         if self._on_change is not None:
             self._on_change()
 

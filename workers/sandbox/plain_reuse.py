@@ -46,14 +46,16 @@ CopyState = tuple[tuple[str, int, int, int, int, int], ...]
 def copy_state(root: Path) -> CopyState:
     """What tells a working copy's files changed, written, replaced, added or removed."""
     found: list[tuple[str, int, int, int, int, int]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    top = os.path.normpath(root)
+    cut = len(top) + 1  # os.walk's paths start with ``top``: slicing is relpath without its cost
+    for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()
         for name in [*dirnames, *sorted(filenames)]:
             path = os.path.join(dirpath, name)
             st = os.lstat(path)
             found.append(
                 (
-                    os.path.relpath(path, root),
+                    path[cut:],
                     st.st_ino,
                     st.st_mode,
                     st.st_size,

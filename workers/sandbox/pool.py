@@ -59,12 +59,14 @@ def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
     """What identifies the contents of ``root`` cheaply: each path with its mode, size and
     modification time (a changed entry directory is a new key, never a stale copy)."""
     found: list[tuple[str, int, int, int]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    top = os.path.normpath(root)
+    cut = len(top) + 1  # os.walk's paths start with ``top``: slicing is relpath without its cost
+    for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()
         for name in [*dirnames, *sorted(filenames)]:
             path = os.path.join(dirpath, name)
             st = os.lstat(path)
-            found.append((os.path.relpath(path, root), st.st_mode, st.st_size, st.st_mtime_ns))
+            found.append((path[cut:], st.st_mode, st.st_size, st.st_mtime_ns))
     return tuple(found)
 
 
