@@ -49,6 +49,9 @@ def _share(run_dir: str, sandbox: str, index: int, processes: int) -> int:
             moves += sum(len(g.moves) for g in result.games)
         return moves
     finally:
+        from workers.sandbox.pool import close_idle_sandboxes
+
+        close_idle_sandboxes()  # a pool process ends without atexit: its kept sandboxes go now
         shutil.rmtree(cache, ignore_errors=True)
 
 
