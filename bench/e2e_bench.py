@@ -148,6 +148,11 @@ def _compare(tmp: Path, sandboxes: list[str], entrants: int, games: int, rounds:
             f"ratios {shown}"
         )
     for sandbox in sandboxes:
+        # the play loop alone (first dispatch to last result) against the whole bare script
+        loops = [w - f for w, f in zip(walls[sandbox], fixed[sandbox], strict=True)]
+        loop_ratio = med([loop / bare for loop, bare in zip(loops, walls["bare"], strict=True)])
+        print(f"  sandbox {sandbox}: play loop / bare script: {loop_ratio:.2f}")
+    for sandbox in sandboxes:
         print(
             f"  sandbox {sandbox}: end-to-end ratio (tourney run / bare script): {med(ratios[sandbox]):.2f}"
         )

@@ -247,7 +247,9 @@ def main(quick: bool = False) -> None:
         rates: dict[int, list[float]] = {1: [], 2: []}
         sessions: dict[int, dict[str, Any]] = {}
         ratios: list[float] = []
+        loads: list[float] = []
         for r in range(pairs):
+            loads.append(os.getloadavg()[0])
             # alternate the order so that a burst of outside load does not favour one side
             pair: dict[int, float] = {}
             for workers in (1, 2) if r % 2 == 0 else (2, 1):
@@ -265,8 +267,17 @@ def main(quick: bool = False) -> None:
                 f"  {n} worker(s), last run: busy {sess['busy_share']:.0%} of the span, "
                 f"median gap between a worker's matches {sess['gap_ms']:.1f} ms"
             )
-        shown = ", ".join(f"{x:.2f}" for x in ratios)
+        shown = ", ".join(f"{x:.2f} (load {load:.1f})" for x, load in zip(ratios, loads, strict=True))
         print(f"  pair ratios: {shown}; load average {os.getloadavg()[0]:.2f}")
+        # with L other runnable tasks on C cores a fair scheduler gives each of k CPU-bound
+        # workers min(1, C/(L+k)) of a core: the load alone caps the ratio, whatever we do
+        others = max(0.0, statistics.median(loads) - 1.0)  # the load at a pair's start: ours is ~1
+        cap = 2 * min(1.0, cores / (others + 2)) / min(1.0, cores / (others + 1))
+        if cap < 1.99:
+            print(
+                f"  (about {others:.1f} other runnable tasks: the scheduler alone caps the ratio near "
+                f"{cap:.2f}; judge the target >= 1.8 on an idle machine)"
+            )
         print(f"throughput ratio (2 workers / 1 worker): {statistics.median(ratios):.2f}")
         bare = _bare_rate(tmp / "r0" / "run-2", 100 if quick else 400)
         print(f"bare move rate (subprocess.run, same binary and positions): {bare:.1f} moves/s per core")

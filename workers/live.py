@@ -57,7 +57,8 @@ class LiveState(MatchObserver):
             return self._version, self._live
 
     def _changed(self) -> None:
-        self.changed.set()
+        if not self.changed.is_set():  # set() takes a lock and notifies: once per move adds up
+            self.changed.set()
         if self._on_change is not None:
             self._on_change()
 
@@ -93,6 +94,8 @@ class LivePublisher:
         self._r, self._key, self._state, self._run_key = r, key, state, run_key
         self._every = every_s
         self._published = -1
+        #: set once the record went with the result (``workers.tasks``): nothing left to delete
+        self.removed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="tourney-live", daemon=True)
 
@@ -124,9 +127,20 @@ class LivePublisher:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """End the publishing thread at once (the record stays until removed)."""
         self._stop.set()
+        self._state.changed.set()  # wakes it if it waits for a change rather than on the stop
         self._thread.join(5.0)
+
+    def remove_in(self, pipe: redis.client.Pipeline) -> None:
+        """Queue the record's removal in ``pipe`` (sent with the match's result)."""
+        pipe.hdel(self._key, self._state.snapshot()[1].match_id)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        if self.removed:
+            return
         _, live = self._state.snapshot()
         with contextlib.suppress(redis.exceptions.RedisError):
             self._r.hdel(self._key, live.match_id)

@@ -24,6 +24,7 @@ The task's own return value is a small status dict; nothing reads it.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import redis
+from celery.signals import worker_init
 
 from runner.domain.contracts import (
     Finished,
@@ -99,8 +101,15 @@ def worker_name() -> str:
     return os.environ.get("TOURNEY_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
 
 
-def _push(r: redis.Redis, run: str, note: Note, patience_s: float) -> bool:
-    """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``)."""
+def _push(
+    r: redis.Redis,
+    run: str,
+    note: Note,
+    patience_s: float,
+    also: Callable[[redis.client.Pipeline], object] | None = None,
+) -> bool:
+    """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``);
+    ``also`` adds commands to the same transaction (one round trip, applied together)."""
     deadline = time.monotonic() + patience_s
     blob = json.dumps(sign(note.to_dict(), run_key()))
     pause = 0.2
@@ -110,6 +119,8 @@ def _push(r: redis.Redis, run: str, note: Note, patience_s: float) -> bool:
                 pipe.rpush(KEYS.inbox(run), blob)
                 # a run that is over (or whose coordinator never comes back) leaves nothing for good
                 pipe.expire(KEYS.inbox(run), INBOX_TTL_S)
+                if also is not None:
+                    also(pipe)
                 pipe.execute()
             return True
         except redis.exceptions.RedisError as e:
@@ -124,7 +135,9 @@ class Heartbeat:
     """Keeps ``tourney:run:<run>:hb:<match>:<attempt>`` alive while a match is played."""
 
     def __init__(self, r: redis.Redis, key: str, worker: str, every_s: float, ttl_s: float) -> None:
-        self._r, self._key, self._worker = r, key, worker
+        self._r, self.key, self._worker = r, key, worker
+        #: set once the key went with the result (``execute``): nothing left to delete
+        self.removed = False
         self._every, self._ttl_ms = every_s, max(1, int(ttl_s * 1000))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="tourney-heartbeat", daemon=True)
@@ -132,7 +145,7 @@ class Heartbeat:
     def _beat(self) -> None:
         while True:
             with contextlib.suppress(redis.exceptions.RedisError):
-                self._r.set(self._key, self._worker, px=self._ttl_ms)
+                self._r.set(self.key, self._worker, px=self._ttl_ms)
             if self._stop.wait(self._every):
                 return
 
@@ -140,11 +153,16 @@ class Heartbeat:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """End the beats; the key lives on until deleted (or its TTL runs out)."""
         self._stop.set()
         self._thread.join(5.0)
-        with contextlib.suppress(redis.exceptions.RedisError):
-            self._r.delete(self._key)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        if not self.removed:
+            with contextlib.suppress(redis.exceptions.RedisError):
+                self._r.delete(self.key)
 
 
 def quarantine_notice(r: redis.Redis, worker: str, key: RunKey) -> str | None:
@@ -153,7 +171,12 @@ def quarantine_notice(r: redis.Redis, worker: str, key: RunKey) -> str | None:
         raw = r.get(KEYS.quarantine(worker))
     except redis.exceptions.RedisError:
         return None
-    if raw is None:
+    return _quarantine_reason(raw, worker, key)
+
+
+def _quarantine_reason(raw: object, worker: str, key: RunKey) -> str | None:
+    """The reason in a stored quarantine notice ``raw``, if it is for ``worker`` and signed with ``key``."""
+    if not isinstance(raw, (bytes, str)):
         return None
     try:
         notice = verify(json.loads(raw), key)
@@ -217,22 +240,28 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     worker = worker_name()
     r = _redis()
     status: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
-    quarantined = quarantine_notice(r, worker, run_key())
+    # both checks in one round trip (a match is short: every round trip shows in the run's wall)
+    try:
+        with r.pipeline(transaction=False) as pipe:
+            pipe.get(KEYS.quarantine(worker))
+            pipe.hget(KEYS.current(run), spec.match_id)
+            notice, wanted = pipe.execute()
+    except redis.exceptions.RedisError:
+        notice = wanted = None
+        log.warning("cannot check attempt of %s; playing it", spec.match_id)
+        checked = False
+    else:
+        checked = True
+    quarantined = _quarantine_reason(notice, worker, run_key())
     if quarantined is not None:
         # hand it back uncharged (the coordinator requeues a skipped attempt) and play nothing
         _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
         log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
         return {"status": "quarantined", **status}
-    try:
-        wanted = r.hget(KEYS.current(run), spec.match_id)
-    except redis.exceptions.RedisError:
-        wanted = None
-        log.warning("cannot check attempt of %s; playing it", spec.match_id)
-    else:
-        if wanted is None or int(wanted) != attempt:
-            _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
-            log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
-            return {"status": "skipped", **status}
+    if checked and (wanted is None or int(wanted) != attempt):
+        _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
+        log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
+        return {"status": "skipped", **status}
     # names this execution: a second one of the same attempt means the broker redelivered it
     started = Started(spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time())
     _push(r, run, started, 60.0)
@@ -245,7 +274,8 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     from workers.live import LivePublisher, LiveState
 
     live = LiveState(spec, attempt, worker)
-    with hb, LivePublisher(r, KEYS.live(run), live, run_key()):
+    publisher = LivePublisher(r, KEYS.live(run), live, run_key())
+    with hb, publisher:
         try:
             mine = WorkerPolicy.from_env().apply(spec, worker)
         except PolicyRefused as e:
@@ -254,10 +284,46 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
         else:
             result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts", live)
         # still beating: between the heartbeat's end and the result's arrival the
-        # coordinator would see a silent attempt and charge it a lease expiry
-        pushed = _push(r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S)
+        # coordinator would see a silent attempt and charge it a lease expiry. So the
+        # threads stop first (the key outlives them by its TTL), and the heartbeat and the
+        # live record go in the very transaction that delivers the result
+        publisher.stop()
+        hb.stop()
+
+        def _tidy(pipe: redis.client.Pipeline) -> None:
+            pipe.delete(hb.key)
+            publisher.remove_in(pipe)
+
+        pushed = _push(
+            r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S, also=_tidy
+        )
+        hb.removed = publisher.removed = pushed
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}
+
+
+#: what ``execute`` imports lazily, at its first match (the referee, the sandboxes, the cache)
+PLAYING_MODULES = (
+    "workers.artifacts",
+    "workers.executor",
+    "workers.live",
+    "workers.match",
+    "workers.sandbox.cores",
+    "workers.sandbox.plain_reuse",
+    "workers.sandbox.pool",
+)
+
+
+def _preload_for_pool(**_: object) -> None:
+    """Import what playing a match needs in a worker's main process, before it forks its pool
+    processes: imported lazily in each pool process instead, it cost each of them about 0.3 s
+    of CPU at its first match, inside the run's play loop (issue 13)."""
+    for module in PLAYING_MODULES:
+        importlib.import_module(module)
+
+
+# in the main process: Celery imports this module before it sends ``worker_init``
+worker_init.connect(_preload_for_pool, weak=False)
 
 
 def _play_match_task(envelope: dict[str, Any]) -> dict[str, Any]:

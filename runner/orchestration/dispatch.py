@@ -280,6 +280,7 @@ class CeleryDispatcher:
         self._published: set[str] = set()
         self._workers_cache = (0.0, 0)
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
+        self._held_producer: Any = None
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -358,12 +359,33 @@ class CeleryDispatcher:
                     queue=QUEUE,
                     task_id=f"{self.run_id}.{spec.match_id}.{attempt}",
                     retry=True,
+                    # what a worker's log shows for the task; given, so that Celery does not
+                    # build a repr of the whole signed envelope for every match (issue 13:
+                    # a third of the coordinator's CPU in dispatching a round robin)
+                    argsrepr=f"[match {spec.match_id} attempt {attempt}]",
+                    kwargsrepr="{}",
+                    producer=self._producer(),
                 )
                 self._ok()
                 return
             except Exception as e:  # kombu wraps connection errors in several types
+                self._drop_producer()
                 self._failed(e)
                 time.sleep(1.0)
+
+    def _producer(self) -> Any:
+        """One producer (and its broker connection) for every task this run sends: acquiring
+        one from Celery's pool per task built a Redis client per message."""
+        if self._held_producer is None:
+            self._held_producer = self.app.producer_pool.acquire(block=True)
+        return self._held_producer
+
+    def _drop_producer(self) -> None:
+        """Give the held producer back after a failure (the next send acquires a fresh one)."""
+        producer, self._held_producer = self._held_producer, None
+        if producer is not None:
+            with contextlib.suppress(Exception):
+                producer.release()
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
@@ -498,6 +520,7 @@ class CeleryDispatcher:
         return found
 
     def close(self) -> None:
+        self._drop_producer()
         with contextlib.suppress(Exception):
             self.redis.close()
         with contextlib.suppress(Exception):

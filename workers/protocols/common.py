@@ -3,6 +3,7 @@ reading the board header out of the board text, and one-line details."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -57,6 +58,7 @@ def board_numbers(board_text: str) -> list[int]:
         raise ValueError(f"board {board_text.strip()!r} is not a list of numbers") from None
 
 
+@functools.lru_cache(maxsize=64)  # asked on every move of a match, for the same few boards
 def mnk_dimensions(board_text: str) -> tuple[int, int, int]:
     """``(W, H, K)`` of an m,n,k board text."""
     nums = board_numbers(board_text)

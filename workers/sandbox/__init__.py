@@ -26,12 +26,20 @@ def host_factory(kind: str) -> HostFactory:
 def game_host_factory(kind: str) -> HostFactory:
     """``host_factory(kind)`` for playing matches: with ``bwrap``, this process's one
     factory whose sandboxes are reset and reused across games (``workers.sandbox.pool``;
-    ``TOURNEY_SANDBOX_REUSE=0``: a new sandbox per game)."""
+    ``TOURNEY_SANDBOX_REUSE=0``: a new sandbox per game); with ``none``, its one factory
+    keeping untouched game directories for the entry's next game
+    (``workers.sandbox.plain_reuse``)."""
     if kind == "bwrap":
         from workers.sandbox.pool import reuse_enabled, shared_reusing_factory
 
         if reuse_enabled():
             return shared_reusing_factory()
+    if kind == "none":
+        from workers.sandbox.plain_reuse import shared_plain_factory
+        from workers.sandbox.pool import reuse_enabled
+
+        if reuse_enabled():
+            return shared_plain_factory()
     return host_factory(kind)
 
 

@@ -629,21 +629,30 @@ def _lock_arena(arena: Path) -> int:
     return fd
 
 
-class PlainHost(EntryHost):
-    """One entry for one game: a private copy of its directory and a private TMPDIR."""
+def new_game_dir(entry_dir: Path) -> Path:
+    """A fresh game directory: ``work/`` a copy of ``entry_dir``, ``tmp/`` empty."""
+    root = Path(tempfile.mkdtemp(prefix=f"{GAME_DIR_PREFIX}{os.getpid()}-"))
+    try:
+        shutil.copytree(entry_dir, root / "work", symlinks=True)
+        (root / "tmp").mkdir()
+    except OSError as e:
+        shutil.rmtree(root, ignore_errors=True)
+        raise HostError(f"cannot make a working copy of {entry_dir}: {e}") from e
+    return root
 
-    def __init__(self, entry_dir: Path, mark: str):
+
+class PlainHost(EntryHost):
+    """One entry for one game: a private copy of its directory and a private TMPDIR.
+
+    ``root``: a game directory as ``new_game_dir`` makes it, handed over by the caller
+    (``workers.sandbox.plain_reuse`` keeps untouched ones for the entry's next game)."""
+
+    def __init__(self, entry_dir: Path, mark: str, root: Path | None = None):
         self._closed = False
         self._procs: list[PlainProcess] = []
-        self._root = Path(tempfile.mkdtemp(prefix=f"{GAME_DIR_PREFIX}{os.getpid()}-"))
-        try:
-            self.workdir = self._root / "work"
-            shutil.copytree(entry_dir, self.workdir, symlinks=True)
-            self._tmp = self._root / "tmp"
-            self._tmp.mkdir()
-        except OSError as e:
-            shutil.rmtree(self._root, ignore_errors=True)
-            raise HostError(f"cannot make a working copy of {entry_dir}: {e}") from e
+        self._root = root if root is not None else new_game_dir(entry_dir)
+        self.workdir = self._root / "work"
+        self._tmp = self._root / "tmp"
         self._arena = arena_file(mark)
         self._arena_lock: int | None = None
         if self._arena is not None and _speaks_potm_arena(entry_dir):
@@ -680,12 +689,18 @@ class PlainHost(EntryHost):
         if self._closed:
             return
         self._closed = True
+        self._end_game()
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def _end_game(self) -> None:
+        """Everything of ``close`` but removing the game directory: its processes killed,
+        the arena file removed and its lock released."""
         for p in self._procs:
             p.close()
         self._remove_arena()
         if self._arena_lock is not None:
             os.close(self._arena_lock)  # the next game with this mark may start
-        shutil.rmtree(self._root, ignore_errors=True)
+            self._arena_lock = None
 
 
 def sweep_stale_dirs(older_than_s: float = STALE_DIR_S) -> int:

@@ -59,12 +59,14 @@ def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
     """What identifies the contents of ``root`` cheaply: each path with its mode, size and
     modification time (a changed entry directory is a new key, never a stale copy)."""
     found: list[tuple[str, int, int, int]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    top = os.path.normpath(root)
+    cut = len(top) + 1  # os.walk's paths start with ``top``: slicing is relpath without its cost
+    for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()
         for name in [*dirnames, *sorted(filenames)]:
             path = os.path.join(dirpath, name)
             st = os.lstat(path)
-            found.append((os.path.relpath(path, root), st.st_mode, st.st_size, st.st_mtime_ns))
+            found.append((path[cut:], st.st_mode, st.st_size, st.st_mtime_ns))
     return tuple(found)
 
 
@@ -228,8 +230,14 @@ def shared_reusing_factory() -> ReusingHostFactory:
 
 
 def close_idle_sandboxes() -> None:
-    """Close this process's kept sandboxes (a worker's pool process on its way out)."""
+    """Close this process's kept sandboxes, and remove the game directories kept by
+    ``sandbox: none`` (``workers.sandbox.plain_reuse``): a worker's pool process on its way out."""
+    from workers.sandbox import plain_reuse
+
     with _shared_lock:
         shared = _shared
     if shared is not None and shared[0] == os.getpid():
         shared[1].pool.close_all()
+    plain = plain_reuse._shared
+    if plain is not None and plain[0] == os.getpid():
+        plain[1].close_all()

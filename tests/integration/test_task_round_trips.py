@@ -1,0 +1,97 @@
+"""The task body's fewer round trips (issue 13) keep its promises, on a real Redis: the
+quarantine and attempt checks read together still refuse and skip; the result, the heartbeat's
+removal and the live record's removal land together; the live publisher stops at once."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.domain.contracts import Finished, Limits, MatchSpec, Skipped, Started
+from runner.domain.entries import load_entry, pack_entry
+from runner.domain.signing import KEY_ENV, RunKey, sign
+from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.orchestration.redis_server import EmbeddedRedis
+from workers import tasks
+from workers.celery_app import KEYS
+from workers.live import LivePublisher, LiveState
+from workers.policy import POLICY_ENV, WorkerPolicy
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RUN = "trips-run"
+WORKER = "trips-worker"
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("TOURNEY_WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("TOURNEY_WORKER_NAME", WORKER)
+    key = RunKey.generate()
+    monkeypatch.setenv(KEY_ENV, key.hex())
+    monkeypatch.setattr(tasks, "_key", None)
+    monkeypatch.setenv(POLICY_ENV, WorkerPolicy(allow_unsandboxed=True).to_json())
+    specs = [load_entry(FIXTURES / "boxing" / name)[0] for name in ("native", "first_fit")]
+    refs = {s.name: s.ref() for s in specs}
+    order = list(refs)
+    spec = MatchSpec.of(
+        match_id="trips", game="boxing", board_id="b", board_text="----\n----\n", orders=[order, order[::-1]],
+        entries=refs, limits=Limits(move_wall_s=10.0), seed=0, sandbox="none",
+    )  # fmt: skip
+    blobs = {s.digest: tmp_path / f"{s.digest}.tar.gz" for s in specs}
+    for s in specs:
+        blobs[s.digest].write_bytes(pack_entry(s.path))
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    dispatcher = CeleryDispatcher(server.url(), RUN, Timing(heartbeat_s=0.5), key)
+    dispatcher.publish_artifacts(blobs)
+    try:
+        yield dispatcher, spec, key
+    finally:
+        dispatcher.forget_run()
+        dispatcher.close()
+        server.stop()
+
+
+def test_a_played_match_leaves_its_result_and_no_heartbeat_or_live_record(setup: Any) -> None:
+    dispatcher, spec, key = setup
+    dispatcher.want("trips", 1)
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    notes = dispatcher.poll(5.0)
+    assert [type(n) for n in notes] == [Started, Finished]
+    assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
+    assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
+    # the run no longer wants attempt 1: a redelivered copy is skipped, reading the same checks
+    dispatcher.want("trips", 2)
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "skipped"
+    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
+
+
+def test_a_quarantined_worker_hands_the_match_back_unplayed(setup: Any) -> None:
+    dispatcher, spec, key = setup
+    dispatcher.want("trips", 1)
+    dispatcher.quarantine(WORKER, "keeps failing")
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "quarantined"
+    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
+    # a notice not signed with the run key is ignored: the match is played
+    dispatcher.redis.set(KEYS.quarantine(WORKER), json.dumps({"worker": WORKER, "reason": "forged"}))
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+
+
+def test_the_live_publisher_stops_without_waiting_out_its_interval(setup: Any) -> None:
+    dispatcher, spec, key = setup
+    state = LiveState(spec, 1, WORKER)
+    publisher = LivePublisher(dispatcher.redis, KEYS.live(RUN), state, key, every_s=4.0)
+    with publisher:
+        # past its first record and the interval after it, no change since: now it waits up to
+        # 4 s for a change
+        time.sleep(4.5)
+        asked = time.monotonic()
+        publisher.stop()
+        # not a speed target: the 3.5 s left of that wait, against none (a loaded machine's delay)
+        assert time.monotonic() - asked < 2.5
+        assert not any(t.name == "tourney-live" and t.is_alive() for t in threading.enumerate())
+    assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
