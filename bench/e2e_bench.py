@@ -17,13 +17,16 @@ bwrap`` (when available here), with ``sandbox: none`` and the bare script, in
 an order that rotates from round to round; the ratio printed per sandbox is
 the median over rounds of its run against that round's bare script. Printed:
 ``end-to-end ratio (tourney run / bare script): R`` (the issue's target
-``R <= 1.25`` with the sandbox on), and how much of a run's wall time is spent
-outside its play loop (start, builds, report, stop).
+``R <= 1.25`` with the sandbox on), how much of a run's wall time is spent
+outside its play loop (start, builds, report, stop), and the CPU all of each
+side's processes used: on ``W`` busy cores the wall ratio cannot go much below
+that CPU ratio, so it says how much of the gap is work rather than waiting.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,6 +42,13 @@ from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "9 9 5"
+
+
+def _cpu_s() -> float:
+    """CPU used so far by this process and its reaped descendants (a side's CPU is the
+    difference around it: every process either side starts is waited for before it ends)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _tourney_run(config: Path, run_dir: Path, workers: int) -> float:
@@ -124,9 +134,11 @@ def _compare(tmp: Path, sandboxes: list[str], entrants: int, games: int, rounds:
     fixed: dict[str, list[float]] = {sandbox: [] for sandbox in sandboxes}
     ratios: dict[str, list[float]] = {sandbox: [] for sandbox in sandboxes}
     moves: dict[str, int] = {}
+    cpus: dict[str, list[float]] = {side: [] for side in sides}
     for r in range(rounds):
         times: dict[str, float] = {}
         for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
+            cpu0 = _cpu_s()
             if side == "bare":
                 times[side], moves[side] = _bare_script(orders, workers)
             else:
@@ -134,6 +146,7 @@ def _compare(tmp: Path, sandboxes: list[str], entrants: int, games: int, rounds:
                 times[side] = _tourney_run(configs[side], run_dir, workers)
                 _, moves[side] = _played(run_dir)
                 fixed[side].append(times[side] - _session_s(run_dir))
+            cpus[side].append(_cpu_s() - cpu0)
         for side, t in times.items():
             walls[side].append(t)
         for sandbox in sandboxes:
@@ -152,6 +165,13 @@ def _compare(tmp: Path, sandboxes: list[str], entrants: int, games: int, rounds:
         loops = [w - f for w, f in zip(walls[sandbox], fixed[sandbox], strict=True)]
         loop_ratio = med([loop / bare for loop, bare in zip(loops, walls["bare"], strict=True)])
         print(f"  sandbox {sandbox}: play loop / bare script: {loop_ratio:.2f}")
+    for sandbox in sandboxes:
+        # on W busy cores the wall ratio cannot fall far below the CPU ratio: this is its floor
+        run_cpu, bare_cpu = med(cpus[sandbox]), med(cpus["bare"])
+        print(
+            f"  sandbox {sandbox}: CPU of all processes, tourney run / bare script: "
+            f"{run_cpu / bare_cpu:.2f} ({run_cpu:.2f} s vs {bare_cpu:.2f} s)"
+        )
     for sandbox in sandboxes:
         print(
             f"  sandbox {sandbox}: end-to-end ratio (tourney run / bare script): {med(ratios[sandbox]):.2f}"
