@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from hypothesis.configuration import set_hypothesis_home_dir
 
 set_hypothesis_home_dir(str(Path(tempfile.gettempdir()) / "tourney-hypothesis"))

@@ -41,10 +41,13 @@ import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from runner.domain.contracts import GameRecord, VerdictKind
-from runner.domain.elo_fit import PairTable, fit_bradley_terry
 from runner.domain.scoring import effective_winner
+
+if TYPE_CHECKING:
+    from runner.domain.elo_fit import PairTable
 
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per natural log-odds unit
 Z95 = 1.959963984540054
@@ -140,6 +143,10 @@ def elo_ratings(
     n = len(names)
     if n == 0:
         return []
+    # the fit needs numpy and scipy (half a second of imports): loaded when ratings are asked
+    # for, not by every command that imports the report model (matches, replay, rerun)
+    from runner.domain.elo_fit import PairTable
+
     pairs = PairTable.of(n, pair_games, pair_score)
     # the report and the terminal ask for the same ratings of the same games: fit once per process
     theta, variances = _cached_fit(pairs, max(prior_draws, 1e-6), max_iter)
@@ -159,6 +166,8 @@ def elo_ratings(
 
 @functools.lru_cache(maxsize=16)
 def _cached_fit(pairs: PairTable, prior: float, max_iter: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    from runner.domain.elo_fit import fit_bradley_terry
+
     theta, variances = fit_bradley_terry(pairs, prior, max_iter)
     return tuple(theta.tolist()), tuple(variances.tolist())
 
