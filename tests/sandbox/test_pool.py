@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -208,11 +209,29 @@ def test_other_limits_or_changed_files_get_another_sandbox(
         changed.close()
 
 
+def _wait_until_dead(pid: int, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} still runs {timeout_s} s after SIGKILL")
+
+
 def test_a_sandbox_that_died_idle_is_replaced(pooled: ReusingHostFactory, entry_dir: Path) -> None:
     host = pooled.open(entry_dir, QUICK, "X")
     pid = host.launcher_pid  # type: ignore[attr-defined]
     host.close()
-    os.kill(pid, 9)  # the launcher dies while its sandbox waits in the pool
+    (idle,) = pooled.pool.idle_sandboxes()
+    # the launcher dies after its reset answered, while its sandbox waits in the pool (the
+    # answer waits in the socket: taking the sandbox must not trust it), and is gone for good
+    # before the next game asks (a signal is delivered some time after kill() returns)
+    assert select.select([idle.channel.sock], [], [], 10.0)[0], "no answer to the reset"
+    os.kill(pid, 9)
+    _wait_until_dead(pid)
     again = pooled.open(entry_dir, QUICK, "X")
     try:
         assert again.launcher_pid != pid  # type: ignore[attr-defined]
