@@ -155,10 +155,12 @@ def test_an_entry_cannot_keep_a_process_past_its_game(pooled: ReusingHostFactory
 
 def test_verdicts_are_the_same_in_a_reused_sandbox(pooled: ReusingHostFactory, entry_dir: Path) -> None:
     limits = Limits(move_wall_s=2.0, move_cpu_s=0.2)  # a CPU limit well below the wall, on a loaded machine
+    # a move that sleeps far past it reaches any wall limit: a short one is as sure and waits less
+    short_wall = Limits(move_wall_s=0.5, move_cpu_s=0.2)
     for _ in range(2):  # the second time in the same sandbox
         host = pooled.open(entry_dir, limits, "X")
         try:
-            assert sh(host, "sleep 10", limits).failure is VerdictKind.TIMEOUT
+            assert sh(host, "sleep 10", short_wall).failure is VerdictKind.TIMEOUT
             assert sh(host, "while :; do :; done", limits).failure is VerdictKind.CPU_LIMIT
             assert sh(host, "sleep 5 & echo started", limits).failure is VerdictKind.LEFT_PROCESSES
             assert sh(host, "exit 3", limits).failure is VerdictKind.CRASH
