@@ -4,13 +4,37 @@ No test writes into the working tree: Hypothesis would keep its example
 database and cached source constants in ``./.hypothesis``; its home is the
 system temp directory instead (failing examples are still replayed from there
 on the next run).
+
+The entries the tests play are started by name (``run: [python3, main.py]``),
+so through ``PATH`` under ``sandbox: none``: the suite runs with the
+interpreter it was started with first on ``PATH``, as in an activated
+virtual environment (``_interpreter_first_on_path``).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
 set_hypothesis_home_dir(str(Path(tempfile.gettempdir()) / "tourney-hypothesis"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _interpreter_first_on_path() -> Iterator[None]:
+    """Entries, builds and ``tourney`` commands find this interpreter's ``python3`` first.
+
+    Without it ``python3`` is whatever ``PATH`` finds first, which can be a version
+    manager's shim (pyenv's is a shell script that runs ``pyenv exec``): then every
+    move of a Python entry starts two more processes and costs about four times the
+    CPU of the interpreter itself, hundreds of times in a run of the suite.
+    """
+    bin_dir = str(Path(sys.executable).parent)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)]))
+        yield

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -29,10 +30,16 @@ def sources(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A source file's tree, parsed once for every rule below (the parse is most of their cost)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every module an ``import`` or ``from ... import`` names, at any depth (lazy ones too)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -110,7 +117,7 @@ def test_no_dead_import_error_fallbacks() -> None:
         f"{p.relative_to(ROOT)}:{node.lineno}"
         for pkg in ("runner", "workers", "tests", "bench")
         for p in sources(pkg)
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(p))
         if isinstance(node, ast.ExceptHandler)
         and isinstance(node.type, ast.Name)
         and node.type.id in ("ImportError", "ModuleNotFoundError")

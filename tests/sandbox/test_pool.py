@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,8 +127,9 @@ def test_a_reused_sandbox_shows_nothing_of_the_previous_game(
         ]
         assert sh(game2, "cat support/count").stdout == b"0\n"  # the working copy is fresh
         assert sh(game2, IPC_OBJECTS).stdout == b"0\n"
-        procs = sh(game2, "ps -e -o comm= | sort").stdout.decode().split()
-        assert procs == ["launcher", "ps", "sh", "sort"]
+        # ps first, then sort: in a pipe, sort's shell may not have become sort yet when ps looks
+        procs = sh(game2, "ps -e -o comm= > /tmp/procs; sort /tmp/procs").stdout.decode().split()
+        assert procs == ["launcher", "ps", "sh"]
         # no POSIX message queue can outlive a game (none can be made)
         assert sh(game2, "grep -i 'msgqueue' /proc/self/limits | awk '{print $4, $5}'").stdout == b"0 0\n"
     finally:
@@ -154,10 +156,12 @@ def test_an_entry_cannot_keep_a_process_past_its_game(pooled: ReusingHostFactory
 
 def test_verdicts_are_the_same_in_a_reused_sandbox(pooled: ReusingHostFactory, entry_dir: Path) -> None:
     limits = Limits(move_wall_s=2.0, move_cpu_s=0.2)  # a CPU limit well below the wall, on a loaded machine
+    # a move that sleeps far past it reaches any wall limit: a short one is as sure and waits less
+    short_wall = Limits(move_wall_s=0.5, move_cpu_s=0.2)
     for _ in range(2):  # the second time in the same sandbox
         host = pooled.open(entry_dir, limits, "X")
         try:
-            assert sh(host, "sleep 10", limits).failure is VerdictKind.TIMEOUT
+            assert sh(host, "sleep 10", short_wall).failure is VerdictKind.TIMEOUT
             assert sh(host, "while :; do :; done", limits).failure is VerdictKind.CPU_LIMIT
             assert sh(host, "sleep 5 & echo started", limits).failure is VerdictKind.LEFT_PROCESSES
             assert sh(host, "exit 3", limits).failure is VerdictKind.CRASH
@@ -208,11 +212,29 @@ def test_other_limits_or_changed_files_get_another_sandbox(
         changed.close()
 
 
+def _wait_until_dead(pid: int, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} still runs {timeout_s} s after SIGKILL")
+
+
 def test_a_sandbox_that_died_idle_is_replaced(pooled: ReusingHostFactory, entry_dir: Path) -> None:
     host = pooled.open(entry_dir, QUICK, "X")
     pid = host.launcher_pid  # type: ignore[attr-defined]
     host.close()
-    os.kill(pid, 9)  # the launcher dies while its sandbox waits in the pool
+    (idle,) = pooled.pool.idle_sandboxes()
+    # the launcher dies after its reset answered, while its sandbox waits in the pool (the
+    # answer waits in the socket: taking the sandbox must not trust it), and is gone for good
+    # before the next game asks (a signal is delivered some time after kill() returns)
+    assert select.select([idle.channel.sock], [], [], 10.0)[0], "no answer to the reset"
+    os.kill(pid, 9)
+    _wait_until_dead(pid)
     again = pooled.open(entry_dir, QUICK, "X")
     try:
         assert again.launcher_pid != pid  # type: ignore[attr-defined]

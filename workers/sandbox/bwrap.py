@@ -428,6 +428,18 @@ class Sandbox:
     def closed(self) -> bool:
         return self._closed
 
+    def launcher_alive(self) -> bool:
+        """Whether the launcher still runs: a reset's answer may have been waiting in the
+        socket before the launcher died, so a good answer alone does not prove it."""
+        if self._closed or self._proc.poll() is not None:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                state = f.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state not in (b"Z", b"X")  # a zombie waits for bwrap to reap it
+
     @property
     def workdir(self) -> Path:
         """The working copy as the host sees it (readable while the sandbox lives)."""

@@ -110,6 +110,8 @@ class SandboxPool:
                 _, sandbox, _ = self._idle.pop(ident)
             try:
                 sandbox.end_reset()
+                if not sandbox.launcher_alive():
+                    raise HostError("its launcher died after answering")
                 self.reused += 1
                 return sandbox
             except HostError as e:
