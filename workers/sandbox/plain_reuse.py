@@ -35,6 +35,7 @@ from pathlib import Path
 from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost
 from workers.sandbox.plain import PlainHost, PlainHostFactory, new_game_dir
+from workers.sandbox.tree import walk_lstat
 
 #: idle game directories kept per process (each a copy of one entry, on disk)
 MAX_IDLE = 16
@@ -45,25 +46,10 @@ CopyState = tuple[tuple[str, int, int, int, int, int], ...]
 
 def copy_state(root: Path) -> CopyState:
     """What tells a working copy's files changed, written, replaced, added or removed."""
-    found: list[tuple[str, int, int, int, int, int]] = []
-    top = os.path.normpath(root)
-    cut = len(top) + 1  # os.walk's paths start with ``top``: slicing is relpath without its cost
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        for name in [*dirnames, *sorted(filenames)]:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            found.append(
-                (
-                    path[cut:],
-                    st.st_ino,
-                    st.st_mode,
-                    st.st_size,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                )
-            )
-    return tuple(found)
+    return tuple(
+        (rel, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        for rel, st in walk_lstat(root)
+    )
 
 
 class _Kept:

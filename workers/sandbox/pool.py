@@ -39,6 +39,7 @@ from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory, Sandbox
 from workers.sandbox.launcher import put_messages
+from workers.sandbox.tree import walk_lstat
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +59,7 @@ PoolKey = tuple[str, tuple[tuple[str, int, int, int], ...], Limits, int]
 def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
     """What identifies the contents of ``root`` cheaply: each path with its mode, size and
     modification time (a changed entry directory is a new key, never a stale copy)."""
-    found: list[tuple[str, int, int, int]] = []
-    top = os.path.normpath(root)
-    cut = len(top) + 1  # os.walk's paths start with ``top``: slicing is relpath without its cost
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        for name in [*dirnames, *sorted(filenames)]:
-            path = os.path.join(dirpath, name)
-            st = os.lstat(path)
-            found.append((path[cut:], st.st_mode, st.st_size, st.st_mtime_ns))
-    return tuple(found)
+    return tuple((rel, st.st_mode, st.st_size, st.st_mtime_ns) for rel, st in walk_lstat(root))
 
 
 def reuse_enabled() -> bool:
