@@ -1,4 +1,4 @@
-"""Throughput and scale-out (DESIGN §8): one tournament of native entries,
+"""Throughput and scale-out (DESIGN §8): tournaments of native entries, each
 played by 1 worker and by 2 workers in pairs of runs (alternating which
 goes first; medians of at least 3 pairs), each worker a separate "machine"
 (its own network namespace, reaching Redis over a veth link, its own build
@@ -6,7 +6,11 @@ cache), with the coordinator and Redis on the host.
 
 Printed:
 
-* moves/s with 1 worker and with 2 workers, and their ratio;
+* moves/s with 1 worker and with 2 workers, and their ratio, for CPU-bound
+  entries (a fixed amount of work per move, about 10 ms here: the issue's
+  ``throughput ratio (2 workers / 1 worker)``) and for fast ones (about 1 ms
+  a move, mostly process start: there the runner's own cost per move and per
+  match shares the cores with the entries);
 * ``throughput vs cores x bare move rate``: the 2-worker moves/s against
   what this machine could do at best, ``cores x`` the rate of bare
   ``subprocess.run`` calls of the same binary on the same inputs (positions
@@ -31,6 +35,7 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -223,65 +228,108 @@ def _bare_rate(run_dir: Path, samples: int) -> float:
         shutil.rmtree(build, ignore_errors=True)
 
 
+@dataclass
+class Pairs:
+    """The runs of one config: moves/s per worker count, each pair's ratio and the load at its start."""
+
+    rates: dict[int, list[float]] = field(default_factory=lambda: {1: [], 2: []})
+    sessions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    ratios: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
+
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+
+def _pairs(tmp: Path, config: Path, pairs: int, use_netns: bool) -> Pairs:
+    out = Pairs()
+    for r in range(pairs):
+        out.loads.append(os.getloadavg()[0])
+        # alternate the order so that a burst of outside load does not favour one side
+        pair: dict[int, float] = {}
+        for workers in (1, 2) if r % 2 == 0 else (2, 1):
+            rate, session = _play(tmp / f"r{r}", config, workers, use_netns)
+            pair[workers] = rate
+            out.rates[workers].append(rate)
+            out.sessions[workers] = session
+        out.ratios.append(pair[2] / pair[1])
+    return out
+
+
+def _show(label: str, runs: Pairs, cores: int) -> None:
+    one, two = statistics.median(runs.rates[1]), statistics.median(runs.rates[2])
+    s1, s2 = runs.sessions[1], runs.sessions[2]
+    print(f"{label}:")
+    print(f"  1 worker:  {one:8.1f} moves/s median ({s1['moves']} moves, last run {s1['elapsed_s']:.1f} s)")
+    print(f"  2 workers: {two:8.1f} moves/s median ({s2['moves']} moves, last run {s2['elapsed_s']:.1f} s)")
+    for n, sess in ((1, s1), (2, s2)):
+        print(
+            f"  {n} worker(s), last run: busy {sess['busy_share']:.0%} of the span, "
+            f"median gap between a worker's matches {sess['gap_ms']:.1f} ms"
+        )
+    shown = ", ".join(f"{x:.2f} (load {load:.1f})" for x, load in zip(runs.ratios, runs.loads, strict=True))
+    print(f"  pair ratios: {shown}; load average {os.getloadavg()[0]:.2f}")
+    # with L other runnable tasks on C cores a fair scheduler gives each of k CPU-bound
+    # workers min(1, C/(L+k)) of a core: the load alone caps the ratio, whatever we do
+    others = max(0.0, statistics.median(runs.loads) - 1.0)  # the load at a pair's start: ours is ~1
+    cap = 2 * min(1.0, cores / (others + 2)) / min(1.0, cores / (others + 1))
+    if cap < 1.99:
+        print(
+            f"  (about {others:.1f} other runnable tasks: the scheduler alone caps the ratio near "
+            f"{cap:.2f}; judge the target >= 1.8 on an idle machine)"
+        )
+
+
 def main(quick: bool = False) -> None:
+    from bench.fairtime_bench import BOARD as WORK_BOARD
+    from bench.fairtime_bench import _config as fixed_work_config
     from bench.netns import netns_problem
 
     problem = netns_problem()
     use_netns = problem is None
     sandbox = _sandbox()
-    entrants, games = (4, 4) if quick else (8, 6)
     cores = os.cpu_count() or 1
     pairs = 1 if quick else 3
+    # CPU-bound entries (the issue's case): each move a fixed 4M steps of work, about 8 ms
+    # here, so the runner's own cost per move (about 1 ms) is a small part of a move; 8 of
+    # them make 28 matches of equal length, so 2 workers share them evenly (with 15, one
+    # worker plays 8 while the other idles through the last: 1.875 at best, not 2)
+    cpu_entrants, work = (4, 4) if quick else (8, 4)
+    # fast entries: a move is about 1 ms, mostly starting the process, so the runner's own
+    # cost per move and per match (coordinator, Celery, launcher) weighs as much as the entry
+    entrants, games = (4, 4) if quick else (8, 6)
     print(
-        f"throughput: {entrants} native mnk entries ({BOARD}), {games} games per pair, round robin; "
-        f"sandbox {sandbox}; {cores} cores; medians of {pairs} pair(s) of runs (1 and 2 workers, "
-        f"alternating which goes first)"
+        f"throughput: round robins in sandbox {sandbox} on {cores} cores, medians of {pairs} pair(s) of "
+        f"runs (1 and 2 workers, alternating which goes first): {cpu_entrants} CPU-bound entries "
+        f"(bench/entries/fixed-work, {work}M steps per move, {WORK_BOARD}, 2 games per pair), then "
+        f"{entrants} fast native mnk entries (entries/mnk/greedy, {BOARD}, {games} games per pair)"
     )
     if not use_netns:
         print(f"  (no network namespaces: {problem}; workers run as plain local processes)")
     tmp = Path(tempfile.mkdtemp(prefix="tourney-bench-"))
     try:
+        cpu_config = fixed_work_config(
+            tmp,
+            "throughput-cpu",
+            entrants=cpu_entrants,
+            exclusive=False,
+            work=work,
+            sandbox=sandbox,
+            reserved=0,
+        )
+        cpu_bound = _pairs(tmp / "cpu", cpu_config, pairs, use_netns)
+        _show("CPU-bound entries", cpu_bound, cores)
         config = greedy_mnk_config(
             tmp, name="throughput", seed=8, board=BOARD, entrants=entrants, games=games, sandbox=sandbox
         )
-        rates: dict[int, list[float]] = {1: [], 2: []}
-        sessions: dict[int, dict[str, Any]] = {}
-        ratios: list[float] = []
-        loads: list[float] = []
-        for r in range(pairs):
-            loads.append(os.getloadavg()[0])
-            # alternate the order so that a burst of outside load does not favour one side
-            pair: dict[int, float] = {}
-            for workers in (1, 2) if r % 2 == 0 else (2, 1):
-                rate, session = _play(tmp / f"r{r}", config, workers, use_netns)
-                pair[workers] = rate
-                rates[workers].append(rate)
-                sessions[workers] = session
-            ratios.append(pair[2] / pair[1])
-        one, two = statistics.median(rates[1]), statistics.median(rates[2])
-        s1, s2 = sessions[1], sessions[2]
-        print(f"1 worker:  {one:8.1f} moves/s median ({s1['moves']} moves, last run {s1['elapsed_s']:.1f} s)")
-        print(f"2 workers: {two:8.1f} moves/s median ({s2['moves']} moves, last run {s2['elapsed_s']:.1f} s)")
-        for n, sess in ((1, s1), (2, s2)):
-            print(
-                f"  {n} worker(s), last run: busy {sess['busy_share']:.0%} of the span, "
-                f"median gap between a worker's matches {sess['gap_ms']:.1f} ms"
-            )
-        shown = ", ".join(f"{x:.2f} (load {load:.1f})" for x, load in zip(ratios, loads, strict=True))
-        print(f"  pair ratios: {shown}; load average {os.getloadavg()[0]:.2f}")
-        # with L other runnable tasks on C cores a fair scheduler gives each of k CPU-bound
-        # workers min(1, C/(L+k)) of a core: the load alone caps the ratio, whatever we do
-        others = max(0.0, statistics.median(loads) - 1.0)  # the load at a pair's start: ours is ~1
-        cap = 2 * min(1.0, cores / (others + 2)) / min(1.0, cores / (others + 1))
-        if cap < 1.99:
-            print(
-                f"  (about {others:.1f} other runnable tasks: the scheduler alone caps the ratio near "
-                f"{cap:.2f}; judge the target >= 1.8 on an idle machine)"
-            )
-        print(f"throughput ratio (2 workers / 1 worker): {statistics.median(ratios):.2f}")
-        bare = _bare_rate(tmp / "r0" / "run-2", 100 if quick else 400)
+        fast = _pairs(tmp / "fast", config, pairs, use_netns)
+        _show("fast entries", fast, cores)
+        print(f"throughput ratio (2 workers / 1 worker): {cpu_bound.ratio():.2f}")
+        print(f"throughput ratio, fast entries (about 1 ms a move): {fast.ratio():.2f}")
+        bare = _bare_rate(tmp / "fast" / "r0" / "run-2", 100 if quick else 400)
+        two = statistics.median(fast.rates[2])
         print(f"bare move rate (subprocess.run, same binary and positions): {bare:.1f} moves/s per core")
-        print(f"throughput vs cores x bare move rate: {two / (cores * bare):.2f}")
+        print(f"throughput vs cores x bare move rate (fast entries): {two / (cores * bare):.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
