@@ -202,6 +202,17 @@ class Checker:
             for j, arg in enumerate(v.args):  # {i} is the config's own, filled just below
                 for problem in run_arg_problems(arg.replace("{i}", "0")):
                     self.add((*loc, "variants", "args", j), problem)
+            if v.prefix and len(specs) > 1:
+                # every entry found would get the same names: one problem, not one per name
+                found = entry_names([s.name for s in specs])
+                first_name = f"{v.prefix}-{v.start:0{len(str(v.start + v.count - 1))}d}"
+                self.add(
+                    (*loc, "variants", "prefix"),
+                    f"prefix {v.prefix!r} would give each of the {len(specs)} {found} found in {src.path} "
+                    f"the same names ({first_name}, ...): pick one with `include: [NAME]`, or drop "
+                    f"`prefix` (names then start with each entry's own name)",
+                )
+                specs = specs[:1]
             width = len(str(v.start + v.count - 1))
             made: list[EntrySpec] = []
             for s in specs:
@@ -231,6 +242,7 @@ class Checker:
                 (*loc, "path"),
                 f"{entry_names(wrong_protocol)}: protocol {specs[0].protocol} cannot carry {game}",
             )
+        taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:
                 continue
@@ -238,10 +250,18 @@ class Checker:
                 self.add((*loc, "path"), f"entry name {s.name!r}: '~' is reserved (system-test mirrors)")
                 continue
             if s.name in self._name_at:
-                self.add(loc, f"entry name {s.name!r} is already used by {dotted(self._name_at[s.name])}")
+                taken.setdefault(self._name_at[s.name], []).append(s.name)
                 continue
             self._name_at[s.name] = loc
             into[s.name] = s
+        for first, names in taken.items():  # one problem per clash, however many variants it has
+            if len(names) == 1:
+                self.add(loc, f"entry name {names[0]!r} is already used by {dotted(first)}")
+            else:
+                shown = ", ".join(repr(n) for n in names[:3]) + (
+                    f" and {len(names) - 3} more" if len(names) > 3 else ""
+                )
+                self.add(loc, f"entry names {shown} are already used by {dotted(first)}")
 
     def _check_stages(
         self,

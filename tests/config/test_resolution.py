@@ -87,6 +87,38 @@ def test_keep_original_and_name_clashes(project: Path) -> None:
     assert list(load_config(write(project, ok)).entry_specs()) == ["beta", "beta-1", "beta-2"]
 
 
+def test_a_clash_of_many_variant_names_is_one_problem(project: Path) -> None:
+    """Two sources making the same 300 names: one located problem naming a few of them,
+    not 300 lines that bury everything else."""
+    text = config_with(
+        project,
+        """\
+  - path: ../entries/boxing/beta
+    variants: {count: 300}
+  - path: ../entries/boxing/beta
+    variants: {count: 300}""",
+    )
+    got = problems(project, text)
+    assert len(got) == 1
+    assert got == [
+        "11:5: entries[1]: entry names 'beta-001', 'beta-002', 'beta-003' and 297 more"
+        " are already used by entries[0]"
+    ]
+
+
+def test_one_prefix_over_several_entries_says_how_to_pick_one(project: Path) -> None:
+    """``prefix`` names every variant of every entry under the path alike: the config says
+    so once, at the prefix, with the way out (``include``), rather than once per name."""
+    text = config_with(project, "  - path: ../entries/boxing/multi\n    variants: {prefix: m, count: 50}")
+    got = problems(project, text)
+    assert len(got) == 1
+    assert got[0].startswith("10:24: entries[0].variants.prefix: prefix 'm' would give each of the 3 ")
+    assert "entries 'multi', 'multi-a', 'multi-b' found in ../entries/boxing/multi" in got[0]
+    assert "the same names (m-01, ...): pick one with `include: [NAME]`" in got[0]
+    picked = "  - path: ../entries/boxing/multi\n    include: [multi-b]\n    variants: {prefix: m, count: 2}"
+    assert list(load_config(write(project, config_with(project, picked))).entry_specs()) == ["m-1", "m-2"]
+
+
 def test_include_names_must_exist(project: Path) -> None:
     text = config_with(project, "  - path: ../entries/boxing/multi\n    include: [multi-c]")
     assert problems(project, text) == [
