@@ -281,8 +281,21 @@ def test_redis_restarted_empty_costs_no_attempts(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs" / "empty"
     log = tmp_path / "run.log"
     server = EmbeddedRedis(tmp_path / "redis-data").start()
+    # heartbeats of 1 s, not the tests' 0.5 s: this test is about the charge for the broker's
+    # loss, and with 0.5 s a match waiting its turn 3 s (lost_s) or a worker's heartbeat
+    # thread reconnecting 2 s (lease_s) after the restart on a busy CI machine is charged
+    # by the ordinary lost-message and lease rules, which other tests cover
     proc = start_tourney(
-        "run", config, "--broker", server.url(), "--workers", "2", "--no-progress", cwd=tmp_path, log=log
+        "run",
+        config,
+        "--broker",
+        server.url(),
+        "--workers",
+        "2",
+        "--no-progress",
+        cwd=tmp_path,
+        log=log,
+        extra_env={"TOURNEY_HEARTBEAT_S": "1.0"},
     )
     try:
         wait_for(
@@ -303,9 +316,11 @@ def test_redis_restarted_empty_costs_no_attempts(tmp_path: Path) -> None:
     with RunStore.open(run_dir) as store:
         noticed = store.events("broker_emptied")
         rows = store.match_rows()
+        history = [f"{e.ts - restarted:+.2f} {e.kind} {e.match_id or ''} {e.detail}" for e in store.events()]
     assert noticed, log.read_text(errors="replace")[-3000:]
     assert noticed[0].ts - restarted < 15, noticed[0].ts - restarted  # seconds, not a lease timeout
-    assert all(r.failures == 0 for r in rows), [(r.match_id, r.failures) for r in rows]
+    charged = [(r.match_id, r.failures) for r in rows if r.failures]
+    assert not charged, (charged, history)  # the events say which rule charged it, and when
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == reference(tmp_path, "empty", 4)
     assert_nothing_left([tag, str(run_dir)])
