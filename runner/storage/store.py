@@ -111,6 +111,7 @@ CREATE TABLE IF NOT EXISTS matches (
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS matches_state ON matches(state);
+CREATE INDEX IF NOT EXISTS matches_seq ON matches(seq);
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     match_id TEXT NOT NULL REFERENCES matches(id),
@@ -185,9 +186,6 @@ class RunStore:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
-        #: the highest ``seq`` this store wrote (None: not known yet): ``add_planned`` appends
-        #: after it without scanning the table (the coordinator is the only writer of matches)
-        self._last_seq: int | None = None
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -491,7 +489,6 @@ class RunStore:
                     )
                     self._log_in(c, "obsolete", mid, f"no longer planned (was {state})")
                     obsolete.append(mid)
-        self._last_seq = seq
         return PlanSync(new, obsolete, revived)
 
     def add_planned(self, planned: Sequence[MatchSpec]) -> list[str]:
@@ -503,16 +500,15 @@ class RunStore:
         now = time.time()
         new: list[str] = []
         with self._tx() as c:
-            seq = self._last_seq
-            if seq is None:
-                seq = int(c.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0])
+            # read in the transaction, not kept: another process (``tourney accept``) may have
+            # added matches; the ``matches_seq`` index makes it a lookup, not a scan
+            seq = int(c.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0])
             for spec in planned:
                 if c.execute("SELECT 1 FROM matches WHERE id=?", (spec.match_id,)).fetchone() is not None:
                     continue
                 seq += 1
                 self._insert_pending(c, spec, seq, now)
                 new.append(spec.match_id)
-        self._last_seq = seq
         return new
 
     @staticmethod
