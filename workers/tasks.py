@@ -138,6 +138,7 @@ class Heartbeat:
         self._r, self.key, self._worker = r, key, worker
         #: set once the key went with the result (``execute``): nothing left to delete
         self.removed = False
+        self.beats = 0  # beats written so far: tells whether one came after a given moment
         self._every, self._ttl_ms = every_s, max(1, int(ttl_s * 1000))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="tourney-heartbeat", daemon=True)
@@ -146,6 +147,7 @@ class Heartbeat:
         while True:
             with contextlib.suppress(redis.exceptions.RedisError):
                 self._r.set(self.key, self._worker, px=self._ttl_ms)
+                self.beats += 1
             if self._stop.wait(self._every):
                 return
 
@@ -283,12 +285,14 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
             result = machine_error_result(spec, str(e), worker)
         else:
             result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts", live)
-        # still beating: between the heartbeat's end and the result's arrival the
-        # coordinator would see a silent attempt and charge it a lease expiry. So the
-        # threads stop first (the key outlives them by its TTL), and the heartbeat and the
-        # live record go in the very transaction that delivers the result
+        # still beating while the result is delivered: if Redis is away (or restarted empty)
+        # the push waits for it, up to seconds between tries, and a silent attempt would be
+        # charged a lease expiry meanwhile. The heartbeat key and the live record go in the
+        # very transaction that delivers the result; the publisher stops first (it only shows
+        # progress), the heartbeat after, and a beat that slipped in after that transaction
+        # (it wrote the key again) is undone by the heartbeat's own exit
         publisher.stop()
-        hb.stop()
+        beats = hb.beats
 
         def _tidy(pipe: redis.client.Pipeline) -> None:
             pipe.delete(hb.key)
@@ -297,7 +301,9 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
         pushed = _push(
             r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S, also=_tidy
         )
-        hb.removed = publisher.removed = pushed
+        hb.stop()
+        publisher.removed = pushed
+        hb.removed = pushed and hb.beats == beats
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}
 

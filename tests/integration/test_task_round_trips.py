@@ -95,3 +95,31 @@ def test_the_live_publisher_stops_without_waiting_out_its_interval(setup: Any) -
         assert time.monotonic() - asked < 2.5
         assert not any(t.name == "tourney-live" and t.is_alive() for t in threading.enumerate())
     assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
+
+
+def test_the_heartbeat_beats_until_the_result_is_delivered(
+    setup: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result waiting for the broker (away, or back empty) keeps its attempt alive: were
+    the heartbeat stopped before the delivery, the coordinator would charge the attempt a
+    lease expiry for a match that was played."""
+    dispatcher, spec, key = setup
+    beat = KEYS.heartbeat(RUN, "trips", 1)
+    real_push = tasks._push
+    came_back: list[bool] = []
+
+    def push_after_the_broker_lost_the_beat(*args: Any, **kwargs: Any) -> bool:
+        if isinstance(args[2], Finished):
+            dispatcher.redis.delete(beat)  # the broker restarted empty while the result waited
+            deadline = time.monotonic() + 5.0  # ten beats of the envelope's 0.5 s
+            while not dispatcher.redis.exists(beat) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            came_back.append(bool(dispatcher.redis.exists(beat)))
+        return real_push(*args, **kwargs)
+
+    monkeypatch.setattr(tasks, "_push", push_after_the_broker_lost_the_beat)
+    dispatcher.want("trips", 1)
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    assert came_back == [True]
+    assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
+    assert not dispatcher.redis.exists(beat)  # and the delivery still took it away
