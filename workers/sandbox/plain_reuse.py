@@ -25,15 +25,14 @@ every process of a game is dead when it ends (``PlainHost``).
 
 from __future__ import annotations
 
-import atexit
 import collections
-import os
 import shutil
 import threading
 from pathlib import Path
 
 from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost
+from workers.sandbox.per_process import PerProcess
 from workers.sandbox.plain import PlainHost, PlainHostFactory, new_game_dir
 from workers.sandbox.tree import walk_lstat
 
@@ -154,19 +153,13 @@ class _KeptHost(PlainHost):
         self._factory.give(self._key, self._kept)
 
 
-_shared: tuple[int, ReusingPlainHostFactory] | None = None
-_shared_lock = threading.Lock()
+#: this process's one reusing plain factory (a forked child gets its own)
+shared = PerProcess(ReusingPlainHostFactory, ReusingPlainHostFactory.close_all)
 
 
 def shared_plain_factory() -> ReusingPlainHostFactory:
     """This process's one reusing plain factory (a forked child gets its own)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None or _shared[0] != os.getpid():
-            factory = ReusingPlainHostFactory()
-            atexit.register(factory.close_all)
-            _shared = (os.getpid(), factory)
-        return _shared[1]
+    return shared.get()
 
 
 __all__ = ["ReusingPlainHostFactory", "copy_state", "shared_plain_factory"]

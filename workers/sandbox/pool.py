@@ -27,7 +27,6 @@ process (``--die-with-parent``) and are closed at a normal exit.
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import logging
@@ -39,6 +38,7 @@ from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory, Sandbox
 from workers.sandbox.launcher import put_messages
+from workers.sandbox.per_process import PerProcess
 from workers.sandbox.tree import walk_lstat
 
 log = logging.getLogger(__name__)
@@ -207,20 +207,13 @@ class ReusingHostFactory(HostFactory):
         return self.inner.run_build(entry_dir, command, limits)
 
 
-_shared: tuple[int, ReusingHostFactory] | None = None
-_shared_lock = threading.Lock()
+_shared = PerProcess(lambda: ReusingHostFactory(BwrapHostFactory()), lambda factory: factory.pool.close_all())
 
 
 def shared_reusing_factory() -> ReusingHostFactory:
     """This process's one reusing bwrap factory (its pool outlives each match; a forked
     child gets its own: its parent's sandboxes are not its to use)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None or _shared[0] != os.getpid():
-            factory = ReusingHostFactory(BwrapHostFactory())
-            atexit.register(factory.pool.close_all)
-            _shared = (os.getpid(), factory)
-        return _shared[1]
+    return _shared.get()
 
 
 def close_idle_sandboxes() -> None:
@@ -228,10 +221,5 @@ def close_idle_sandboxes() -> None:
     ``sandbox: none`` (``workers.sandbox.plain_reuse``): a worker's pool process on its way out."""
     from workers.sandbox import plain_reuse
 
-    with _shared_lock:
-        shared = _shared
-    if shared is not None and shared[0] == os.getpid():
-        shared[1].pool.close_all()
-    plain = plain_reuse._shared
-    if plain is not None and plain[0] == os.getpid():
-        plain[1].close_all()
+    _shared.close_mine()
+    plain_reuse.shared.close_mine()
