@@ -54,6 +54,7 @@ from runner.domain.contracts import Limits, TimingConditions
 from runner.domain.timing import WORKER_CPUS_ENV, core_slots, parse_cpu_list
 from runner.errors import UsageError
 from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
+from workers.sandbox.sampler import descendants
 
 #: where the machine's core locks live (default: ``$TMPDIR/tourney-cores-<uid>``)
 CORES_DIR_ENV = "TOURNEY_CORES_DIR"
@@ -169,9 +170,12 @@ def pin_tree(pid: int, cpus: Iterable[int]) -> None:
     wanted = set(cpus)
     try:
         root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
     except psutil.Error:
         return
+    below = descendants(root)  # the tree's own /proc entries, not every process on the machine
+    if below is None:
+        return
+    procs = [root, *below]
     for proc in procs:
         with contextlib.suppress(psutil.Error, OSError):
             for thread in proc.threads():
