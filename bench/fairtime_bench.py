@@ -64,7 +64,7 @@ class Played:
         return statistics.quantiles(self.wall_ms, n=10)[-1]
 
 
-def _config(
+def fixed_work_config(
     directory: Path, name: str, *, entrants: int, exclusive: bool, work: int, sandbox: str, reserved: int
 ) -> Path:
     config = {
@@ -146,7 +146,7 @@ def main(quick: bool = False) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="tourney-fairtime-"))
 
     def play(name: str, entries: int, exclusive: bool, workers: int) -> Played:
-        config = _config(
+        config = fixed_work_config(
             tmp, name, entrants=entries, exclusive=exclusive, work=work, sandbox=sandbox, reserved=reserved
         )
         played = _run(tmp, config, workers)

@@ -282,7 +282,7 @@ def _show(label: str, runs: Pairs, cores: int) -> None:
 
 def main(quick: bool = False) -> None:
     from bench.fairtime_bench import BOARD as WORK_BOARD
-    from bench.fairtime_bench import _config as fixed_work_config
+    from bench.fairtime_bench import fixed_work_config
     from bench.netns import netns_problem
 
     problem = netns_problem()
