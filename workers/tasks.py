@@ -49,11 +49,18 @@ from runner.domain.contracts import (
     TaskEnvelope,
     WireError,
 )
-from runner.domain.signing import RunKey, SignatureError, check_artifact, load_run_key, sign, verify
+from runner.domain.signing import (
+    RunKey,
+    SignatureError,
+    check_artifact,
+    load_run_key,
+    signed_json,
+    verify,
+)
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
-from workers.policy import PolicyRefused, WorkerPolicy
+from workers.policy import POLICY_ENV, PolicyRefused, WorkerPolicy
 
 if TYPE_CHECKING:
     from workers.match import MatchObserver
@@ -111,7 +118,7 @@ def _push(
     """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``);
     ``also`` adds commands to the same transaction (one round trip, applied together)."""
     deadline = time.monotonic() + patience_s
-    blob = json.dumps(sign(note.to_dict(), run_key()))
+    blob = signed_json(note.to_dict(), run_key())  # encoded once (its MAC covers these bytes)
     pause = 0.2
     while True:
         try:
@@ -222,6 +229,79 @@ def play(
     return execute_match(spec, fetch, cache_root, worker=worker, observer=observer)
 
 
+#: the start of a match in one round trip: the quarantine and attempt checks and, only when
+#: both let the match be played, the ``started`` note, the first heartbeat and the first live
+#: record (a match is short: every round trip shows in the run's wall). Returns
+#: ``[quarantine notice, wanted attempt, 1 if started]``; a notice, even one that is not ours,
+#: starts nothing here: ``execute`` reads it and starts the match itself if it is not genuine
+_BEGIN_LUA = """
+local notice = redis.call('GET', KEYS[1])
+local wanted = redis.call('HGET', KEYS[2], ARGV[1])
+if notice or wanted ~= ARGV[2] then
+  return {notice, wanted, 0}
+end
+redis.call('RPUSH', KEYS[3], ARGV[3])
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[7])
+redis.call('EXPIRE', KEYS[5], ARGV[8])
+return {false, wanted, 1}
+"""
+
+_begin_script: tuple[redis.Redis, Any] | None = None
+
+
+def _begin(
+    r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, started: bytes, hb_ttl_ms: int,
+    live: bytes,
+) -> tuple[object, bytes | None, bool, bool]:  # fmt: skip
+    """(quarantine notice, wanted attempt, checked, started): ``_BEGIN_LUA`` run, or, where the
+    broker refuses scripts, the two checks alone (``started`` False: the caller sends it)."""
+    global _begin_script
+    from workers.live import LIVE_TTL_S
+
+    try:
+        if _begin_script is None or _begin_script[0] is not r:
+            _begin_script = (r, r.register_script(_BEGIN_LUA))
+        keys = [
+            KEYS.quarantine(worker),
+            KEYS.current(run),
+            KEYS.inbox(run),
+            KEYS.heartbeat(run, spec_id, attempt),
+            KEYS.live(run),
+        ]
+        args: list[bytes | str | int] = [
+            spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
+        ]  # fmt: skip
+        notice, wanted, began = _begin_script[1](keys=keys, args=args)
+        return notice, wanted if isinstance(wanted, bytes) else None, True, bool(began)
+    except redis.exceptions.ResponseError as e:  # scripting disabled (an ACL): the plain way
+        log.debug("begin script refused (%s): checking with a pipeline", e)
+    except redis.exceptions.RedisError:
+        pass  # the pipeline below says the same, or plays unchecked
+    try:
+        with r.pipeline(transaction=False) as pipe:
+            pipe.get(KEYS.quarantine(worker))
+            pipe.hget(KEYS.current(run), spec_id)
+            notice, wanted = pipe.execute()
+    except redis.exceptions.RedisError:
+        log.warning("cannot check attempt of %s; playing it", spec_id)
+        return None, None, False, False
+    return notice, wanted if isinstance(wanted, bytes) else None, True, False
+
+
+_policy: tuple[str | None, WorkerPolicy] | None = None
+
+
+def worker_policy() -> WorkerPolicy:
+    """``WorkerPolicy.from_env()``, parsed again only when the environment's value changes."""
+    global _policy
+    raw = os.environ.get(POLICY_ENV)
+    if _policy is None or _policy[0] != raw:
+        _policy = (raw, WorkerPolicy.from_env())
+    return _policy[1]
+
+
 def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     """The task body (callable without Celery, for tests).
 
@@ -241,20 +321,24 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
+    key = run_key()
     status: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
-    # both checks in one round trip (a match is short: every round trip shows in the run's wall)
-    try:
-        with r.pipeline(transaction=False) as pipe:
-            pipe.get(KEYS.quarantine(worker))
-            pipe.hget(KEYS.current(run), spec.match_id)
-            notice, wanted = pipe.execute()
-    except redis.exceptions.RedisError:
-        notice = wanted = None
-        log.warning("cannot check attempt of %s; playing it", spec.match_id)
-        checked = False
-    else:
-        checked = True
-    quarantined = _quarantine_reason(notice, worker, run_key())
+    # what this match is doing now (builds, game, move count), for the live progress only;
+    # imported here, like the referee (workers.executor): Celery loads this module everywhere
+    from workers.beacon import LiveTarget, beacon
+    from workers.live import LiveState
+
+    live = LiveState(spec, attempt, worker)
+    live_target = LiveTarget(KEYS.live(run), live, key)
+    version, _, live_record = live_target.record()
+    # names this execution: a second one of the same attempt means the broker redelivered it
+    started = Started(spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time())
+    hb_key = KEYS.heartbeat(run, spec.match_id, attempt)
+    hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
+    notice, wanted, checked, began = _begin(
+        r, run, spec.match_id, attempt, worker, signed_json(started.to_dict(), key), hb_ttl_ms, live_record
+    )
+    quarantined = _quarantine_reason(notice, worker, key)
     if quarantined is not None:
         # hand it back uncharged (the coordinator requeues a skipped attempt) and play nothing
         _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
@@ -264,46 +348,43 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
         _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
         log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
         return {"status": "skipped", **status}
-    # names this execution: a second one of the same attempt means the broker redelivered it
-    started = Started(spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time())
-    _push(r, run, started, 60.0)
-    hb = Heartbeat(
-        r, KEYS.heartbeat(run, spec.match_id, attempt), worker, task.heartbeat_s, task.heartbeat_ttl_s
-    )
+    if began:
+        live_target.published = version
+    else:  # a notice not ours stood in the way, or no script: started the plain way
+        _push(r, run, started, 60.0)
     t0 = time.monotonic()
-    # what this match is doing now (builds, game, move count), for the live progress only;
-    # imported here, like the referee (workers.executor): Celery loads this module everywhere
-    from workers.live import LivePublisher, LiveState
-
-    live = LiveState(spec, attempt, worker)
-    publisher = LivePublisher(r, KEYS.live(run), live, run_key())
-    with hb, publisher:
+    with beacon().watch(
+        r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began
+    ) as watch:
         try:
-            mine = WorkerPolicy.from_env().apply(spec, worker)
+            mine = worker_policy().apply(spec, worker)
         except PolicyRefused as e:
             log.error("%s (match %s)", e, spec.match_id)
             result = machine_error_result(spec, str(e), worker)
         else:
-            result = play(mine, artifact_fetcher(r, run_key()), worker, work_dir() / "artifacts", live)
+            result = play(mine, artifact_fetcher(r, key), worker, work_dir() / "artifacts", live)
         # still beating while the result is delivered: if Redis is away (or restarted empty)
         # the push waits for it, up to seconds between tries, and a silent attempt would be
         # charged a lease expiry meanwhile. The heartbeat key and the live record go in the
-        # very transaction that delivers the result; the publisher stops first (it only shows
-        # progress), the heartbeat after, and a beat that slipped in after that transaction
-        # (it wrote the key again) is undone by the heartbeat's own exit
-        publisher.stop()
-        beats = hb.beats
+        # very transaction that delivers the result; the live writes stop first (they only
+        # show progress), the beats after, and a beat that slipped in after that transaction
+        # (it wrote the key again) is undone below
+        watch.stop_live()
+        beats = watch.beats
 
         def _tidy(pipe: redis.client.Pipeline) -> None:
-            pipe.delete(hb.key)
-            publisher.remove_in(pipe)
+            pipe.delete(hb_key)
+            pipe.hdel(KEYS.live(run), spec.match_id)
 
         pushed = _push(
             r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S, also=_tidy
         )
-        hb.stop()
-        publisher.removed = pushed
-        hb.removed = pushed and hb.beats == beats
+        if watch.end() != beats or not pushed:
+            with contextlib.suppress(redis.exceptions.RedisError), r.pipeline(transaction=False) as pipe:
+                pipe.delete(hb_key)
+                if not pushed:
+                    pipe.hdel(KEYS.live(run), spec.match_id)
+                pipe.execute()
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}
 

@@ -46,7 +46,7 @@ from runner.domain.contracts import (
     note_from_dict,
 )
 from runner.domain.registry import BROKER_ENV
-from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify
+from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify, verify_json
 from runner.errors import RunHalted, UsageError
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.redis_server import parent_death_signal
@@ -451,10 +451,12 @@ class CeleryDispatcher:
         notes: list[InboxNote] = []
         for blob in raw:
             try:
-                signed = json.loads(blob)
                 try:
-                    d = verify(signed, self.key)
+                    # checks the signature over the bytes as sent (workers.tasks writes them
+                    # with signed_json): a result is not encoded again just to be verified
+                    d = verify_json(blob, self.key)
                 except SignatureError as e:
+                    signed = json.loads(blob)  # decoded whole only to name what it claims
                     notes.append(
                         Rejected(
                             str(signed.get("match_id", "?")),

@@ -123,3 +123,69 @@ def test_the_heartbeat_beats_until_the_result_is_delivered(
     assert came_back == [True]
     assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
     assert not dispatcher.redis.exists(beat)  # and the delivery still took it away
+
+
+def _threads(name: str) -> int:
+    return sum(1 for t in threading.enumerate() if t.name == name and t.is_alive())
+
+
+def test_a_skipped_attempt_writes_nothing_but_its_note(setup: Any) -> None:
+    """The checks and the match's start share one script: a skip must not start anything."""
+    dispatcher, spec, key = setup
+    dispatcher.want("trips", 2)
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "skipped"
+    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
+    assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
+    assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
+    # quarantined: the same, and the match is handed back
+    dispatcher.want("trips", 1)
+    dispatcher.quarantine(WORKER, "keeps failing")
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "quarantined"
+    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
+    assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
+    assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
+
+
+def test_one_beacon_thread_serves_every_match_of_a_process(setup: Any) -> None:
+    """Heartbeat and live record come from one long-lived thread, not two new ones per match."""
+    dispatcher, spec, key = setup
+    for attempt in (1, 2, 3):
+        dispatcher.want("trips", attempt)
+        assert tasks.execute(sign(dispatcher.envelope(spec, attempt).to_dict(), key))["status"] == "done"
+        assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
+        assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", attempt))
+        assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
+    assert _threads("tourney-beacon") == 1
+    assert _threads("tourney-heartbeat") == 0 and _threads("tourney-live") == 0
+
+
+def test_a_forged_quarantine_notice_neither_stops_nor_loses_the_start(setup: Any) -> None:
+    """A notice not signed with the run key keeps the script from starting the match; the task
+    then starts it itself: the coordinator still gets its ``started`` note."""
+    dispatcher, spec, key = setup
+    dispatcher.want("trips", 1)
+    dispatcher.redis.set(KEYS.quarantine(WORKER), json.dumps({"worker": WORKER, "reason": "forged"}))
+    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
+    assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
+
+
+def test_a_broker_that_refuses_scripts_still_plays_checked_matches(
+    setup: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where an ACL forbids Lua, the checks go through a pipeline and the start is pushed apart."""
+    dispatcher, spec, key = setup
+    monkeypatch.setattr(tasks, "_begin_script", None)
+    dispatcher.redis.execute_command("ACL", "SETUSER", "default", "-@scripting")
+    try:
+        with pytest.raises(Exception, match="(?i)perm"):
+            dispatcher.redis.eval("return 1", 0)  # the broker really refuses scripts now
+        dispatcher.want("trips", 1)
+        assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+        assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
+        assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
+        dispatcher.want("trips", 2)
+        assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "skipped"
+        assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
+    finally:
+        dispatcher.redis.execute_command("ACL", "SETUSER", "default", "+@all")

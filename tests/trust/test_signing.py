@@ -99,3 +99,42 @@ def test_embedded_default_generates_one_key_per_run_dir(
     assert (tmp_path / "run.key").stat().st_mode & 0o777 == 0o600
     assert run_key_for(tmp_path) == first
     assert run_key_for(tmp_path / "other") != first
+
+
+# -- signed_json / verify_json: one encoding per message (issue 13) ----------------------
+@pytest.mark.parametrize(
+    "payload",
+    [{}, {"b": [1, 2, {"z": None}], "a": "é", "n": 1.5}, {"x": {"sig": {"key": "nested"}}}],
+)
+def test_signed_json_is_what_sign_makes_and_verifies_both_ways(payload: dict[str, object]) -> None:
+    import json
+
+    from runner.domain.signing import signed_json, verify_json
+
+    key = RunKey.generate()
+    blob = signed_json(payload, key)
+    assert json.loads(blob) == sign(payload, key)  # any reader sees the same signed message
+    assert verify_json(blob, key) == payload  # the fast path
+    assert verify_json(json.dumps(sign(payload, key)), key) == payload  # another sender's encoding
+    with pytest.raises(SignatureError, match="another key"):
+        verify_json(blob, RunKey.generate())
+
+
+def test_verify_json_refuses_altered_bytes_and_a_moved_signature() -> None:
+    import json
+
+    from runner.domain.signing import signed_json, verify_json
+
+    key = RunKey.generate()
+    blob = signed_json({"a": 1, "worker": "w1"}, key)
+    with pytest.raises(SignatureError, match="altered"):
+        verify_json(blob.replace(b'"w1"', b'"w2"'), key)
+    with pytest.raises(SignatureError, match="unsigned"):
+        verify_json(json.dumps({"a": 1, "worker": "w1"}), key)
+    # the signature of one message glued onto another's body
+    other = signed_json({"a": 2, "worker": "w1"}, key)
+    sig = blob[blob.index(b',"sig":') :]
+    with pytest.raises(SignatureError, match="altered"):
+        verify_json(other[: other.index(b',"sig":')] + sig, key)
+    with pytest.raises(ValueError):
+        verify_json(b"[1, 2]", key)
