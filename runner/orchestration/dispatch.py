@@ -281,6 +281,8 @@ class CeleryDispatcher:
         self._workers_cache = (0.0, 0)
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
         self._held_producer: Any = None
+        #: matches forgotten since the last poll: their ``current`` entries go with the next one
+        self._to_forget: set[str] = set()
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -350,6 +352,7 @@ class CeleryDispatcher:
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         from workers.celery_app import QUEUE, TASK_NAME
 
+        self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
         while True:
             try:
                 self.redis.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
@@ -389,6 +392,7 @@ class CeleryDispatcher:
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
+        self._to_forget.discard(match_id)
         with contextlib.suppress(redis.exceptions.RedisError):
             self.redis.hset(self.keys.current(self.run_id), match_id, str(attempt))
 
@@ -411,9 +415,17 @@ class CeleryDispatcher:
             return False
 
     def forget(self, match_id: str) -> None:
-        """Workers skip any attempt of this match from now on (``current`` hash)."""
-        with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.hdel(self.keys.current(self.run_id), match_id)
+        """Workers skip any attempt of this match from now on (``current`` hash). Sent with the
+        next ``poll`` (the same round trip: the coordinator forgets a match per result, and polls
+        right after), or by ``close``; ``submit``/``want`` of the match before that cancel it."""
+        self._to_forget.add(match_id)
+
+    def _flush_forgotten(self) -> None:
+        forget = sorted(self._to_forget)
+        if forget:
+            with contextlib.suppress(redis.exceptions.RedisError):
+                self.redis.hdel(self.keys.current(self.run_id), *forget)
+                self._to_forget.difference_update(forget)
 
     def quarantine(self, worker: str, reason: str) -> None:
         """Tell ``worker`` (signed, so nobody else can) to stop taking this broker's work."""
@@ -425,6 +437,7 @@ class CeleryDispatcher:
 
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
+        self._to_forget.clear()  # the whole ``current`` hash goes
         with contextlib.suppress(redis.exceptions.RedisError):
             self.redis.delete(
                 self.keys.current(self.run_id),
@@ -435,14 +448,23 @@ class CeleryDispatcher:
 
     def poll(self, timeout: float) -> list[InboxNote]:
         inbox = self.keys.inbox(self.run_id)
+        forget = sorted(self._to_forget)
         try:
-            first = self.redis.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
+            # one round trip: the matches forgotten since the last poll, the first note (waiting
+            # for it: Redis runs a connection's commands in order, so the LPOP waits too) and
+            # whatever else has come by then
+            with self.redis.pipeline(transaction=False) as pipe:
+                if forget:
+                    pipe.hdel(self.keys.current(self.run_id), *forget)
+                pipe.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
+                pipe.lpop(inbox, 200)
+                *_, first, more = pipe.execute()
+            self._to_forget.difference_update(forget)
             raw: list[Any] = []
             if first is not None:
                 raw.append(first[1])
-                more = self.redis.lpop(inbox, 200)
-                if more:
-                    raw.extend(more)
+            if more:
+                raw.extend(more)
             self._ok()
         except redis.exceptions.RedisError as e:
             self._failed(e)
@@ -522,6 +544,7 @@ class CeleryDispatcher:
         return found
 
     def close(self) -> None:
+        self._flush_forgotten()
         self._drop_producer()
         with contextlib.suppress(Exception):
             self.redis.close()

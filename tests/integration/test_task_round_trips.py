@@ -178,7 +178,7 @@ def test_a_broker_that_refuses_scripts_still_plays_checked_matches(
     monkeypatch.setattr(tasks, "_begin_script", None)
     dispatcher.redis.execute_command("ACL", "SETUSER", "default", "-@scripting")
     try:
-        with pytest.raises(Exception, match="(?i)perm"):
+        with pytest.raises(Exception, match=r"(?i)perm"):
             dispatcher.redis.eval("return 1", 0)  # the broker really refuses scripts now
         dispatcher.want("trips", 1)
         assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
@@ -189,3 +189,37 @@ def test_a_broker_that_refuses_scripts_still_plays_checked_matches(
         assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
     finally:
         dispatcher.redis.execute_command("ACL", "SETUSER", "default", "+@all")
+
+
+def test_a_forgotten_match_leaves_the_broker_with_the_next_poll_unless_wanted_again(setup: Any) -> None:
+    """``forget`` rides on the next poll's round trip; wanting the match again before that
+    cancels it (a stale forget must never delete the attempt dispatched after it)."""
+    dispatcher, spec, key = setup
+    current = KEYS.current(RUN)
+    for mid in ("a", "b", "c"):
+        dispatcher.want(mid, 1)
+    dispatcher.forget("a")
+    dispatcher.forget("b")
+    dispatcher.want("b", 2)  # dispatched again before the forget went out
+    assert dispatcher.redis.hexists(current, "a")  # not yet: nothing was sent
+    assert dispatcher.poll(0.05) == []
+    assert not dispatcher.redis.hexists(current, "a")
+    assert dispatcher.redis.hget(current, "b") == b"2"
+    assert dispatcher.redis.hget(current, "c") == b"1"
+    # the notes still come through the same round trip, the first and the rest
+    dispatcher.forget("c")
+    started = [Started(f"m{i}", 1, WORKER) for i in range(3)]
+    for note in started:
+        dispatcher.redis.rpush(KEYS.inbox(RUN), json.dumps(sign(note.to_dict(), key)))
+    assert dispatcher.poll(1.0) == started
+    assert not dispatcher.redis.hexists(current, "c")
+    # close sends what is left
+    dispatcher.forget("b")
+    dispatcher.close()
+    assert not redis_client(dispatcher).hexists(current, "b")
+
+
+def redis_client(dispatcher: CeleryDispatcher) -> Any:
+    import redis
+
+    return redis.Redis.from_url(dispatcher.url)
