@@ -46,6 +46,7 @@ from runner.orchestration.dispatch import (
 )
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
+from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.run_dir import (
     RunDir,
     coordinator_lock,
@@ -61,6 +62,10 @@ if TYPE_CHECKING:  # imported where used: the local workers start before these l
     from runner.report.model import ReportData
 
 log = logging.getLogger("tourney.coordinator")
+
+#: the longest the report waits for the replays still being computed ahead (then it computes
+#: what is missing itself)
+REPLAY_WAIT_S = 10.0
 
 
 class _Cluster:
@@ -224,20 +229,24 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     progress_mode = default_mode(bool(args.no_progress))
     # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
     plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
+    # the report's replays, computed while the matches play rather than after the last one
+    # (runner.report.replay_memo)
+    warmer = ReplayWarmer(ReplayMemo())
     try:
         with _terminate_on_signals():
             with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
-                code, outcome = _play(args, config, rd, store, cluster, progress, resumed)
+                code, outcome = _play(args, config, rd, store, cluster, progress, resumed, warmer)
             if outcome is not None:
                 # nothing the report reads is in the cluster: Redis and the workers stop meanwhile
                 with _stopping_meanwhile(cluster):
-                    _finish_outputs(rd, outcome, code == 0)
+                    _finish_outputs(rd, outcome, code == 0, warmer)
             return code
     except BrokerDown as e:
         raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
     except _Terminated as e:
         raise CommandError(f"stopped by {e}; run the same command again to resume", exit_code=143) from e
     finally:
+        warmer.finish()
         cluster.stop()
         atexit.unregister(cluster.stop)
         store.close()
@@ -253,6 +262,7 @@ def _play(
     cluster: _Cluster,
     progress: RunProgress,
     resumed: bool,
+    warmer: ReplayWarmer | None = None,
 ) -> tuple[int, SessionOutcome | None]:
     meta = store.meta()
     run_id = str(meta["run_id"])
@@ -325,9 +335,20 @@ def _play(
 
     _preload_report_modules()
     coordinator = Coordinator(
-        config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
+        config,
+        store,
+        dispatcher,
+        progress,
+        timing=timing,
+        check_resume=resumed,
+        republish=republish,
+        on_accepted=None if warmer is None else warmer.add_result,
     )
-    outcome = coordinator.run()
+    try:
+        outcome = coordinator.run()
+    finally:
+        if warmer is not None:
+            warmer.finish()  # it replays what is left meanwhile; the report waits for it
     _record_trust(store, coordinator, progress)
     if outcome.finished and isinstance(dispatcher, CeleryDispatcher):
         dispatcher.forget_run()
@@ -504,9 +525,11 @@ def _masked(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
-def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None:
+def _finish_outputs(
+    rd: RunDir, outcome: SessionOutcome, finished: bool, warmer: ReplayWarmer | None = None
+) -> None:
     """After the progress display is gone: the report, then the standings, from one
-    reading of the run."""
+    reading of the run (with the replays ``warmer`` computed while it played)."""
     from runner.orchestration.coordinator import ATTEMPT_CAP
     from runner.report.model import load_report_data
     from runner.report.site import write_html_report
@@ -514,7 +537,10 @@ def _finish_outputs(rd: RunDir, outcome: SessionOutcome, finished: bool) -> None
     data: ReportData | None = None
     try:
         data = load_report_data(rd.path)
-        write_html_report(data, rd.report)
+        ahead = warmer.close(REPLAY_WAIT_S) if warmer is not None else None
+        write_html_report(data, rd.report, ahead=ahead)
+        if ahead is not None:
+            log.info("report: %d replay(s) computed ahead, %d after the run", ahead.hits, ahead.misses)
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)

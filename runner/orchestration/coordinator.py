@@ -125,8 +125,12 @@ class Coordinator:
         attempt_cap: int = ATTEMPT_CAP,
         check_resume: bool = False,
         republish: Callable[[], None] | None = None,
+        on_accepted: Callable[[MatchSpec, list[GameRecord]], None] | None = None,
     ) -> None:
         self.config = config
+        #: told each result accepted in this session, with its spec (``tourney run`` replays
+        #: them for the report meanwhile: ``runner.report.replay_memo``); must return at once
+        self.on_accepted = on_accepted
         self.store = store
         self.dispatcher = dispatcher
         self.progress = progress
@@ -328,8 +332,11 @@ class Coordinator:
                 acc = self.store.accept(note.match_id, note.attempt, trusted, attempt_cap=self.attempt_cap)
                 if acc.status == "accepted":
                     changed = True
+                    accepted_spec = self._specs.get(note.match_id)
                     self._forget(note.match_id)
                     self._set_official(note.match_id, trusted.games)
+                    if self.on_accepted is not None and accepted_spec is not None:
+                        self.on_accepted(accepted_spec, trusted.games)
                 elif acc.status == "failed":
                     changed = True
                     self._failed(note.match_id)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import StageState
 from runner.domain.stages.places import place_labels
@@ -51,6 +52,7 @@ from runner.report.disputes import dispute_fields, origin_text
 from runner.report.entry_notes import build_logs, stderr_notes
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
+from runner.report.replay_memo import ReplayMemo, memo_key
 from runner.report.terminal import (
     contest_ranking_rule,
     extra_columns,
@@ -71,11 +73,28 @@ def replay_key(match_id: str, game_no: int) -> str:
     return f"{match_id}:{game_no}"
 
 
-def replay_json(data: ReportData, match: MatchRecord, game_no: int, record: GameRecord) -> dict[str, Any]:
-    """One game's replay as the page's viewer reads it (compact keys)."""
-    replay = replay_game(data.game, data.boards.get(match.board_id, ""), record)
+def replay_json(
+    data: ReportData,
+    match: MatchRecord,
+    game_no: int,
+    record: GameRecord,
+    ahead: ReplayMemo | None = None,
+) -> dict[str, Any]:
+    """One game's replay as the page's viewer reads it (compact keys); from ``ahead`` when it
+    was computed while the run played (``runner.report.replay_memo``)."""
+    board_text = data.boards.get(match.board_id, "")
+    if ahead is not None:
+        doc = ahead.get(memo_key(data.game_name, data.game_params, board_text, record))
+        if doc is not None:
+            return doc
+    return game_replay_doc(data.game, board_text, record)
+
+
+def game_replay_doc(game: Game[Any, Any], board_text: str, record: GameRecord) -> dict[str, Any]:
+    """``replay_json`` computed: ``record`` replayed by ``game``'s referee on ``board_text``."""
+    replay = replay_game(game, board_text, record)
     players = len(record.order)
-    grids: list[Grid] = [grid_of(data.game, s, players) for s in replay.states]
+    grids: list[Grid] = [grid_of(game, s, players) for s in replay.states]
     kinds: dict[str, str] = {}
     for g in grids:
         kinds.update(g.kinds)
@@ -106,9 +125,13 @@ def _css_kind(kind: str) -> str:
 
 
 def select_replays(
-    data: ReportData, budget_chars: int = REPLAY_BUDGET_CHARS, max_games: int = REPLAY_MAX_GAMES
+    data: ReportData,
+    budget_chars: int = REPLAY_BUDGET_CHARS,
+    max_games: int = REPLAY_MAX_GAMES,
+    ahead: ReplayMemo | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """The replays to embed, by ``replay_key``: last stages and rounds first, within the budget."""
+    """The replays to embed, by ``replay_key``: last stages and rounds first, within the budget
+    (``ahead``: documents computed while the run played, see ``replay_json``)."""
     stage_pos = {s.name: i for i, s in enumerate(data.stages)}
     plan_pos = {m.match_id: i for i, m in enumerate(data.matches)}
     games = sorted(
@@ -120,7 +143,7 @@ def select_replays(
     for m, k, g in games:
         if len(chosen) >= max_games:
             break
-        doc = replay_json(data, m, k, g)
+        doc = replay_json(data, m, k, g, ahead)
         size = len(json.dumps(doc, separators=(",", ":")))
         if used + size > budget_chars:
             break
@@ -266,9 +289,10 @@ def render_report(
     replay_budget_chars: int = REPLAY_BUDGET_CHARS,
     replay_max_games: int = REPLAY_MAX_GAMES,
     generated: str | None = None,
+    ahead: ReplayMemo | None = None,
 ) -> str:
     """The whole page as one string (the self-contained, single-file layout)."""
-    replays = select_replays(data, replay_budget_chars, replay_max_games)
+    replays = select_replays(data, replay_budget_chars, replay_max_games, ahead)
     return render_page(data, replays, _stage_views(data, set(replays)), generated=generated)
 
 

@@ -56,6 +56,7 @@ from runner.report.html import (
     stage_views,
 )
 from runner.report.model import ReportData
+from runner.report.replay_memo import ReplayMemo
 from runner.report.terminal import final_places_of, shared_place_lines
 
 #: above this many matches the report is a page plus data files
@@ -148,8 +149,10 @@ def write_html_report(
     standings_rows: int = STANDINGS_ROWS,
     bracket_boxes: int = BRACKET_BOXES,
     generated: str | None = None,
+    ahead: ReplayMemo | None = None,
 ) -> list[Path]:
     """Write the report to ``out`` (and its data directory when split); return the paths written.
+    ``ahead``: replays computed while the run played (``runner.report.replay_memo``).
 
     A data directory left by an earlier split report of ``out`` is removed when
     the report is now a single page, so the two never disagree.
@@ -157,10 +160,10 @@ def write_html_report(
     out = Path(out)
     data_dir = data_dir_for(out)
     if choose_layout(data, layout) == "single":
-        write_text(out, render_report(data, generated=generated))
+        write_text(out, render_report(data, generated=generated, ahead=ahead))
         _remove_data_dir(data_dir)
         return [out]
-    replays = select_replays(data, SPLIT_REPLAY_BUDGET_CHARS, SPLIT_REPLAY_MAX_GAMES)
+    replays = select_replays(data, SPLIT_REPLAY_BUDGET_CHARS, SPLIT_REPLAY_MAX_GAMES, ahead)
     stages = stage_views(data, set(replays))
     split = SplitLayout.of(stages, data_dir.name, page_size, standings_rows, bracket_boxes)
     staging = data_dir.with_name(f"{data_dir.name}.new-{os.getpid()}")

@@ -194,7 +194,7 @@ def test_a_broker_that_refuses_scripts_still_plays_checked_matches(
 def test_a_forgotten_match_leaves_the_broker_with_the_next_poll_unless_wanted_again(setup: Any) -> None:
     """``forget`` rides on the next poll's round trip; wanting the match again before that
     cancels it (a stale forget must never delete the attempt dispatched after it)."""
-    dispatcher, spec, key = setup
+    dispatcher, _spec, key = setup
     current = KEYS.current(RUN)
     for mid in ("a", "b", "c"):
         dispatcher.want(mid, 1)
