@@ -381,7 +381,14 @@ class TimingConditions:
     waited_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # what ``asdict`` gives, without its recursive deep copy (every result carries one)
+        return {
+            "exclusive": self.exclusive,
+            "cpus": list(self.cpus),
+            "worker_cores": self.worker_cores,
+            "worker_concurrency": self.worker_concurrency,
+            "waited_s": self.waited_s,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TimingConditions:

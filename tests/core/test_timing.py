@@ -163,3 +163,16 @@ def test_a_system_error_without_timing_is_not_counted_as_unrecorded() -> None:
     played = _result("w1", TimingConditions(True, [0], 2, 2))
     s = timing_summary(True, [played, _result("w2", None, failed=True)])
     assert s.unknown == 0 and s.headline().startswith("exclusive cores")
+
+
+def test_timing_conditions_to_dict_is_asdict_field_for_field() -> None:
+    """``to_dict`` is written out (no deep copy per result): it must keep every field."""
+    from dataclasses import asdict
+
+    from runner.domain.contracts import TimingConditions
+
+    t = TimingConditions(True, [3, 1], 4, 2, 0.25)
+    assert t.to_dict() == asdict(t)
+    assert list(t.to_dict()) == list(asdict(t))
+    assert TimingConditions.from_dict(t.to_dict()) == t
+    assert t.to_dict()["cpus"] is not t.cpus
