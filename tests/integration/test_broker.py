@@ -220,3 +220,29 @@ def test_run_takes_the_broker_from_a_private_file_only(
     # read, then held to the run's rules like --broker (here: not with --inline)
     code = main(argv)
     assert code == 2 and "--inline and --broker exclude each other" in capsys.readouterr().err
+
+
+def test_stopping_the_embedded_redis_keeps_its_data_and_survives_a_refused_shutdown(tmp_path: Path) -> None:
+    """``stop`` ends the server with SHUTDOWN (at once, where SIGTERM waits for the server's
+    timer): the append-only file is flushed as before; a server that refuses the command (an
+    ACL) is stopped with SIGTERM instead."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    client = server.client()
+    client.set("kept", "yes")
+    client.close()
+    server.stop()
+    assert server.proc is None
+    again = EmbeddedRedis(tmp_path / "redis", password=server.password, port=free_port()).start()
+    try:
+        client = again.client()
+        assert client.get("kept") == b"yes"  # the AOF was flushed on the way out
+        client.execute_command("ACL", "SETUSER", "default", "-shutdown")
+        with pytest.raises(redis.exceptions.ResponseError):
+            client.shutdown()
+        client.close()
+        proc = again.proc
+        assert proc is not None
+        again.stop()
+        assert proc.poll() is not None
+    finally:
+        again.stop()
