@@ -16,7 +16,9 @@ a document is only ever used for the very record it was made from; anything
 not in the memo (a result accepted before a resume, a record the memo let go)
 is computed as before. The page is the same either way. The memo keeps at most
 ``MAX_DOCS`` documents and ``MAX_CHARS`` of their JSON, dropping the oldest
-first: a large run's report embeds the late rounds' replays, the latest ones.
+first: a large run's report embeds the late rounds' replays, the latest ones;
+and a warmer stops taking results after ``MAX_WARMED`` games (a large run's
+report is not one that embeds every replay).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ log = logging.getLogger("tourney.report")
 MAX_DOCS = 1_000
 #: the most JSON characters its documents come to
 MAX_CHARS = 4_000_000
+#: the most games a warmer replays in one run: a run of more games is not one whose every
+#: replay the report embeds (it keeps the late rounds'), and replaying each of them twice
+#: would only add to the coordinator's CPU per match; beyond it the report computes its own
+MAX_WARMED = 3 * MAX_DOCS
 
 MemoKey = tuple[str, str, str, bytes]
 
@@ -85,8 +91,10 @@ class ReplayMemo:
 class ReplayWarmer:
     """A thread filling a ``ReplayMemo`` with the replays of the results it is given."""
 
-    def __init__(self, memo: ReplayMemo) -> None:
+    def __init__(self, memo: ReplayMemo, max_warmed: int = MAX_WARMED) -> None:
         self.memo = memo
+        self.max_warmed = max_warmed
+        self.handed = 0  # games handed to the thread so far
         self._finished = False
         self._todo: queue.SimpleQueue[tuple[str, dict[str, Any], str, Sequence[GameRecord]] | None] = (
             queue.SimpleQueue()
@@ -98,6 +106,9 @@ class ReplayWarmer:
         self, game_name: str, game_params: Mapping[str, Any], board_text: str, games: Sequence[GameRecord]
     ) -> None:
         """Replay ``games`` (an accepted result's) in the background; returns at once."""
+        if self._finished or self.handed + len(games) > self.max_warmed:
+            return
+        self.handed += len(games)
         self._todo.put((game_name, dict(game_params), board_text, list(games)))
 
     def add_result(self, spec: MatchSpec, games: Sequence[GameRecord]) -> None:

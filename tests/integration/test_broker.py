@@ -236,7 +236,7 @@ def test_stopping_the_embedded_redis_keeps_its_data_and_survives_a_refused_shutd
     try:
         client = again.client()
         assert client.get("kept") == b"yes"  # the AOF was flushed on the way out
-        client.execute_command("ACL", "SETUSER", "default", "-shutdown")
+        client.execute_command("ACL", "SETUSER", "default", "-shutdown")  # type: ignore[no-untyped-call]
         with pytest.raises(redis.exceptions.ResponseError):
             client.shutdown()
         client.close()

@@ -78,3 +78,13 @@ def test_a_result_that_cannot_be_replayed_leaves_nothing_and_the_warmer_goes_on(
     warmer.add(mnk_data.game_name, mnk_data.game_params, board, m.games)
     memo = warmer.close(30.0)
     assert len(memo) == len(m.games)
+
+
+def test_a_warmer_stops_taking_results_beyond_its_limit(mnk_data: ReportData) -> None:
+    m = next(m for m in mnk_data.matches if len(m.games) >= 2)
+    board = mnk_data.boards.get(m.board_id, "")
+    warmer = ReplayWarmer(ReplayMemo(), max_warmed=len(m.games) + 1)
+    warmer.add(mnk_data.game_name, mnk_data.game_params, board, m.games)
+    warmer.add(mnk_data.game_name, mnk_data.game_params, board, m.games)  # over the limit: dropped
+    assert warmer.handed == len(m.games)
+    assert len(warmer.close(30.0)) == len(m.games)
