@@ -12,7 +12,10 @@ What the task does, in order:
 1. skip unless the run still wants this attempt (``current`` hash), so a
    redelivered or superseded message costs nothing;
 2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing
-   and until the result is delivered;
+   and until the result is delivered (step 1, this note, the first beat and the
+   first live record are one Lua script, one round trip: ``_BEGIN_LUA``; the
+   beats and live record after it come from one thread per pool process,
+   ``workers.beacon``, not from threads started per match);
 3. play the match (``workers.executor.execute_match``, which never raises:
    a failure of this machine (artifact, sandbox) becomes a result whose games
    carry a ``system_error`` verdict, which the coordinator retries elsewhere);
@@ -392,6 +395,7 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
 #: what ``execute`` imports lazily, at its first match (the referee, the sandboxes, the cache)
 PLAYING_MODULES = (
     "workers.artifacts",
+    "workers.beacon",
     "workers.executor",
     "workers.live",
     "workers.match",
