@@ -356,33 +356,37 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     else:  # a notice not ours stood in the way, or no script: started the plain way
         _push(r, run, started, 60.0)
     t0 = time.monotonic()
-    with beacon().watch(
-        r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began
-    ) as watch:
-        try:
-            mine = worker_policy().apply(spec, worker)
-        except PolicyRefused as e:
-            log.error("%s (match %s)", e, spec.match_id)
-            result = machine_error_result(spec, str(e), worker)
-        else:
-            result = play(mine, artifact_fetcher(r, key), worker, work_dir() / "artifacts", live)
-        # still beating while the result is delivered: if Redis is away (or restarted empty)
-        # the push waits for it, up to seconds between tries, and a silent attempt would be
-        # charged a lease expiry meanwhile. The heartbeat key and the live record go in the
-        # very transaction that delivers the result; the live writes stop first (they only
-        # show progress), the beats after, and a beat that slipped in after that transaction
-        # (it wrote the key again) is undone below
-        watch.stop_live()
-        beats = watch.beats
+    pushed = tidy = False
+    try:
+        with beacon().watch(
+            r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began
+        ) as watch:
+            try:
+                mine = worker_policy().apply(spec, worker)
+            except PolicyRefused as e:
+                log.error("%s (match %s)", e, spec.match_id)
+                result = machine_error_result(spec, str(e), worker)
+            else:
+                result = play(mine, artifact_fetcher(r, key), worker, work_dir() / "artifacts", live)
+            # still beating while the result is delivered: if Redis is away (or restarted empty)
+            # the push waits for it, up to seconds between tries, and a silent attempt would be
+            # charged a lease expiry meanwhile. The heartbeat key and the live record go in the
+            # very transaction that delivers the result; the live writes stop first (they only
+            # show progress), the beats after, and a beat that slipped in after that transaction
+            # (it wrote the key again) is undone below
+            watch.stop_live()
+            beats = watch.beats
 
-        def _tidy(pipe: redis.client.Pipeline) -> None:
-            pipe.delete(hb_key)
-            pipe.hdel(KEYS.live(run), spec.match_id)
+            def _tidy(pipe: redis.client.Pipeline) -> None:
+                pipe.delete(hb_key)
+                pipe.hdel(KEYS.live(run), spec.match_id)
 
-        pushed = _push(
-            r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S, also=_tidy
-        )
-        if watch.end() != beats or not pushed:
+            pushed = _push(
+                r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S, also=_tidy
+            )
+            tidy = watch.end() == beats and pushed
+    finally:
+        if not tidy:  # a late beat, an undelivered result, or a failure of this code
             with contextlib.suppress(redis.exceptions.RedisError), r.pipeline(transaction=False) as pipe:
                 pipe.delete(hb_key)
                 if not pushed:
