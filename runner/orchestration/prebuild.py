@@ -5,11 +5,14 @@ worker's own build).
 Two cores, two jobs: the worker's start (imports, Celery) is CPU in its process, a
 build is mostly the compiler's; the coordinator's own set-up and first dispatch go on
 in its main thread meanwhile (the thread mostly waits on the build's sandbox).
+
+``TOURNEY_PREBUILD=0`` leaves every build to the workers, as before (to compare the two).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tourney.coordinator")
 
+#: ``0`` here: no builds ahead of the workers
+PREBUILD_ENV = "TOURNEY_PREBUILD"
 #: how long the end of a run waits for a build under way (a normal one takes a second or so;
 #: one still running is left to die with this process, its half-made copy to the next build)
 STOP_GRACE_S = 10.0
@@ -80,6 +85,8 @@ def start_local_prebuild(
 ) -> LocalPrebuild | None:
     """Start building the run's entries into ``workers``' caches as those workers would;
     None when there is nothing to build ahead (``workers.prebuild.plan_prebuild``)."""
+    if os.environ.get(PREBUILD_ENV, "1") == "0":
+        return None
     from workers.policy import WorkerPolicy
     from workers.prebuild import plan_prebuild
 
