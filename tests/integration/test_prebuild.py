@@ -19,6 +19,7 @@ from tests.integration.helpers import (
     assert_nothing_left,
     assert_one_official_result_per_match,
     standings,
+    start_tourney,
     tourney,
     unique,
     write_config,
@@ -36,6 +37,15 @@ def _logs(run_dir: Path) -> tuple[str, str]:
     logs = run_dir / "logs"
     workers = "".join(p.read_text(errors="replace") for p in sorted(logs.glob("worker-*.log")))
     return (logs / "coordinator.log").read_text(), workers
+
+
+def _cgroups_of(pid: int) -> list[Path]:
+    """Sandbox cgroups a process made that are still there (``workers.sandbox.cgroups``)."""
+    from workers.sandbox.cgroups import PREFIX, shared_cgroups
+
+    made = shared_cgroups()  # this test runs in the same cgroups as the coordinator it started
+    parents = [made._v2_parent] if made._v2_parent is not None else list(made._v1_parents.values())
+    return [d for parent in parents for d in parent.glob(f"{PREFIX}{pid}-*")]
 
 
 def _games(run_dir: Path) -> list[tuple[str, int, str, str, str, str, str, list[Any]]]:
@@ -66,9 +76,12 @@ def test_the_local_worker_finds_its_entries_built(tmp_path: Path, sandbox: str) 
     assert inline.returncode == 0, inline.stderr
 
     run_dir = tmp_path / "runs" / "pre"
-    done = tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "run.out"
+    coordinator_proc = start_tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path, log=out)
+    assert coordinator_proc.wait(180) == 0, out.read_text()
     assert_nothing_left([str(run_dir), tag])
+    # the coordinator's build sandboxes took their cgroups with them (named after its pid)
+    assert not _cgroups_of(coordinator_proc.pid)
 
     coordinator, worker = _logs(run_dir)
     assert len(COORDINATOR_BUILD.findall(coordinator)) == 1, coordinator  # three variants, one build
