@@ -85,7 +85,7 @@ def test_the_local_worker_finds_its_entries_built(tmp_path: Path, sandbox: str) 
 
     coordinator, worker = _logs(run_dir)
     assert len(COORDINATOR_BUILD.findall(coordinator)) == 1, coordinator  # three variants, one build
-    assert "built ahead of the workers: 1 build(s), 0 left to them" in coordinator
+    assert "built ahead of the workers: 1 build(s), 0 left to them, in " in coordinator
     assert "played " in worker and not WORKER_BUILD.search(worker), worker  # it played, built nothing
     (built,) = (run_dir / "workers").glob(f"*/artifacts/*/{PREBUILT_MARKER}")
     assert (built.parent / "ready").exists() and (built.parent / "entry" / "scan").exists()
