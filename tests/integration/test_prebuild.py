@@ -7,6 +7,8 @@ names every build it makes); the results are those of a run whose worker built t
 from __future__ import annotations
 
 import re
+import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from tests.integration.helpers import (
     start_tourney,
     tourney,
     unique,
+    wait_for,
     write_config,
 )
 from workers.artifacts import PREBUILT_MARKER
@@ -86,7 +89,7 @@ def test_the_local_worker_finds_its_entries_built(tmp_path: Path, sandbox: str) 
     coordinator, worker = _logs(run_dir)
     assert len(COORDINATOR_BUILD.findall(coordinator)) == 1, coordinator  # three variants, one build
     assert "built ahead of the workers: 1 build(s), 0 left to them, in " in coordinator
-    assert "played " in worker and not WORKER_BUILD.search(worker), worker  # it played, built nothing
+    assert "received" in worker and not WORKER_BUILD.search(worker), worker  # it played, built nothing
     (built,) = (run_dir / "workers").glob(f"*/artifacts/*/{PREBUILT_MARKER}")
     assert (built.parent / "ready").exists() and (built.parent / "entry" / "scan").exists()
     assert not list((run_dir / "workers").glob("*/artifacts/.*"))  # no half-made build left
@@ -148,3 +151,44 @@ def test_a_failed_build_made_ahead_ends_the_games_as_the_workers_own(tmp_path: P
 
     logged = build_log(runs["ahead"])
     assert "x.c:2:1: error: no such thing" in logged and logged == build_log(runs["own"])
+
+
+def test_a_run_stopped_during_the_build_leaves_nothing_and_resumes(tmp_path: Path) -> None:
+    """SIGTERM while the coordinator builds ahead: the build ends whole before the run stops
+    (no sandbox, process, cgroup or half-made cache entry left), and the run resumes."""
+    sandbox = "bwrap" if bwrap_problem() is None else "none"
+    slow = tmp_path / "slow"
+    shutil.copytree(SCAN, slow)
+    yaml = (slow / "entry.yaml").read_text()
+    (slow / "entry.yaml").write_text(yaml.replace("build: cc", "build: sleep 1.5; cc"))
+    tag = unique("prebuild-stop")
+    config = write_config(tmp_path, "stopped", entrants=3, sandbox=sandbox, tag=tag, entry=slow)
+    run_dir = tmp_path / "runs" / "stopped"
+    cache = run_dir / "workers" / "1" / "artifacts"
+
+    out = tmp_path / "run.out"
+    proc = start_tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path, log=out)
+    try:
+        wait_for(lambda: any(p.is_dir() for p in cache.glob(".*")), 60, "the build ahead of the worker")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 143, out.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert_nothing_left([str(run_dir), tag])
+    assert not _cgroups_of(proc.pid)
+    coordinator, _ = _logs(run_dir)
+    assert COORDINATOR_BUILD.search(coordinator), coordinator  # it finished the build it had begun
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")]  # no half-made build
+    (entry,) = [p for p in cache.iterdir() if p.is_dir()]
+    assert (entry / "ready").exists() and (entry / PREBUILT_MARKER).exists()
+
+    again = tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert_nothing_left([str(run_dir), tag])
+    _, worker = _logs(run_dir)
+    assert not WORKER_BUILD.search(worker), worker  # it took the build made before the stop
+    assert_one_official_result_per_match(run_dir)
+    with RunStore.open(run_dir) as store:
+        assert {r.worker.split("-")[0] for r in store.match_rows()} == {"local"}
