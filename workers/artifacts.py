@@ -169,19 +169,22 @@ class ArtifactCache:
         self.builds = 0  # builds this instance ran (for tests and logs)
         #: mark what this instance builds as made ahead of its worker (``workers.prebuild``)
         self.prebuilt = prebuilt
+        self._conditions: str | None = None
 
     def build_conditions(self) -> str:
         """What a build here runs under (sandbox kind, build limits, extra read-only binds),
         as the text of a ``prebuilt`` marker: a build made ahead of the worker is taken only
         by a cache that would have built it under the very same conditions."""
-        from runner.domain.registry import SANDBOX_BINDS_ENV
+        if self._conditions is None:
+            from runner.domain.registry import SANDBOX_BINDS_ENV
 
-        conditions = {
-            "sandbox": self.hosts.name,
-            "limits": dataclasses.asdict(self.limits),
-            "binds": os.environ.get(SANDBOX_BINDS_ENV, ""),
-        }
-        return json.dumps(conditions, sort_keys=True)
+            conditions = {
+                "sandbox": self.hosts.name,
+                "limits": dataclasses.asdict(self.limits),
+                "binds": os.environ.get(SANDBOX_BINDS_ENV, ""),
+            }
+            self._conditions = json.dumps(conditions, sort_keys=True)
+        return self._conditions
 
     def cached(self, digest: str) -> EntryDir | None:
         """The ready entry or the cached failure for ``digest``; None when neither exists,
