@@ -81,10 +81,6 @@ class LocalPrebuild:
         if self._thread.is_alive():
             log.warning("a build ahead of the workers was still running when the run ended")
 
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
 
 def start_local_prebuild(
     config: TournamentConfig, blobs: Mapping[str, Path], workers: LocalWorkers

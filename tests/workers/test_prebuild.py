@@ -128,7 +128,7 @@ def test_a_worker_asking_during_the_build_waits_for_it(tmp_path: Path) -> None:
     ahead = threading.Thread(target=prebuild, args=(_plan([ref(slow)], work), _packed(paths)))
     ahead.start()
     try:
-        while not list((work / "artifacts").glob("*.lock")):  # the build holds its lock now
+        while not list((work / "artifacts").glob(".*")):  # its build directory: it holds the lock
             assert ahead.is_alive(), "the build ended before the worker could ask"
             threading.Event().wait(0.01)
         worker = _worker_cache(work)
