@@ -321,6 +321,8 @@ def _play(
         count = cluster.workers.count if cluster.workers is not None else 0
         if not args.no_local_workers and args.broker:
             count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
+            if cluster.workers is not None:  # as above: built while they start
+                cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
