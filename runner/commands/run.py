@@ -44,6 +44,7 @@ from runner.orchestration.dispatch import (
     kill_stale,
     probe_sandbox,
 )
+from runner.orchestration.prebuild import LocalPrebuild, start_local_prebuild
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
@@ -75,8 +76,12 @@ class _Cluster:
         self.redis: EmbeddedRedis | None = None
         self.workers: LocalWorkers | None = None
         self.dispatcher: Dispatcher | None = None
+        self.prebuild: LocalPrebuild | None = None
 
     def stop(self) -> None:
+        prebuild, self.prebuild = self.prebuild, None
+        if prebuild is not None:
+            prebuild.stop()  # first: a build under way ends whole before its workers go
         workers, self.workers = self.workers, None
         dispatcher, self.dispatcher = self.dispatcher, None
         server, self.redis = self.redis, None
@@ -303,6 +308,9 @@ def _play(
         store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
     blobs = pack_artifacts(config, rd)
+    if cluster.workers is not None:
+        # their first match finds its entries built: built here while they start
+        cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
     timing = Timing.from_env()
     republish: Callable[[], None] | None = None
     if args.inline:
@@ -323,6 +331,8 @@ def _play(
         count = cluster.workers.count if cluster.workers is not None else 0
         if not args.no_local_workers and args.broker:
             count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
+            if cluster.workers is not None:  # as above: built while they start
+                cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
         mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")

@@ -582,6 +582,11 @@ class LocalWorkers:
         self.procs: list[subprocess.Popen[bytes]] = []
         self._pid_files: list[Path] = []
 
+    @property
+    def work_dirs(self) -> list[Path]:
+        """Each worker's work directory (``--work-dir``: its build cache and all), as ``start`` names them."""
+        return [self.run_dir / "workers" / str(i) for i in range(1, self.count + 1)]
+
     def start(self) -> LocalWorkers:
         logs = self.run_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
