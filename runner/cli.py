@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from runner.domain.registry import SANDBOX_KINDS
 from runner.errors import CommandError
+from runner.orchestration import standby
 
 # subcommand -> "module:function"
 HANDLERS = {
@@ -164,6 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    # `tourney run`'s local worker starts now, in standby, and imports while we do
+    standby.start(words)
+    try:
+        return _main(words)
+    finally:
+        standby.discard()  # only if the run did not hand it its work
+
+
+def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     module_name, func_name = HANDLERS[args.command].split(":")
     handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module_name), func_name)

@@ -44,6 +44,7 @@ from runner.orchestration.dispatch import (
     kill_stale,
     probe_sandbox,
 )
+from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.storage.run_dir import (
@@ -233,7 +234,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
                 with _stopping_meanwhile(cluster):
                     _finish_outputs(rd, outcome, code == 0)
             return code
-    except BrokerDown as e:
+    except (BrokerDown, LocalWorkersFailing) as e:
         raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
     except _Terminated as e:
         raise CommandError(f"stopped by {e}; run the same command again to resume", exit_code=143) from e
@@ -281,17 +282,13 @@ def _play(
         progress.log("sandbox: none — entries run unisolated; only for trusted entries")
     if cluster.workers is not None:
         # the local workers' health check (a sandboxed C build and move), made once for
-        # them all on this machine while they start (they were told to skip their own)
-        memory = check_local_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
+        # them all on this machine while they start (they were told to skip their own),
+        # and while the dispatcher and coordinator are set up: joined before the first dispatch
+        health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
     elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
-        memory = probe_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
+        health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
     else:
-        memory = ""
-    if config.sandbox != "none" and memory:
-        progress.log(f"sandbox {config.sandbox}: {memory}")
-        # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
-        store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
-    store.set_meta(sandbox=config.sandbox)
+        health_check = _Background.done("")
     blobs = pack_artifacts(config, rd)
     timing = Timing.from_env()
     republish: Callable[[], None] | None = None
@@ -325,8 +322,21 @@ def _play(
 
     _preload_report_modules()
     coordinator = Coordinator(
-        config, store, dispatcher, progress, timing=timing, check_resume=resumed, republish=republish
+        config,
+        store,
+        dispatcher,
+        progress,
+        timing=timing,
+        check_resume=resumed,
+        republish=republish,
+        on_tick=_supervisor(cluster.workers, store, progress) if cluster.workers is not None else None,
     )
+    memory = health_check.result()  # SandboxUnavailable: exit 2, before any match is dispatched
+    if config.sandbox != "none" and memory:
+        progress.log(f"sandbox {config.sandbox}: {memory}")
+        # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
+        store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
+    store.set_meta(sandbox=config.sandbox)
     outcome = coordinator.run()
     _record_trust(store, coordinator, progress)
     if outcome.finished and isinstance(dispatcher, CeleryDispatcher):
@@ -357,6 +367,51 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+class _Background:
+    """A call made in a thread while the caller goes on; ``result`` waits for it and returns
+    what it returned, or raises what it raised, in the caller's thread."""
+
+    def __init__(self, call: Callable[[], str], name: str) -> None:
+        self._value = ""
+        self._failed: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._value = call()
+            except BaseException as e:  # re-raised by result() in the caller's thread
+                self._failed = e
+
+        self._thread: threading.Thread | None = threading.Thread(target=run, name=name, daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def done(cls, value: str) -> _Background:
+        """One that already has its value (nothing to overlap)."""
+        made = cls.__new__(cls)
+        made._value, made._failed, made._thread = value, None, None
+        return made
+
+    def result(self) -> str:
+        if self._thread is not None:
+            self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        return self._value
+
+
+def _supervisor(workers: LocalWorkers, store: RunStore, progress: RunProgress) -> Callable[[], None]:
+    """What the coordinator's loop calls on every pass: restart the local worker if it died
+    (``LocalWorkersFailing`` once it keeps dying), said in the progress, the log and the store."""
+
+    def supervise() -> None:
+        restarted = workers.supervise()
+        if restarted is not None:
+            progress.log(restarted.describe())
+            store.log("worker_restarted", None, restarted.describe())
+
+    return supervise
 
 
 def _preload_report_modules() -> None:
