@@ -247,7 +247,7 @@ def _run_celery_worker(app: Any, name: str, concurrency: int) -> None:
         no_color=False,
         pool_start_method=None,
         purge=False,
-        quiet=False,
+        quiet=True,  # no banner: our own start lines say what matters, and it runs `uname -p`
         schedule_filename="celerybeat-schedule",
         scheduler=None,
         soft_time_limit=None,
