@@ -1,4 +1,4 @@
-"""A local ``tourney worker`` started before the run knows it needs one (``python -m workers.standby``).
+"""A local ``tourney worker`` started before the run knows it needs one (``tourney worker --standby``).
 
 ``tourney run`` starts this at its very beginning (``runner.orchestration.standby``):
 it imports what a worker needs (Celery, kombu, redis, the task and playing modules,
@@ -9,7 +9,8 @@ had. It then is that worker (``runner.cli.main(argv)``), its output going to ``l
 
 EOF instead of that line (the run failed before it started its workers): exit 0,
 silently, leaving nothing behind. It dies with the coordinator (PDEATHSIG, set first
-thing; ``argv[1]`` is the coordinator's pid, to catch a coordinator that died before).
+thing; its first argument is the coordinator's pid, to catch a coordinator that died
+before). The rest of its command line is ``tourney run``'s, for ``ps`` only.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 A ``tourney worker`` spends about half a second importing Celery, kombu, redis and the
 playing modules before it can take a task. ``runner.cli.main`` therefore starts one at
 the very beginning of ``tourney run`` (cheap checks of the command line only: not
-``--inline``, not ``--no-local-workers``), in standby (``workers.standby``): it imports
+``--inline``, not ``--no-local-workers``), in standby (``tourney worker --standby``,
+``workers.standby``): it imports
 all that while the coordinator imports its own modules, loads the config and opens the
 run, then waits for one JSON line on its stdin. ``LocalWorkers`` hands it the command
 line, environment and log file a fresh worker would have got (``hand_off``); from then on
@@ -30,8 +31,10 @@ from pathlib import Path
 
 #: set to 1 to start local workers only when the run needs them, as separate programs
 NO_STANDBY_ENV = "TOURNEY_NO_STANDBY"
-#: the child's module (workers side: named here only as a string)
-STANDBY_MODULE = "workers.standby"
+#: the standby's command: ``tourney worker --standby COORDINATOR_PID RUN_ARGS...`` (``ps`` and
+#: whoever looks for a worker by its command line see a ``tourney worker``); ``runner.cli``
+#: hands it to ``workers.standby`` before any parsing
+STANDBY_FLAG = "--standby"
 
 _standby: subprocess.Popen[bytes] | None = None
 
@@ -74,7 +77,7 @@ def start(argv: Sequence[str]) -> None:
         return
     try:
         _standby = subprocess.Popen(
-            [sys.executable, "-m", STANDBY_MODULE, str(os.getpid()), *_shown(argv)],
+            [sys.executable, "-m", "runner.cli", "worker", STANDBY_FLAG, str(os.getpid()), *_shown(argv)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

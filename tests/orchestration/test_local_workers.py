@@ -53,7 +53,7 @@ def test_a_standby_told_nothing_exits_silently() -> None:
     import os
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", standby.STANDBY_MODULE, str(os.getpid()), "run", "x.yaml"],
+        [sys.executable, "-m", "runner.cli", "worker", "--standby", str(os.getpid()), "run", "x.yaml"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -71,7 +71,7 @@ def test_a_standby_whose_parent_is_not_the_one_named_exits_without_waiting_for_i
     """It checks its parent after asking for PDEATHSIG: a coordinator already gone is noticed
     (here stdin stays open: a standby that waited for its line would never end)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", standby.STANDBY_MODULE, "1", "run", "x.yaml"],
+        [sys.executable, "-m", "runner.cli", "worker", "--standby", "1", "run", "x.yaml"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
