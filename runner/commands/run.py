@@ -275,20 +275,19 @@ def _play(
     # before Redis and the local workers start: they run on the CPUs it leaves them
     match_cpus = _reserve_cores(config, progress, inline=bool(args.inline))
     if not args.inline and args.broker is None:
-        # first: Redis and the local workers, whose start (imports, broker and key checks)
-        # then overlaps everything below instead of following it
-        _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
-    if config.sandbox == "none":
-        progress.log("sandbox: none — entries run unisolated; only for trusted entries")
-    if cluster.workers is not None:
         # the local workers' health check (a sandboxed C build and move), made once for
-        # them all on this machine while they start (they were told to skip their own),
-        # and while the dispatcher and coordinator are set up: joined before the first dispatch
+        # them all on this machine (they are told to skip their own), in a thread from here
+        # to the first dispatch, which waits for it: its subprocesses overlap the set-up below
         health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
+        # then Redis and the local worker, whose start (imports, broker and key checks)
+        # overlaps everything below instead of following it
+        _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
     elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
         health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
     else:
         health_check = _Background.done("")
+    if config.sandbox == "none":
+        progress.log("sandbox: none — entries run unisolated; only for trusted entries")
     blobs = pack_artifacts(config, rd)
     timing = Timing.from_env()
     republish: Callable[[], None] | None = None
@@ -305,6 +304,7 @@ def _play(
             raise CommandError(str(e), exit_code=2) from e
         celery.publish_artifacts(blobs)
         celery.mark_alive()
+        celery.prepare_sending()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
         dispatcher = celery
         count = cluster.workers.count if cluster.workers is not None else 0

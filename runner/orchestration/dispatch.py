@@ -375,6 +375,14 @@ class CeleryDispatcher:
             self._held_producer = self.app.producer_pool.acquire(block=True)
         return self._held_producer
 
+    def prepare_sending(self) -> None:
+        """Acquire the producer (and import the broker's transport: about 0.1 s) before the
+        first match is sent, while the run waits for other things (its health check)."""
+        try:
+            self._producer()
+        except Exception:  # the first submit retries and reports it
+            self._drop_producer()
+
     def _drop_producer(self) -> None:
         """Give the held producer back after a failure (the next send acquires a fresh one)."""
         producer, self._held_producer = self._held_producer, None
