@@ -52,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="redis://:PASSWORD@HOST:PORT/0 of an existing broker (visible in ps: prefer --broker-file)",
     )
     s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
-    s.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    s.add_argument(
+        "--workers", type=int, help="matches the local worker plays at once (default: one per core)"
+    )
     s.add_argument("--inline", action="store_true", help="run matches in-process, no Redis/Celery")
     s.add_argument("--no-progress", action="store_true", help="no live progress display")
     s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
