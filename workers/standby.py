@@ -16,7 +16,6 @@ before). The rest of its command line is ``tourney run``'s, for ``ps`` only.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import importlib
 import json
 import os
@@ -28,7 +27,8 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with(parent: int) -> None:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # this process's own symbols, libc among them: find_library("c") runs ldconfig (20 ms)
+    libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the coordinator died before prctl took effect
         os._exit(0)
