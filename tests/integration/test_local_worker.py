@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from runner.storage.store import RunStore
+from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import (
     assert_nothing_left,
     standings,
@@ -71,3 +74,21 @@ def test_a_local_worker_that_keeps_dying_stops_the_run_which_resumes_later(tmp_p
     assert ref.returncode == 0, ref.stderr
     assert standings(run_dir) == standings(tmp_path / "ref-run")
     assert json.dumps(standings(run_dir))  # something to compare: the run has its standings
+
+
+def test_a_failing_health_check_stops_the_run_before_any_match(tmp_path: Path) -> None:
+    """The local health check runs beside the run's set-up, but is joined before the first
+    dispatch: a sandbox that cannot work here (its launcher cannot be built) is exit 2 with
+    the sandbox's own line, no match played, nothing left running."""
+    problem = bwrap_problem()
+    if problem is not None:
+        pytest.skip(f"bwrap sandbox unavailable: {problem}")
+    config = write_config(tmp_path, "unfit", entrants=3, sandbox="bwrap", games_per_pairing=2)
+    broken = {"CC": "/bin/false", "TOURNEY_CACHE_DIR": str(tmp_path / "empty-cache")}
+    done = tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path, extra_env=broken)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot build the sandbox launcher" in done.stderr, done.stderr
+    with RunStore.open(tmp_path / "runs" / "unfit") as store:
+        rows = store.match_rows()
+    assert not [r for r in rows if r.state != "pending" or r.attempt > 0], rows  # nothing dispatched
+    assert_nothing_left([str(tmp_path)])
