@@ -154,7 +154,8 @@ class LocalWorkers:
         # never on the command line: any local user reads that with ps
         env = {**os.environ, BROKER_ENV: self.broker_url}
         proc = standby.hand_off(argv, env, log_path) if use_standby else None
-        self.from_standby = proc is not None if use_standby else self.from_standby
+        if use_standby:
+            self.from_standby = proc is not None
         if proc is None:
             with open(log_path, "ab") as out:
                 proc = subprocess.Popen(
@@ -191,8 +192,8 @@ class LocalWorkers:
         if not self.budget.allow(time.monotonic()):
             self._current = None
             raise LocalWorkersFailing(
-                f"the local worker keeps dying: {name} exited ({_exit_text(code)}), the "
-                f"{self.budget.restarts + 1}th time within {self.budget.window_s:.0f}s "
+                f"the local worker keeps dying: {name} exited ({_exit_text(code)}) after "
+                f"{self.budget.restarts} restart(s) within {self.budget.window_s:.0f}s "
                 f"(see {self.run_dir / 'logs'}/worker-*.log)"
             )
         started = self._spawn(use_standby=False)
