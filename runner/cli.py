@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from runner.domain.registry import SANDBOX_KINDS
 from runner.errors import CommandError
+from runner.orchestration import standby
 
 # subcommand -> "module:function"
 HANDLERS = {
@@ -51,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="redis://:PASSWORD@HOST:PORT/0 of an existing broker (visible in ps: prefer --broker-file)",
     )
     s.add_argument("--broker-file", help="a file (mode 0600) holding the broker URL")
-    s.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    s.add_argument(
+        "--workers", type=int, help="matches the local worker plays at once (default: one per core)"
+    )
     s.add_argument("--inline", action="store_true", help="run matches in-process, no Redis/Celery")
     s.add_argument("--no-progress", action="store_true", help="no live progress display")
     s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
@@ -163,7 +166,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: ``tourney worker --standby ...``: the local worker ``tourney run`` starts early (not a user's command)
+STANDBY_HANDLER = "workers.standby:main"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:2] == ["worker", standby.STANDBY_FLAG]:
+        module_name, func_name = STANDBY_HANDLER.split(":")
+        standby_main: Callable[[list[str]], int] = getattr(importlib.import_module(module_name), func_name)
+        return standby_main(words[2:])
+    # `tourney run`'s local worker starts now, in standby, and imports while we do
+    standby.start(words)
+    try:
+        return _main(words)
+    finally:
+        standby.discard()  # only if the run did not hand it its work
+
+
+def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     module_name, func_name = HANDLERS[args.command].split(":")
     handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module_name), func_name)

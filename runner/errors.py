@@ -14,7 +14,7 @@ branch an error hangs on says how to handle it::
     ├── WorkerUnfit       this worker cannot serve at all: stop the worker
     │     PreflightFailed, RunKeyError
     ├── RunHalted         the run cannot go on now: stop it; the same command resumes
-    │     StoreError, RedisServerError, BrokerDown
+    │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)
           └── UsageError  what was asked is wrong (exit 2)
                 ConfigError, EntryError, ResumeRefused, RerunRefused, UnknownMatch,

@@ -78,6 +78,9 @@ SETTINGS: dict[str, Any] = {
     "broker_channel_error_retry": True,
     "worker_cancel_long_running_tasks_on_connection_loss": False,  # a running match keeps going
     "worker_send_task_events": False,
+    # nothing here uses Celery's remote control (inspect, ping, broadcast): without it a
+    # worker declares no pidbox queue and consumes from one queue only
+    "worker_enable_remote_control": False,
     "task_send_sent_event": False,
     "worker_hijack_root_logger": False,
     "worker_redirect_stdouts": False,

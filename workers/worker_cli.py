@@ -19,7 +19,6 @@ import argparse
 import atexit
 import contextlib
 import ctypes
-import ctypes.util
 import logging
 import os
 import signal
@@ -93,7 +92,8 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, run_
 def _die_with_parent() -> None:
     """Celery pool processes: SIGKILL when the worker's main process dies, so a
     killed worker leaves no pool process behind."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # this process's own symbols, libc among them: find_library("c") runs ldconfig (20 ms)
+    libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
@@ -247,7 +247,7 @@ def _run_celery_worker(app: Any, name: str, concurrency: int) -> None:
         no_color=False,
         pool_start_method=None,
         purge=False,
-        quiet=False,
+        quiet=True,  # no banner: our own start lines say what matters, and it runs `uname -p`
         schedule_filename="celerybeat-schedule",
         scheduler=None,
         soft_time_limit=None,

@@ -44,6 +44,7 @@ from runner.orchestration.dispatch import (
     kill_stale,
     probe_sandbox,
 )
+from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.prebuild import LocalPrebuild, start_local_prebuild
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
@@ -246,7 +247,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
                 with _stopping_meanwhile(cluster):
                     _finish_outputs(rd, outcome, code == 0, warmer)
             return code
-    except BrokerDown as e:
+    except (BrokerDown, LocalWorkersFailing) as e:
         raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
     except _Terminated as e:
         raise CommandError(f"stopped by {e}; run the same command again to resume", exit_code=143) from e
@@ -289,24 +290,19 @@ def _play(
     # before Redis and the local workers start: they run on the CPUs it leaves them
     match_cpus = _reserve_cores(config, progress, inline=bool(args.inline))
     if not args.inline and args.broker is None:
-        # first: Redis and the local workers, whose start (imports, broker and key checks)
-        # then overlaps everything below instead of following it
+        # the local workers' health check (a sandboxed C build and move), made once for
+        # them all on this machine (they are told to skip their own), in a thread from here
+        # to the first dispatch, which waits for it: its subprocesses overlap the set-up below
+        health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
+        # then Redis and the local worker, whose start (imports, broker and key checks)
+        # overlaps everything below instead of following it
         _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
+    elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
+        health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
+    else:
+        health_check = _Background.done("")
     if config.sandbox == "none":
         progress.log("sandbox: none — entries run unisolated; only for trusted entries")
-    if cluster.workers is not None:
-        # the local workers' health check (a sandboxed C build and move), made once for
-        # them all on this machine while they start (they were told to skip their own)
-        memory = check_local_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
-    elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
-        memory = probe_sandbox(config.sandbox)  # SandboxUnavailable: exit 2
-    else:
-        memory = ""
-    if config.sandbox != "none" and memory:
-        progress.log(f"sandbox {config.sandbox}: {memory}")
-        # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
-        store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
-    store.set_meta(sandbox=config.sandbox)
     blobs = pack_artifacts(config, rd)
     if cluster.workers is not None:
         # their first match finds its entries built: built here while they start
@@ -326,6 +322,7 @@ def _play(
             raise CommandError(str(e), exit_code=2) from e
         celery.publish_artifacts(blobs)
         celery.mark_alive()
+        celery.prepare_sending()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
         dispatcher = celery
         count = cluster.workers.count if cluster.workers is not None else 0
@@ -353,7 +350,14 @@ def _play(
         check_resume=resumed,
         republish=republish,
         on_accepted=None if warmer is None else warmer.add_result,
+        on_tick=_supervisor(cluster.workers, store, progress) if cluster.workers is not None else None,
     )
+    memory = health_check.result()  # SandboxUnavailable: exit 2, before any match is dispatched
+    if config.sandbox != "none" and memory:
+        progress.log(f"sandbox {config.sandbox}: {memory}")
+        # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
+        store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
+    store.set_meta(sandbox=config.sandbox)
     try:
         outcome = coordinator.run()
     finally:
@@ -388,6 +392,51 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
+
+
+class _Background:
+    """A call made in a thread while the caller goes on; ``result`` waits for it and returns
+    what it returned, or raises what it raised, in the caller's thread."""
+
+    def __init__(self, call: Callable[[], str], name: str) -> None:
+        self._value = ""
+        self._failed: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._value = call()
+            except BaseException as e:  # re-raised by result() in the caller's thread
+                self._failed = e
+
+        self._thread: threading.Thread | None = threading.Thread(target=run, name=name, daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def done(cls, value: str) -> _Background:
+        """One that already has its value (nothing to overlap)."""
+        made = cls.__new__(cls)
+        made._value, made._failed, made._thread = value, None, None
+        return made
+
+    def result(self) -> str:
+        if self._thread is not None:
+            self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        return self._value
+
+
+def _supervisor(workers: LocalWorkers, store: RunStore, progress: RunProgress) -> Callable[[], None]:
+    """What the coordinator's loop calls on every pass: restart the local worker if it died
+    (``LocalWorkersFailing`` once it keeps dying), said in the progress, the log and the store."""
+
+    def supervise() -> None:
+        restarted = workers.supervise()
+        if restarted is not None:
+            progress.log(restarted.describe())
+            store.log("worker_restarted", None, restarted.describe())
+
+    return supervise
 
 
 def _preload_report_modules() -> None:

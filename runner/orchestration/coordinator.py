@@ -126,6 +126,7 @@ class Coordinator:
         check_resume: bool = False,
         republish: Callable[[], None] | None = None,
         on_accepted: Callable[[MatchSpec, list[GameRecord]], None] | None = None,
+        on_tick: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
         #: told each result accepted in this session, with its spec (``tourney run`` replays
@@ -138,6 +139,8 @@ class Coordinator:
         self.attempt_cap = attempt_cap
         self.check_resume = check_resume
         self.republish = republish
+        #: called on every pass of the loop (``tourney run``: restart a dead local worker)
+        self.on_tick = on_tick
         self._specs: dict[str, MatchSpec] = {}
         self._queue_empty_since: float | None = None
         self._last_sweep = 0.0
@@ -286,6 +289,8 @@ class Coordinator:
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
+            if self.on_tick is not None:
+                self.on_tick()
             self._show(t0)
         self._show(t0, force=True)
         assert state is not None

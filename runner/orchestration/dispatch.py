@@ -10,9 +10,9 @@ are run; the store decides what a note means (DESIGN §6).
 * ``CeleryDispatcher``: sends ``tourney.play_match`` tasks over a Redis
   broker; workers answer through the run's inbox list (``workers.celery_app``).
 
-``LocalWorkers`` starts and stops ``tourney worker`` processes on this
-machine (the embedded one-command setup). This module is the one place where
-the coordinator side reaches into ``workers`` (DESIGN §3).
+``LocalWorkers`` (``runner.orchestration.local_workers``) starts, supervises and stops
+the ``tourney worker`` process on this machine (the embedded one-command setup). This
+module is the one place where the coordinator side reaches into ``workers`` (DESIGN §3).
 """
 
 from __future__ import annotations
@@ -22,10 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,11 +41,10 @@ from runner.domain.contracts import (
     WireError,
     note_from_dict,
 )
-from runner.domain.registry import BROKER_ENV
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify, verify_json
 from runner.errors import RunHalted, UsageError
 from runner.orchestration import procs as procs_mod
-from runner.orchestration.redis_server import parent_death_signal
+from runner.orchestration.local_workers import LocalWorkers
 
 log = logging.getLogger("tourney.dispatch")
 
@@ -383,6 +378,14 @@ class CeleryDispatcher:
             self._held_producer = self.app.producer_pool.acquire(block=True)
         return self._held_producer
 
+    def prepare_sending(self) -> None:
+        """Acquire the producer (and import the broker's transport: about 0.1 s) before the
+        first match is sent, while the run waits for other things (its health check)."""
+        try:
+            self._producer()
+        except Exception:  # the first submit retries and reports it
+            self._drop_producer()
+
     def _drop_producer(self) -> None:
         """Give the held producer back after a failure (the next send acquires a fresh one)."""
         producer, self._held_producer = self._held_producer, None
@@ -553,105 +556,8 @@ class CeleryDispatcher:
 
 
 # -- local worker processes --------------------------------------------------------
-class LocalWorkers:
-    """``tourney worker`` processes on this machine, one per core by default.
-
-    Each is its own process group (stopped as a whole), dies with the
-    coordinator (PDEATHSIG), logs to ``logs/worker-<n>.log``, and has its own
-    work directory under ``workers/<n>``, like a separate machine would.
-    """
-
-    def __init__(
-        self,
-        broker_url: str,
-        run_dir: Path,
-        count: int,
-        *,
-        key_file: Path | None = None,
-        allow_unsandboxed: bool = False,
-        skip_health_check: bool = False,
-    ) -> None:
-        self.broker_url = broker_url
-        #: the caller made their health check on this machine (``check_local_sandbox``)
-        self.skip_health_check = skip_health_check
-        self.run_dir = run_dir
-        self.count = count
-        self.key_file = key_file
-        #: the organiser's own config said ``sandbox: none``: these workers are theirs to allow it
-        self.allow_unsandboxed = allow_unsandboxed
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self._pid_files: list[Path] = []
-
-    @property
-    def work_dirs(self) -> list[Path]:
-        """Each worker's work directory (``--work-dir``: its build cache and all), as ``start`` names them."""
-        return [self.run_dir / "workers" / str(i) for i in range(1, self.count + 1)]
-
-    def start(self) -> LocalWorkers:
-        logs = self.run_dir / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        host = socket.gethostname()
-        for i in range(1, self.count + 1):
-            work = self.run_dir / "workers" / str(i)
-            work.mkdir(parents=True, exist_ok=True)
-            with open(logs / f"worker-{i}.log", "ab") as out:
-                proc = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "runner.cli",
-                        "worker",
-                        "--concurrency",
-                        "1",
-                        "--name",
-                        f"local-{i}-{os.getpid()}@{host}",
-                        "--work-dir",
-                        str(work),
-                        *(["--key-file", str(self.key_file)] if self.key_file else []),
-                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
-                        *(["--skip-health-check"] if self.skip_health_check else []),
-                    ],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=parent_death_signal(signal.SIGKILL),
-                    # never on the command line: any local user reads that with ps
-                    env={**os.environ, BROKER_ENV: self.broker_url},
-                )
-            self.procs.append(proc)
-            procs_mod.record(work / "worker.pid", proc.pid, f"tourney worker {i} of {self.run_dir}")
-            self._pid_files.append(work / "worker.pid")
-        return self
-
-    def alive(self) -> int:
-        return sum(1 for p in self.procs if p.poll() is None)
-
-    def begin_stop(self) -> None:
-        """Ask every worker to stop (Celery's cold shutdown: the run needs nothing they are doing)."""
-        for p in self.procs:
-            if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    p.send_signal(signal.SIGQUIT)
-
-    def stop(self, grace_s: float = 10.0) -> None:
-        """``begin_stop``, wait up to ``grace_s`` for each worker to exit or at least for its
-        pool processes to (they close their sandboxes), then SIGKILL its process group: the
-        rest of a cold shutdown is Celery joining its own threads, which nothing needs."""
-        self.begin_stop()
-        procs, self.procs = self.procs, []
-        deadline = time.monotonic() + grace_s
-        for p in procs:
-            # unreaped, its pid is still its group's id: the group kill reaches only our processes
-            if p.returncode is None:
-                procs_mod.wait_unreaped_or_childless(p.pid, max(0.1, deadline - time.monotonic()))
-                procs_mod.kill_own_group(p.pid)  # what is left of it, pool processes that outlived it
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(5.0)
-        for f in self._pid_files:
-            procs_mod.forget(f)
-        self._pid_files = []
-        sweep_sandbox_cgroups()
+# ``LocalWorkers`` (one ``tourney worker`` process, supervised) lives in its own module
+# (``runner.orchestration.local_workers``), imported above and re-exported here.
 
 
 def sweep_sandbox_cgroups() -> None:

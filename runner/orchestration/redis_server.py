@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import secrets
 import shutil
@@ -45,7 +44,8 @@ SHUTDOWN_WAIT_S = 5.0
 def parent_death_signal(sig: int) -> Callable[[], None]:
     """A ``preexec_fn`` asking the kernel to send ``sig`` to the child when its
     parent dies: a SIGKILLed coordinator leaves no server or worker behind."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # this process's own symbols, libc among them: find_library("c") runs ldconfig (20 ms)
+    libc = ctypes.CDLL(None, use_errno=True)
 
     parent = os.getpid()
 

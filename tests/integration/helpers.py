@@ -175,7 +175,8 @@ _UNIQUE_MARKER = re.compile(r"(/.+)|(.+-[0-9a-f]{8})")
 
 
 def processes_matching(markers: Sequence[str]) -> list[psutil.Process]:
-    """Live processes whose command line mentions one of ``markers`` (this test's run).
+    """Live processes whose command line mentions one of ``markers`` (this test's run), or
+    standby-started workers holding a file open under one.
 
     Markers must be unique to the test (its temporary path, or a ``unique()`` tag),
     never a program name: a test must not touch processes it did not start."""
@@ -191,9 +192,18 @@ def processes_matching(markers: Sequence[str]) -> list[psutil.Process]:
             cmd = " ".join(p.info["cmdline"] or [])
         except psutil.Error:
             continue
-        if any(m in cmd for m in markers):
+        if any(m in cmd for m in markers) or ("--standby" in cmd and _holds_file_under(p, markers)):
             found.append(p)
     return found
+
+
+def _holds_file_under(proc: psutil.Process, markers: Sequence[str]) -> bool:
+    """A local worker started in standby (``tourney worker --standby``) was started before its
+    run directory was known: it names it only through its open log file."""
+    try:
+        return any(m in f.path for f in proc.open_files() for m in markers)
+    except psutil.Error:
+        return False
 
 
 def assert_nothing_left(markers: Sequence[str], grace_s: float = 10.0) -> None:

@@ -41,7 +41,8 @@ def test_exclusive_cores_cap_the_workers_pin_every_match_and_are_reported(tmp_pa
     for r in results:
         assert r.timing is not None and r.timing.exclusive
         assert len(r.timing.cpus) == 1 and r.timing.cpus[0] in cores
-        assert (r.timing.worker_cores, r.timing.worker_concurrency) == (len(cores), 1)
+        # one local worker process, playing one match per core at once
+        assert (r.timing.worker_cores, r.timing.worker_concurrency) == (len(cores), len(cores))
 
     report = (run_dir / "report.html").read_text()
     assert 'id="timing">exclusive cores' in report and "on a core of their own" in report

@@ -84,7 +84,8 @@ def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
 
         wait_for(worker1_busy, 60, "worker 1 to start a match")
         time.sleep(0.5)  # well inside the match
-        # the whole worker: main process and pool
+        # the whole worker (main process and pool): the run's only one; the coordinator
+        # notices its exit and starts another (local-2-...), which replays what it was playing
         kill_recorded_group(run_dir / "workers" / "1" / "worker.pid")
         finish(proc, log)
     finally:
@@ -95,8 +96,11 @@ def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
     with RunStore.open(run_dir) as store:
         row = store.match_row(victim[0])
         retries = [e.detail for e in store.events("retry") if e.match_id == victim[0]]
+        restarts = [e.detail for e in store.events("worker_restarted")]
     assert row is not None and row.state == "done" and row.attempt >= 2
     assert row.worker.startswith("local-2-")
+    assert len(restarts) == 1 and "local-1-" in restarts[0] and "killed by SIGKILL" in restarts[0], restarts
+    assert "started local-2-" in restarts[0]
     assert any("lease expired" in d for d in retries), retries
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == reference(tmp_path, "killw", 4)

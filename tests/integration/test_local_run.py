@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,11 @@ def test_embedded_run_matches_inline_and_leaves_nothing_behind(tmp_path: Path) -
         meta = store.meta()
         workers = {r.worker for r in store.match_rows()}
     assert meta["sandbox"] == "bwrap" and meta["finished"]
-    assert len(workers) == 2, workers  # both local workers played
+    # one local worker process (two matches at once), and both its pool processes played
+    assert len(workers) == 1 and next(iter(workers)).startswith("local-1-"), workers
+    log = (run_dir / "logs" / "worker-1.log").read_text(errors="replace")
+    players = set(re.findall(r"(ForkPoolWorker-\d+)\] played", log))
+    assert players == {"ForkPoolWorker-1", "ForkPoolWorker-2"}, log[-3000:]
     assert (run_dir / "config.yaml").read_bytes() == config.read_bytes()
     assert (run_dir / "redis" / "appendonly.aof").exists() or (run_dir / "redis" / "appendonlydir").exists()
     assert list((run_dir / "artifacts").glob("*.tar.gz"))

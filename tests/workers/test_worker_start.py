@@ -39,9 +39,11 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[Celery]:
 
 
 def test_the_worker_gets_the_keywords_celerys_own_command_gives_it(app: Celery) -> None:
+    """``celery --quiet worker ...``: the same worker, without the banner."""
     name = "local-1-123@host"
     app.worker_main(
         [
+            "--quiet",  # no banner (``tourney worker`` prints its own start lines)
             "worker",
             "--pool=prefork",
             "--concurrency=3",
@@ -60,7 +62,7 @@ def test_the_worker_gets_the_keywords_celerys_own_command_gives_it(app: Celery) 
 
 
 def test_a_plain_worker_name_gets_celerys_node_prefix_as_on_its_command_line(app: Celery) -> None:
-    app.worker_main(["worker", "--hostname=plain", "--pool=prefork", "--concurrency=1"])
+    app.worker_main(["--quiet", "worker", "--hostname=plain", "--pool=prefork", "--concurrency=1"])
     worker_cli._run_celery_worker(app, "plain", 1)
     assert _Recorder.built[0]["hostname"] == _Recorder.built[1]["hostname"] == "celery@plain"
 

@@ -1,0 +1,93 @@
+"""A local ``tourney worker`` started before the run knows it needs one (``tourney worker --standby``).
+
+``tourney run`` starts this at its very beginning (``runner.orchestration.standby``):
+it imports what a worker needs (Celery, kombu, redis, the task and playing modules,
+Celery's worker classes) while the coordinator loads the config and opens the run,
+then reads ONE JSON line on stdin: ``{"argv": [...], "env": {...}, "log": PATH}``, the
+``runner.cli`` command line, environment and log file a worker started then would have
+had. It then is that worker (``runner.cli.main(argv)``), its output going to ``log``.
+
+EOF instead of that line (the run failed before it started its workers): exit 0,
+silently, leaving nothing behind. It dies with the coordinator (PDEATHSIG, set first
+thing; its first argument is the coordinator's pid, to catch a coordinator that died
+before). The rest of its command line is ``tourney run``'s, for ``ps`` only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import signal
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    # this process's own symbols, libc among them: find_library("c") runs ldconfig (20 ms)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the coordinator died before prctl took effect
+        os._exit(0)
+
+
+#: what ``tourney worker`` imports before its first task, besides the playing modules:
+#: Celery's worker classes (``app.Worker``'s base, its consumer, the prefork pool), the
+#: Redis transport, the task module and the worker's own command
+WORKER_MODULES = (
+    "celery.apps.worker",
+    "celery.worker.consumer",
+    "celery.concurrency.prefork",
+    "kombu.transport.redis",
+    "workers.tasks",
+    "workers.worker_cli",
+    "runner.cli",
+)
+
+
+def _preload() -> None:
+    """Import what the worker's start would (most of its cost), while nothing waits for it."""
+    from workers.tasks import PLAYING_MODULES
+
+    for module in (*WORKER_MODULES, *PLAYING_MODULES):
+        importlib.import_module(module)
+
+
+def _redirect_output(log: str) -> None:
+    """stdout and stderr to ``log`` (appended), stdin from /dev/null: as a worker started with them."""
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+
+def main(argv: list[str]) -> int:
+    _die_with(int(argv[0]))
+    t0 = time.monotonic()
+    _preload()
+    ready_s = time.monotonic() - t0
+    line = sys.stdin.buffer.readline()
+    if not line.strip():
+        return 0  # the run did not get as far as its workers
+    order = json.loads(line)
+    _redirect_output(str(order["log"]))
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in order["env"].items()})
+    print(
+        f"tourney worker: started in standby (ready after {ready_s:.2f}s, "
+        f"handed its work after {time.monotonic() - t0:.2f}s)",
+        flush=True,
+    )
+    from runner.cli import main as cli_main
+
+    return cli_main([str(a) for a in order["argv"]])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
