@@ -174,8 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:2] == ["worker", standby.STANDBY_FLAG]:
         module_name, func_name = STANDBY_HANDLER.split(":")
-        standby_main: Callable[[list[str]], int] = getattr(importlib.import_module(module_name), func_name)
-        return standby_main(words[2:])
+        standby_main: Callable[[list[str], Callable[[list[str]], int]], int] = getattr(
+            importlib.import_module(module_name), func_name
+        )
+        return standby_main(words[2:], _main)
     # `tourney run`'s local worker starts now, in standby, and imports while we do
     standby.start(words)
     try:

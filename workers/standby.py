@@ -5,7 +5,8 @@ it imports what a worker needs (Celery, kombu, redis, the task and playing modul
 Celery's worker classes) while the coordinator loads the config and opens the run,
 then reads ONE JSON line on stdin: ``{"argv": [...], "env": {...}, "log": PATH}``, the
 ``runner.cli`` command line, environment and log file a worker started then would have
-had. It then is that worker (``runner.cli.main(argv)``), its output going to ``log``.
+had. It then is that worker (``runner.cli``, handed in as ``run_cli``, runs ``argv``), its
+output going to ``log``.
 
 EOF instead of that line (the run failed before it started its workers): exit 0,
 silently, leaving nothing behind. It dies with the coordinator (PDEATHSIG, set first
@@ -22,6 +23,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 
 _PR_SET_PDEATHSIG = 1
 
@@ -44,7 +46,6 @@ WORKER_MODULES = (
     "kombu.transport.redis",
     "workers.tasks",
     "workers.worker_cli",
-    "runner.cli",
 )
 
 
@@ -67,7 +68,9 @@ def _redirect_output(log: str) -> None:
     os.close(null)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], run_cli: Callable[[list[str]], int]) -> int:
+    """``argv``: the coordinator's pid, then ``tourney run``'s words (for ``ps``); ``run_cli``
+    runs a ``tourney`` command line (``runner.cli``'s, handed in: workers do not import it)."""
     _die_with(int(argv[0]))
     t0 = time.monotonic()
     _preload()
@@ -84,10 +87,4 @@ def main(argv: list[str]) -> int:
         f"handed its work after {time.monotonic() - t0:.2f}s)",
         flush=True,
     )
-    from runner.cli import main as cli_main
-
-    return cli_main([str(a) for a in order["argv"]])
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    return run_cli([str(a) for a in order["argv"]])

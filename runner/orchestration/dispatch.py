@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
 
@@ -45,6 +45,13 @@ from runner.domain.signing import RunKey, SignatureError, artifact_signature, si
 from runner.errors import RunHalted, UsageError
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.local_workers import LocalWorkers
+
+if TYPE_CHECKING:
+    import threading
+
+    from runner.domain.contracts import EntryRef, Limits
+    from workers.prebuild import PrebuildPlan as PrebuildPlan
+    from workers.prebuild import PrebuildReport as PrebuildReport
 
 log = logging.getLogger("tourney.dispatch")
 
@@ -226,6 +233,40 @@ def probe_sandbox(kind: str) -> str:
     except HostError as e:
         raise SandboxUnavailable(f"sandbox {kind} unavailable: {e}") from e
     return sandbox_memory_note() if factory.name == "bwrap" else ""
+
+
+def plan_local_prebuild(
+    refs: list[EntryRef],
+    work_dirs: list[Path],
+    *,
+    requested_sandbox: str,
+    limits: Limits,
+    allow_unsandboxed: bool,
+    exclusive_cores: bool,
+) -> PrebuildPlan | None:
+    """What the local workers would build, and how (``workers.prebuild.plan_prebuild``),
+    under the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
+    (no limit ceilings of its own; its health check is made here instead)."""
+    from workers.policy import WorkerPolicy
+    from workers.prebuild import plan_prebuild
+
+    return plan_prebuild(
+        refs,
+        work_dirs,
+        requested_sandbox=requested_sandbox,
+        limits=limits,
+        policy=WorkerPolicy(allow_unsandboxed=allow_unsandboxed),
+        exclusive_cores=exclusive_cores,
+    )
+
+
+def run_local_prebuild(
+    plan: PrebuildPlan, fetch: Callable[[str], bytes], stop: threading.Event
+) -> PrebuildReport:
+    """Build ``plan`` into the local workers' caches, as they would (``workers.prebuild``)."""
+    from workers.prebuild import prebuild
+
+    return prebuild(plan, fetch, stop)
 
 
 def check_local_sandbox(kind: str) -> str:

@@ -23,8 +23,7 @@ from runner.domain.contracts import EntryRef
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
-    from runner.orchestration.dispatch import LocalWorkers
-    from workers.prebuild import PrebuildPlan, PrebuildReport
+    from runner.orchestration.dispatch import LocalWorkers, PrebuildPlan, PrebuildReport
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -50,11 +49,11 @@ class LocalPrebuild:
         return self._blobs[digest].read_bytes()
 
     def _run(self) -> None:
-        from workers.prebuild import prebuild
+        from runner.orchestration.dispatch import run_local_prebuild
 
         started, cpu = time.monotonic(), time.thread_time()
         try:
-            self.report = prebuild(self.plan, self._fetch, self._stop)
+            self.report = run_local_prebuild(self.plan, self._fetch, self._stop)
         except Exception:  # never the run's failure: the workers build what is not built
             log.exception("building ahead of the workers failed")
             return
@@ -89,21 +88,18 @@ def start_local_prebuild(
     None when there is nothing to build ahead (``workers.prebuild.plan_prebuild``)."""
     if os.environ.get(PREBUILD_ENV, "1") == "0":
         return None
-    from workers.policy import WorkerPolicy
-    from workers.prebuild import plan_prebuild
+    from runner.orchestration.dispatch import plan_local_prebuild
 
     refs = _in_likely_order(
         [s.ref() for s in config.entry_specs().values()],
         [s.ref() for s in config.seed_opponent_specs().values()],
     )
-    plan = plan_prebuild(
+    plan = plan_local_prebuild(
         refs,
         workers.work_dirs,
         requested_sandbox=config.sandbox,
         limits=config.limits_obj,
-        # the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
-        # (no limit ceilings of its own; it skipped its health check, made here instead)
-        policy=WorkerPolicy(allow_unsandboxed=workers.allow_unsandboxed),
+        allow_unsandboxed=workers.allow_unsandboxed,
         exclusive_cores=config.timing.exclusive_cores,
     )
     if plan is None:
