@@ -27,8 +27,12 @@ import psutil
 
 log = logging.getLogger("tourney.procs")
 
-#: start times from /proc have 1/HZ resolution; psutil turns them into floats
-_START_TIME_TOLERANCE_S = 0.05
+#: start times from /proc count clock ticks (1/100 s), which psutil turns into floats from
+#: the same boot time, so one process always reads the same value: the tolerance only
+#: absorbs float rounding. Less than a tick: a process started one tick apart (a bystander
+#: started 10 ms before the one recorded, as ``tourney run`` now starts its local worker at
+#: once) is never taken for the recorded one (it was 50 ms, 5 ticks)
+_START_TIME_TOLERANCE_S = 0.001
 
 
 @dataclass(frozen=True)
