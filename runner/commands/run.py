@@ -70,6 +70,11 @@ log = logging.getLogger("tourney.coordinator")
 REPLAY_WAIT_S = 10.0
 
 
+#: how long stopping a run waits for its health check (a C build and a move, normally
+#: well under a second) to end and remove its sandbox
+HEALTH_CHECK_STOP_WAIT_S = 30.0
+
+
 class _Cluster:
     """What a run started (embedded Redis, local workers, dispatcher); stopped exactly once."""
 
@@ -78,8 +83,15 @@ class _Cluster:
         self.workers: LocalWorkers | None = None
         self.dispatcher: Dispatcher | None = None
         self.prebuild: LocalPrebuild | None = None
+        #: the local health check, in a thread until the first dispatch (``_play``)
+        self.health_check: _Background | None = None
 
     def stop(self) -> None:
+        check, self.health_check = self.health_check, None
+        if check is not None:
+            # a run stopped (SIGTERM, an error) while its check builds and moves: the check's
+            # sandbox and cgroups go with it, not with this process's exit
+            check.wait(HEALTH_CHECK_STOP_WAIT_S)
         prebuild, self.prebuild = self.prebuild, None
         if prebuild is not None:
             prebuild.stop()  # first: a build under way ends whole before its workers go
@@ -294,6 +306,7 @@ def _play(
         # them all on this machine (they are told to skip their own), in a thread from here
         # to the first dispatch, which waits for it: its subprocesses overlap the set-up below
         health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
+        cluster.health_check = health_check
         # then Redis and the local worker, whose start (imports, broker and key checks)
         # overlaps everything below instead of following it
         _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
@@ -417,6 +430,11 @@ class _Background:
         made = cls.__new__(cls)
         made._value, made._failed, made._thread = value, None, None
         return made
+
+    def wait(self, timeout_s: float) -> None:
+        """Let the call end (up to ``timeout_s``) without taking its result."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
 
     def result(self) -> str:
         if self._thread is not None:
