@@ -4,7 +4,7 @@ While a worker plays a match it keeps two things fresh in Redis: the attempt's
 heartbeat key (``tourney:run:<run>:hb:<match>:<attempt>``, a TTL the
 coordinator's lease follows) and, for the live progress only, the match's
 signed ``LiveMatch`` record. Both used to be a thread each, started and joined
-for every match (``workers.tasks.Heartbeat``, ``workers.live.LivePublisher``):
+for every match (a heartbeat thread and a live-record publisher, both now gone):
 two thread starts, two joins and their wake-ups per match, about a tenth of a
 pool process's work outside the games on a round robin of short matches
 (issue 13). Here one daemon thread per process serves whatever match the

@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -139,42 +138,6 @@ def _push(
                 return False
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
-
-
-class Heartbeat:
-    """Keeps ``tourney:run:<run>:hb:<match>:<attempt>`` alive while a match is played."""
-
-    def __init__(self, r: redis.Redis, key: str, worker: str, every_s: float, ttl_s: float) -> None:
-        self._r, self.key, self._worker = r, key, worker
-        #: set once the key went with the result (``execute``): nothing left to delete
-        self.removed = False
-        self.beats = 0  # beats written so far: tells whether one came after a given moment
-        self._every, self._ttl_ms = every_s, max(1, int(ttl_s * 1000))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="tourney-heartbeat", daemon=True)
-
-    def _beat(self) -> None:
-        while True:
-            with contextlib.suppress(redis.exceptions.RedisError):
-                self._r.set(self.key, self._worker, px=self._ttl_ms)
-                self.beats += 1
-            if self._stop.wait(self._every):
-                return
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """End the beats; the key lives on until deleted (or its TTL runs out)."""
-        self._stop.set()
-        self._thread.join(5.0)
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-        if not self.removed:
-            with contextlib.suppress(redis.exceptions.RedisError):
-                self._r.delete(self.key)
 
 
 def quarantine_notice(r: redis.Redis, worker: str, key: RunKey) -> str | None:

@@ -1,6 +1,6 @@
 """The task body's fewer round trips (issue 13) keep its promises, on a real Redis: the
 quarantine and attempt checks read together still refuse and skip; the result, the heartbeat's
-removal and the live record's removal land together; the live publisher stops at once."""
+removal and the live record's removal land together; the beacon ends a match at once."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from runner.domain.signing import KEY_ENV, RunKey, sign
 from runner.orchestration.dispatch import CeleryDispatcher, Timing
 from runner.orchestration.redis_server import EmbeddedRedis
 from workers import tasks
+from workers.beacon import LiveTarget, beacon
 from workers.celery_app import KEYS
-from workers.live import LivePublisher, LiveState
+from workers.live import LiveState
 from workers.policy import POLICY_ENV, WorkerPolicy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -81,20 +82,26 @@ def test_a_quarantined_worker_hands_the_match_back_unplayed(setup: Any) -> None:
     assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
 
 
-def test_the_live_publisher_stops_without_waiting_out_its_interval(setup: Any) -> None:
+def test_the_beacon_ends_a_match_without_waiting_out_its_interval(setup: Any) -> None:
     dispatcher, spec, key = setup
     state = LiveState(spec, 1, WORKER)
-    publisher = LivePublisher(dispatcher.redis, KEYS.live(RUN), state, key, every_s=4.0)
-    with publisher:
-        # past its first record and the interval after it, no change since: now it waits up to
-        # 4 s for a change
+    target = LiveTarget(KEYS.live(RUN), state, key, every_s=4.0)
+    beat = KEYS.heartbeat(RUN, "trips", 1)
+    watch = beacon().watch(dispatcher.redis, beat, WORKER, 4.0, 8.0, target, beaten=False)
+    with watch:
+        # past its first record and the interval after it: now it waits up to 4 s
         time.sleep(4.5)
         asked = time.monotonic()
-        publisher.stop()
+        watch.end()
         # not a speed target: the 3.5 s left of that wait, against none (a loaded machine's delay)
         assert time.monotonic() - asked < 2.5
-        assert not any(t.name == "tourney-live" and t.is_alive() for t in threading.enumerate())
+    # nothing is written for the match once it ended (the task removes what is there)
+    dispatcher.redis.delete(beat)
+    dispatcher.redis.hdel(KEYS.live(RUN), "trips")
+    state.building(["a"])  # a change the beacon would publish, were the match still watched
+    time.sleep(4.5)
     assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
+    assert not dispatcher.redis.exists(beat)
 
 
 def test_the_heartbeat_beats_until_the_result_is_delivered(
