@@ -343,7 +343,9 @@ def _play(
             count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
             if cluster.workers is not None:  # as above: built while they start
                 cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
-        mode = f"{count} local worker(s)" + (", remote workers welcome" if args.broker else "")
+        # one local worker process plays ``count`` matches at once (``LocalWorkers``)
+        local = f"1 local worker ({count} match(es) at once)" if count else "no local worker"
+        mode = local + (", remote workers welcome" if args.broker else "")
     cluster.dispatcher = dispatcher
     progress.log(f"playing with {mode}")
     _record_timing(store, config, progress)
@@ -537,11 +539,15 @@ def _reserve_cores(config: TournamentConfig, progress: RunProgress, *, inline: b
 def _local_worker_count(
     requested: int | None, config: TournamentConfig, progress: RunProgress, cpus: frozenset[int]
 ) -> int:
-    """One local worker per usable core by default; with fair timing never more than that."""
+    """Matches the local worker plays at once: one per usable core by default; with fair
+    timing never more than that."""
     exclusive = config.timing.exclusive_cores
     count = capped_concurrency(requested, cpus, exclusive=exclusive)
     if requested is not None and count < requested:
-        progress.log(f"timing.exclusive_cores: {count} local worker(s), one per usable core, not {requested}")
+        progress.log(
+            f"timing.exclusive_cores: the local worker plays {count} match(es) at once, "
+            f"one per usable core, not {requested}"
+        )
     return count
 
 

@@ -27,7 +27,10 @@ def test_exclusive_cores_cap_the_workers_pin_every_match_and_are_reported(tmp_pa
     asked = len(cores) + 2
     done = tourney("run", config, "--workers", str(asked), cwd=tmp_path, timeout=300)  # log lines too
     assert done.returncode == 0, done.stdout + done.stderr
-    capped = f"timing.exclusive_cores: {len(cores)} local worker(s), one per usable core, not {asked}"
+    capped = (
+        f"timing.exclusive_cores: the local worker plays {len(cores)} match(es) at once, "
+        f"one per usable core, not {asked}"
+    )
     assert capped in done.stdout
     assert "Timing: exclusive cores (one CPU per match, never shared)" in done.stdout
     assert "3 of 3 match(es) on a core of their own" in done.stdout
@@ -66,7 +69,7 @@ def test_reserved_cores_keep_the_runner_off_the_cores_matches_play_on(tmp_path: 
     assert done.returncode == 0, done.stdout + done.stderr
     rest = ",".join(map(str, cores[1:]))
     assert f"timing: CPUs {cores[0]} for the runner, {rest} for matches" in done.stdout
-    assert f"playing with {len(cores) - 1} local worker(s)" in done.stdout
+    assert f"playing with 1 local worker ({len(cores) - 1} match(es) at once)" in done.stdout
     with RunStore.open(tmp_path / "runs" / "reserved") as store:
         results = [r.result for r in store.match_rows() if r.result is not None]
     assert len(results) == 3
