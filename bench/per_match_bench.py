@@ -105,7 +105,8 @@ def worker_main_ms(tmp: Path, tasks_n: int) -> float:
     from runner.domain.signing import KEY_ENV, RunKey, sign
     from runner.orchestration.dispatch import CeleryDispatcher, Timing
     from runner.orchestration.redis_server import EmbeddedRedis
-    from workers.celery_app import QUEUE, TASK_NAME
+    from workers.broker_keys import QUEUE
+    from workers.task_message import task_message
 
     key = RunKey.generate()
     server = EmbeddedRedis(tmp / "redis-main").start()
@@ -120,10 +121,7 @@ def worker_main_ms(tmp: Path, tasks_n: int) -> float:
         for i in range(first, first + n):
             # an envelope of no run: the pool refuses it unplayed (it is not a valid task)
             envelope = sign({"run": "bench-main", "attempt": 1, "spec": {"match_id": f"m{i}"}}, key)
-            dispatcher.app.send_task(
-                TASK_NAME, args=[envelope], queue=QUEUE, task_id=f"t{i}", argsrepr="-", kwargsrepr="{}",
-                producer=dispatcher._producer(),
-            )  # fmt: skip
+            dispatcher.redis.lpush(QUEUE, task_message(f"t{i}", [envelope], argsrepr="-", sender="bench"))
 
     def drained(timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s

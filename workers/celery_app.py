@@ -22,22 +22,9 @@ acceptance exactly-once:
 The broker URL is given at run time (``configure(url)``) by ``tourney worker``
 or the coordinator.
 
-Besides Celery's own keys the run uses (``KEYS``):
-
-* ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
-* ``tourney:artifact:<digest>:sig:<key id>``: its signature with a run key
-  (``runner.domain.signing.artifact_signature``); tasks and notes are signed too;
-* ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
-  (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
-  a week after the last note; the coordinator deletes it when the run ends);
-* ``tourney:run:<run>:alive``: a sentinel the coordinator sets; gone means the
-  broker came back empty (artifacts, queue and ``current`` lost with it);
-* ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
-  wants; a task for any other attempt is skipped without running;
-* ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
-  worker plays the match (the coordinator's lease follows it);
-* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency;
-* ``tourney:quarantine:<name>``: a signed notice that the worker must stop taking work.
+The Redis keys both sides share, the queue's name and the task message the
+coordinator writes without Celery are in ``workers.broker_keys`` and
+``workers.task_message``.
 """
 
 from __future__ import annotations
@@ -51,12 +38,11 @@ from celery import Celery
 from runner.domain.contracts import (
     ENVELOPE_VERSION as ENVELOPE_VERSION,  # the envelope lives in the contracts
 )
-
-QUEUE = "tourney"
-TASK_NAME = "tourney.play_match"
-VISIBILITY_TIMEOUT_S = 12 * 3600
-#: how long a quarantine notice stands (a fixed machine is restarted under a new name, or after this)
-QUARANTINE_TTL_S = 24 * 3600
+from workers.broker_keys import KEYS as KEYS
+from workers.broker_keys import QUARANTINE_TTL_S as QUARANTINE_TTL_S
+from workers.broker_keys import QUEUE as QUEUE
+from workers.broker_keys import TASK_NAME as TASK_NAME
+from workers.broker_keys import VISIBILITY_TIMEOUT_S as VISIBILITY_TIMEOUT_S
 
 SETTINGS: dict[str, Any] = {
     "task_acks_late": True,
@@ -124,49 +110,3 @@ def tls_options(broker_url: str) -> dict[str, Any] | None:
         if query.get(name):
             options[name] = query[name]
     return options
-
-
-class KEYS:
-    """Redis key names shared by the coordinator and the workers."""
-
-    @staticmethod
-    def artifact(digest: str) -> str:
-        return f"tourney:artifact:{digest}"
-
-    @staticmethod
-    def artifact_sig(digest: str, key_id: str) -> str:
-        """The run key's signature of an artifact (per key: runs with other keys share the broker)."""
-        return f"tourney:artifact:{digest}:sig:{key_id}"
-
-    @staticmethod
-    def inbox(run: str) -> str:
-        return f"tourney:run:{run}:inbox"
-
-    @staticmethod
-    def alive(run: str) -> str:
-        """Set by the coordinator, never expires: its absence means the broker lost its data."""
-        return f"tourney:run:{run}:alive"
-
-    @staticmethod
-    def current(run: str) -> str:
-        return f"tourney:run:{run}:current"
-
-    @staticmethod
-    def heartbeat(run: str, match_id: str, attempt: int) -> str:
-        return f"tourney:run:{run}:hb:{match_id}:{attempt}"
-
-    @staticmethod
-    def live(run: str) -> str:
-        """Hash match id -> signed ``LiveMatch``: what workers are doing now (display only)."""
-        return f"tourney:run:{run}:live"
-
-    @staticmethod
-    def worker(name: str) -> str:
-        return f"tourney:worker:{name}"
-
-    @staticmethod
-    def quarantine(name: str) -> str:
-        """Set (signed) by a coordinator: the worker stops consuming (``orchestration.workers_health``)."""
-        return f"tourney:quarantine:{name}"
-
-    WORKER_PATTERN = "tourney:worker:*"

@@ -335,7 +335,6 @@ def _play(
             raise CommandError(str(e), exit_code=2) from e
         celery.publish_artifacts(blobs)
         celery.mark_alive()
-        celery.prepare_sending()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
         dispatcher = celery
         count = cluster.workers.count if cluster.workers is not None else 0

@@ -8,7 +8,8 @@ are run; the store decides what a note means (DESIGN §6).
   each match in this process, one at a time in submission order. Entries
   still go through the artifact cache (packed, digest-checked, built once).
 * ``CeleryDispatcher``: sends ``tourney.play_match`` tasks over a Redis
-  broker; workers answer through the run's inbox list (``workers.celery_app``).
+  broker (Celery's message, written without Celery: ``workers.task_message``);
+  workers answer through the run's inbox list (``workers.broker_keys``).
 
 ``LocalWorkers`` (``runner.orchestration.local_workers``) starts, supervises and stops
 the ``tourney worker`` process on this machine (the embedded one-command setup). This
@@ -302,21 +303,21 @@ class CeleryDispatcher:
     PATIENCE_S = 600.0
 
     def __init__(self, broker_url: str, run_id: str, timing: Timing, key: RunKey) -> None:
-        from workers.celery_app import KEYS, configure
+        from workers.broker_keys import KEYS
+        from workers.task_message import origin
 
         self.key = key
         self.url = broker_url
         self.run_id = run_id
         self.timing = timing
         self.keys = KEYS
-        self.app = configure(broker_url)
+        self.origin = origin()
         self.redis = redis.Redis.from_url(broker_url, socket_timeout=10.0, socket_connect_timeout=5.0)
         self._down_since: float | None = None
         self._up_since = float("-inf")
         self._published: set[str] = set()
         self._workers_cache = (0.0, 0)
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
-        self._held_producer: Any = None
         #: matches forgotten since the last poll: their ``current`` entries go with the next one
         self._to_forget: set[str] = set()
 
@@ -386,53 +387,33 @@ class CeleryDispatcher:
         )
 
     def submit(self, spec: MatchSpec, attempt: int) -> None:
-        from workers.celery_app import QUEUE, TASK_NAME
+        """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
+        entry first: Redis runs a connection's commands in order, so no worker can take the
+        task before it). The message is Celery's own (``workers.task_message``)."""
+        from workers.broker_keys import QUEUE
+        from workers.task_message import task_message
 
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
+        message = task_message(
+            f"{self.run_id}.{spec.match_id}.{attempt}",
+            [sign(self.envelope(spec, attempt).to_dict(), self.key)],
+            # what a worker's log shows for the task: the match, not its whole signed envelope
+            argsrepr=f"[match {spec.match_id} attempt {attempt}]",
+            sender=self.origin,
+        )
         while True:
             try:
-                self.redis.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
-                self.app.send_task(
-                    TASK_NAME,
-                    args=[sign(self.envelope(spec, attempt).to_dict(), self.key)],
-                    queue=QUEUE,
-                    task_id=f"{self.run_id}.{spec.match_id}.{attempt}",
-                    retry=True,
-                    # what a worker's log shows for the task; given, so that Celery does not
-                    # build a repr of the whole signed envelope for every match (issue 13:
-                    # a third of the coordinator's CPU in dispatching a round robin)
-                    argsrepr=f"[match {spec.match_id} attempt {attempt}]",
-                    kwargsrepr="{}",
-                    producer=self._producer(),
-                )
+                with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
+                    pipe.lpush(QUEUE, message)
+                    pipe.execute()
                 self._ok()
                 return
-            except Exception as e:  # kombu wraps connection errors in several types
-                self._drop_producer()
+            except redis.exceptions.RedisError as e:
+                # sent again: should the first one have arrived, the attempt is delivered
+                # twice, which the workers' attempt check and the store already absorb
                 self._failed(e)
                 time.sleep(1.0)
-
-    def _producer(self) -> Any:
-        """One producer (and its broker connection) for every task this run sends: acquiring
-        one from Celery's pool per task built a Redis client per message."""
-        if self._held_producer is None:
-            self._held_producer = self.app.producer_pool.acquire(block=True)
-        return self._held_producer
-
-    def prepare_sending(self) -> None:
-        """Acquire the producer (and import the broker's transport: about 0.1 s) before the
-        first match is sent, while the run waits for other things (its health check)."""
-        try:
-            self._producer()
-        except Exception:  # the first submit retries and reports it
-            self._drop_producer()
-
-    def _drop_producer(self) -> None:
-        """Give the held producer back after a failure (the next send acquires a fresh one)."""
-        producer, self._held_producer = self._held_producer, None
-        if producer is not None:
-            with contextlib.suppress(Exception):
-                producer.release()
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
@@ -473,7 +454,7 @@ class CeleryDispatcher:
 
     def quarantine(self, worker: str, reason: str) -> None:
         """Tell ``worker`` (signed, so nobody else can) to stop taking this broker's work."""
-        from workers.celery_app import QUARANTINE_TTL_S
+        from workers.broker_keys import QUARANTINE_TTL_S
 
         notice = sign({"worker": worker, "run": self.run_id, "reason": reason}, self.key)
         with contextlib.suppress(redis.exceptions.RedisError):
@@ -547,7 +528,7 @@ class CeleryDispatcher:
             return None
 
     def queue_empty(self) -> bool | None:
-        from workers.celery_app import QUEUE
+        from workers.broker_keys import QUEUE
 
         try:
             return int(self.redis.llen(QUEUE)) == 0
@@ -589,11 +570,8 @@ class CeleryDispatcher:
 
     def close(self) -> None:
         self._flush_forgotten()
-        self._drop_producer()
         with contextlib.suppress(Exception):
             self.redis.close()
-        with contextlib.suppress(Exception):
-            self.app.pool.force_close_all()
 
 
 # -- local worker processes --------------------------------------------------------

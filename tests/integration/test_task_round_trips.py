@@ -19,7 +19,7 @@ from runner.orchestration.dispatch import CeleryDispatcher, Timing
 from runner.orchestration.redis_server import EmbeddedRedis
 from workers import tasks
 from workers.beacon import LiveTarget, beacon
-from workers.celery_app import KEYS
+from workers.celery_app import KEYS, configure
 from workers.live import LiveState
 from workers.policy import POLICY_ENV, WorkerPolicy
 
@@ -47,6 +47,8 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     for s in specs:
         blobs[s.digest].write_bytes(pack_entry(s.path))
     server = EmbeddedRedis(tmp_path / "redis").start()
+    # this process stands in for the worker, which points its app at the broker as it starts
+    configure(server.url())
     dispatcher = CeleryDispatcher(server.url(), RUN, Timing(heartbeat_s=0.5), key)
     dispatcher.publish_artifacts(blobs)
     try:

@@ -13,6 +13,7 @@ from runner.domain.signing import KEY_ENV, RunKey, sign
 from runner.orchestration.dispatch import CeleryDispatcher, Timing
 from runner.orchestration.redis_server import EmbeddedRedis
 from workers import tasks
+from workers.celery_app import configure
 from workers.policy import POLICY_ENV, WorkerPolicy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -38,6 +39,8 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         blobs[s.digest] = tmp_path / f"{s.digest}.tar.gz"
         blobs[s.digest].write_bytes(pack_entry(s.path))
     server = EmbeddedRedis(tmp_path / "redis").start()
+    # this process stands in for the worker, which points its app at the broker as it starts
+    configure(server.url())
     dispatcher = CeleryDispatcher(server.url(), "wire-run", Timing(heartbeat_s=0.5), key)
     try:
         dispatcher.publish_artifacts(blobs)

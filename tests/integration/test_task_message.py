@@ -1,0 +1,79 @@
+"""The coordinator writes a match's task message without Celery (``workers.task_message``):
+it must be the very message Celery's own client writes to the broker, and ``submit`` must
+want the attempt before any worker can take the task."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from runner.domain.contracts import Limits, MatchSpec
+from runner.domain.signing import RunKey, verify
+from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.orchestration.redis_server import EmbeddedRedis
+from workers.broker_keys import QUEUE, TASK_NAME
+from workers.celery_app import configure
+from workers.task_message import task_message
+
+#: differ per message by design: a fresh uuid each (reply_to, delivery_tag), the sender's pid
+VOLATILE = {("properties", "reply_to"), ("properties", "delivery_tag"), ("headers", "origin")}
+
+
+def _normalised(raw: bytes) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(raw)
+    for part, field in VOLATILE:
+        assert isinstance(message[part][field], str) and message[part][field]
+        message[part][field] = "-"
+    message["body"] = json.loads(base64.b64decode(message["body"]))
+    return message
+
+
+def test_the_message_is_the_one_celerys_client_writes(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    app = configure(server.url())
+    client = server.client()
+    try:
+        args = [{"run": "r", "attempt": 2, "spec": {"match_id": "m"}, "sig": "x" * 64}]
+        with app.producer_pool.acquire(block=True) as producer:
+            app.send_task(
+                TASK_NAME, args=args, queue=QUEUE, task_id="r.m.2", argsrepr="[match m attempt 2]",
+                kwargsrepr="{}", producer=producer,
+            )  # fmt: skip
+        celerys = client.rpop(QUEUE)
+        client.lpush(QUEUE, task_message("r.m.2", args, argsrepr="[match m attempt 2]", sender="gen1@h"))
+        ours = client.rpop(QUEUE)
+        assert celerys is not None and ours is not None
+        assert _normalised(ours) == _normalised(celerys)
+        assert client.llen(QUEUE) == 0
+    finally:
+        app.pool.force_close_all()
+        client.close()
+        server.stop()
+
+
+def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    key = RunKey.generate()
+    dispatcher = CeleryDispatcher(server.url(), "run-1", Timing(), key)
+    spec = MatchSpec.of(
+        match_id="m7", game="boxing", board_id="b", board_text="----\n", orders=[["a", "b"]],
+        entries={}, limits=Limits(), seed=0, sandbox="none",
+    )  # fmt: skip
+    try:
+        dispatcher.submit(spec, 3)
+        assert dispatcher.redis.hget(dispatcher.keys.current("run-1"), "m7") == b"3"
+        raw = dispatcher.redis.rpop(QUEUE)
+        assert raw is not None and dispatcher.redis.llen(QUEUE) == 0
+        message = json.loads(raw)
+        assert message["headers"]["task"] == TASK_NAME and message["headers"]["id"] == "run-1.m7.3"
+        # the log line names the match, not its envelope; the envelope is signed with the run key
+        assert message["headers"]["argsrepr"] == "[match m7 attempt 3]"
+        (envelope,), kwargs, _ = json.loads(base64.b64decode(message["body"]))
+        assert kwargs == {}
+        assert verify(envelope, key)["spec"]["match_id"] == "m7"
+    finally:
+        dispatcher.forget_run()
+        dispatcher.close()
+        server.stop()

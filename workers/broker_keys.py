@@ -1,0 +1,80 @@
+"""The names both sides use in the broker: the queue, the task, and the run's own keys.
+
+Kept apart from ``workers.celery_app`` so that the coordinator, which only
+writes to the broker (``runner.orchestration.dispatch``), names them without
+importing Celery (issue 13: about 0.2 s of its start).
+
+Besides Celery's own keys the run uses (``KEYS``):
+
+* ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
+* ``tourney:artifact:<digest>:sig:<key id>``: its signature with a run key
+  (``runner.domain.signing.artifact_signature``); tasks and notes are signed too;
+* ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
+  (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
+  a week after the last note; the coordinator deletes it when the run ends);
+* ``tourney:run:<run>:alive``: a sentinel the coordinator sets; gone means the
+  broker came back empty (artifacts, queue and ``current`` lost with it);
+* ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
+  wants; a task for any other attempt is skipped without running;
+* ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
+  worker plays the match (the coordinator's lease follows it);
+* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency;
+* ``tourney:quarantine:<name>``: a signed notice that the worker must stop taking work.
+"""
+
+from __future__ import annotations
+
+#: the one queue every worker consumes
+QUEUE = "tourney"
+#: the task a match is played by (``workers.tasks``)
+TASK_NAME = "tourney.play_match"
+#: when the Redis transport hands an unacked message out again (see ``workers.celery_app``)
+VISIBILITY_TIMEOUT_S = 12 * 3600
+#: how long a quarantine notice stands (a fixed machine is restarted under a new name, or after this)
+QUARANTINE_TTL_S = 24 * 3600
+
+
+class KEYS:
+    """Redis key names shared by the coordinator and the workers."""
+
+    @staticmethod
+    def artifact(digest: str) -> str:
+        return f"tourney:artifact:{digest}"
+
+    @staticmethod
+    def artifact_sig(digest: str, key_id: str) -> str:
+        """The run key's signature of an artifact (per key: runs with other keys share the broker)."""
+        return f"tourney:artifact:{digest}:sig:{key_id}"
+
+    @staticmethod
+    def inbox(run: str) -> str:
+        return f"tourney:run:{run}:inbox"
+
+    @staticmethod
+    def alive(run: str) -> str:
+        """Set by the coordinator, never expires: its absence means the broker lost its data."""
+        return f"tourney:run:{run}:alive"
+
+    @staticmethod
+    def current(run: str) -> str:
+        return f"tourney:run:{run}:current"
+
+    @staticmethod
+    def heartbeat(run: str, match_id: str, attempt: int) -> str:
+        return f"tourney:run:{run}:hb:{match_id}:{attempt}"
+
+    @staticmethod
+    def live(run: str) -> str:
+        """Hash match id -> signed ``LiveMatch``: what workers are doing now (display only)."""
+        return f"tourney:run:{run}:live"
+
+    @staticmethod
+    def worker(name: str) -> str:
+        return f"tourney:worker:{name}"
+
+    @staticmethod
+    def quarantine(name: str) -> str:
+        """Set (signed) by a coordinator: the worker stops consuming (``orchestration.workers_health``)."""
+        return f"tourney:quarantine:{name}"
+
+    WORKER_PATTERN = "tourney:worker:*"
