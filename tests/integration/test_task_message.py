@@ -9,12 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from celery import Celery
+
 from runner.domain.contracts import Limits, MatchSpec
 from runner.domain.signing import RunKey, verify
 from runner.orchestration.dispatch import CeleryDispatcher, Timing
 from runner.orchestration.redis_server import EmbeddedRedis
 from workers.broker_keys import QUEUE, TASK_NAME
-from workers.celery_app import configure
+from workers.celery_app import SETTINGS
 from workers.task_message import task_message
 
 #: differ per message by design: a fresh uuid each (reply_to, delivery_tag), the sender's pid
@@ -32,7 +34,10 @@ def _normalised(raw: bytes) -> dict[str, Any]:
 
 def test_the_message_is_the_one_celerys_client_writes(tmp_path: Path) -> None:
     server = EmbeddedRedis(tmp_path / "redis").start()
-    app = configure(server.url())
+    # an app of its own with the project's settings: closing it leaves the project's app alone
+    app = Celery("tourney-client", set_as_current=False)
+    app.conf.update(SETTINGS)
+    app.conf.broker_url = server.url()
     client = server.client()
     try:
         args = [{"run": "r", "attempt": 2, "spec": {"match_id": "m"}, "sig": "x" * 64}]
@@ -44,7 +49,7 @@ def test_the_message_is_the_one_celerys_client_writes(tmp_path: Path) -> None:
         celerys = client.rpop(QUEUE)
         client.lpush(QUEUE, task_message("r.m.2", args, argsrepr="[match m attempt 2]", sender="gen1@h"))
         ours = client.rpop(QUEUE)
-        assert celerys is not None and ours is not None
+        assert isinstance(celerys, bytes) and isinstance(ours, bytes)
         assert _normalised(ours) == _normalised(celerys)
         assert client.llen(QUEUE) == 0
     finally:
@@ -65,7 +70,7 @@ def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path)
         dispatcher.submit(spec, 3)
         assert dispatcher.redis.hget(dispatcher.keys.current("run-1"), "m7") == b"3"
         raw = dispatcher.redis.rpop(QUEUE)
-        assert raw is not None and dispatcher.redis.llen(QUEUE) == 0
+        assert isinstance(raw, bytes) and dispatcher.redis.llen(QUEUE) == 0
         message = json.loads(raw)
         assert message["headers"]["task"] == TASK_NAME and message["headers"]["id"] == "run-1.m7.3"
         # the log line names the match, not its envelope; the envelope is signed with the run key

@@ -38,7 +38,8 @@ from tests.integration.helpers import (
     wait_for,
     write_config,
 )
-from workers.celery_app import ENVELOPE_VERSION, KEYS, QUEUE, TASK_NAME, configure
+from workers.celery_app import ENVELOPE_VERSION, KEYS, QUEUE
+from workers.task_message import task_message
 
 
 def start_worker(url: str, name: str, work: Path, key_file: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -130,10 +131,10 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
                 "unsigned-artifact": sign(envelope(run, "unsigned-artifact", ref, "bwrap"), key),
             }
             cases["altered"]["spec"] = envelope(run, "altered", ref, "none")["spec"]  # after signing
-            app = configure(server.url())
             for match_id, body in cases.items():
                 r.hset(KEYS.current(run), match_id, "1")
-                app.send_task(TASK_NAME, args=[body], queue=QUEUE, task_id=f"{run}.{match_id}.1")
+                # Celery's own task message (the coordinator's, workers.task_message)
+                r.lpush(QUEUE, task_message(f"{run}.{match_id}.1", [body], argsrepr="-", sender="forger"))
             results: dict[str, dict[str, Any]] = {}
 
             def two_results() -> bool:
