@@ -6,7 +6,7 @@ One fixed config: native mnk entries (``entries/mnk/greedy`` built with
 timed by the wall clock, fixed costs included:
 
 * ``tourney run``: the CLI in a subprocess, as a user runs it (embedded Redis,
-  ``W`` local workers, one build per worker, the store, the report);
+  one local worker playing ``W`` matches at once, its builds, the store, the report);
 * the bare script: one build, then the same games (the seat orders the run
   played) with the same referee (``runner.domain.games``' mnk rules) by
   ``subprocess.run`` of the entry once per move, spread over ``W`` processes;
