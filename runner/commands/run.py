@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -59,6 +59,7 @@ from runner.storage.run_dir import (
 from runner.storage.store import RunStore
 
 if TYPE_CHECKING:  # imported where used: the local workers start before these load
+    from runner.domain.contracts import GameRecord, MatchSpec
     from runner.domain.stages.base import TournamentState
     from runner.orchestration.coordinator import Coordinator, SessionOutcome
     from runner.report.model import ReportData
@@ -302,14 +303,15 @@ def _play(
     # before Redis and the local workers start: they run on the CPUs it leaves them
     match_cpus = _reserve_cores(config, progress, inline=bool(args.inline))
     if not args.inline and args.broker is None:
-        # the local workers' health check (a sandboxed C build and move), made once for
-        # them all on this machine (they are told to skip their own), in a thread from here
-        # to the first dispatch, which waits for it: its subprocesses overlap the set-up below
+        # Redis and the local worker first: its start (Celery's, about 0.2 s) overlaps
+        # everything below instead of following it
+        _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
+        # then the local worker's health check (a sandboxed C build and move), made once for
+        # it here (it is told to skip its own), in a thread from here to the first dispatch,
+        # which waits for it. Not before the worker is handed its work: the thread's imports
+        # share this process's GIL, and the worker's start waits on this thread until then
         health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
         cluster.health_check = health_check
-        # then Redis and the local worker, whose start (imports, broker and key checks)
-        # overlaps everything below instead of following it
-        _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
     elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
         health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
     else:
@@ -354,7 +356,6 @@ def _play(
         )
     from runner.orchestration.coordinator import Coordinator
 
-    _preload_report_modules()
     coordinator = Coordinator(
         config,
         store,
@@ -363,7 +364,7 @@ def _play(
         timing=timing,
         check_resume=resumed,
         republish=republish,
-        on_accepted=None if warmer is None else warmer.add_result,
+        on_accepted=_on_first_result(_preload_report_modules, warmer),
         on_tick=_supervisor(cluster.workers, store, progress) if cluster.workers is not None else None,
     )
     memory = health_check.result()  # SandboxUnavailable: exit 2, before any match is dispatched
@@ -458,10 +459,30 @@ def _supervisor(workers: LocalWorkers, store: RunStore, progress: RunProgress) -
     return supervise
 
 
+def _on_first_result(
+    first: Callable[[], None], warmer: ReplayWarmer | None
+) -> Callable[[MatchSpec, Sequence[GameRecord]], None]:
+    """The coordinator's ``on_accepted``: hands each result to ``warmer``, and calls ``first``
+    at the first one (once matches play, when the coordinator mostly waits on the broker;
+    not during the start, which waits on this process)."""
+    started = False
+
+    def accepted(spec: MatchSpec, games: Sequence[GameRecord]) -> None:
+        nonlocal started
+        if not started:
+            started = True
+            first()
+        if warmer is not None:
+            warmer.add_result(spec, games)
+
+    return accepted
+
+
 def _preload_report_modules() -> None:
     """Import what the run's end needs (the report and the terminal summary: jinja2, rich;
     about 0.3 s) in a thread while the matches play, when the coordinator mostly waits on
-    the broker, instead of after the last result, when everything waits on it."""
+    the broker, instead of after the last result, when everything waits on it (started at
+    the first result: ``_on_first_result``)."""
 
     def load() -> None:
         with contextlib.suppress(Exception):  # the end imports them again, and reports what fails

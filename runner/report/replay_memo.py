@@ -129,13 +129,16 @@ class ReplayWarmer:
         return self.memo
 
     def _work(self) -> None:
+        item = self._todo.get()
+        if item is None:
+            return
+        # imported once there is work (the HTML module brings jinja2: about 0.1 s of CPU), not
+        # when the run starts: this thread shares the coordinator's GIL, and the run's start
+        # waits on the coordinator (issue 13)
         from runner.domain.games import get_game
         from runner.report.html import game_replay_doc
 
-        while True:
-            item = self._todo.get()
-            if item is None:
-                return
+        while item is not None:
             game_name, params, board_text, games = item
             try:
                 game = get_game(game_name, **params)
@@ -144,3 +147,4 @@ class ReplayWarmer:
                     self.memo.put(memo_key(game_name, params, board_text, record), doc)
             except Exception:  # the report computes it again, and says what fails
                 log.exception("could not replay a result ahead of the report")
+            item = self._todo.get()
