@@ -19,8 +19,8 @@ acceptance exactly-once:
 * broker connections retry forever, at startup and after a loss, so a Redis
   restart mid-run pauses a worker instead of killing it.
 
-The broker URL is given at run time (``configure(url)``) by ``tourney worker``
-or the coordinator.
+The broker URL is given at run time (``configure(url)``) by ``tourney worker``;
+the coordinator does not use this app (it writes the task message itself).
 
 The Redis keys both sides share, the queue's name and the task message the
 coordinator writes without Celery are in ``workers.broker_keys`` and
