@@ -10,7 +10,7 @@ in the form kombu's Redis transport stores it: one JSON document per message,
 kwargs, embed]``. The workers still consume with Celery, which cannot tell
 these messages from its own client's.
 
-``tests/workers/test_task_message.py`` compares what this writes with what
+``tests/integration/test_task_message.py`` compares what this writes with what
 Celery's own ``send_task`` writes to a real Redis, field by field, and a real
 worker plays every run's matches from these messages.
 """

@@ -115,7 +115,6 @@ class LocalWorkers:
         self.allow_unsandboxed = allow_unsandboxed
         self.budget = budget or RestartBudget()
         self.procs: list[subprocess.Popen[bytes]] = []
-        self._pid_files: list[Path] = []
         self._started = 0  # workers started so far: the next one's number is this + 1
         self._current: tuple[subprocess.Popen[bytes], str] | None = None
         self.from_standby = False  # whether the first worker was the standby process
@@ -176,8 +175,6 @@ class LocalWorkers:
         self.procs.append(proc)
         self._current = (proc, name)
         procs_mod.record(self.pid_file, proc.pid, f"tourney worker {number} of {self.run_dir}")
-        if self.pid_file not in self._pid_files:
-            self._pid_files.append(self.pid_file)
         return name
 
     def alive(self) -> int:
@@ -224,9 +221,8 @@ class LocalWorkers:
         deadline = time.monotonic() + grace_s
         for p in procs:
             self._stop_one(p, max(0.1, deadline - time.monotonic()))
-        for f in self._pid_files:
-            procs_mod.forget(f)
-        self._pid_files = []
+        if self._started:  # every worker started was recorded in the one pid file, each over the last
+            procs_mod.forget(self.pid_file)
         from runner.orchestration.dispatch import sweep_sandbox_cgroups
 
         sweep_sandbox_cgroups()
