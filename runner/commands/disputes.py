@@ -80,6 +80,21 @@ def cmd_accept(args: argparse.Namespace) -> int:
             "the new code; `tourney run` needs the entry directories back at their recorded digests"
         )
     show_replan(console, out.before, out.after, [*out.sync.new, *out.sync.revived], out.sync.obsolete)
+    if out.sync.kept:
+        console.print(
+            "  kept, planned again exactly as played (same spec and code: the same match, its result "
+            f"stands): {', '.join(out.sync.kept)}"
+        )
+    if out.sync.replayed:
+        console.print(
+            "  to replay, planned again with other code than they were played with (their result is "
+            f"superseded): {', '.join(out.sync.replayed)}"
+        )
+    if out.sync.obsolete:
+        console.print(
+            "  a voided match planned again later keeps its result only if its spec and code are "
+            "unchanged, else it is replayed; `tourney disputes` says which"
+        )
     if out.pending or not out.after.finished:
         with RunStore.open(rd.path) as s:
             config_path = s.meta().get("config_path", "CONFIG")
@@ -91,13 +106,35 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
 
 # -- disputes ---------------------------------------------------------------------------
-def disputes_document(log: DisputeLog) -> dict[str, object]:
+def disputes_document(log: DisputeLog, fates: dict[str, str] | None = None) -> dict[str, object]:
+    """``fates``: what became of each voided match since (``Disputes.voided_fates``)."""
+    fates = fates or {}
     return {
         "candidates": [
             {**c.to_dict(), "status": _status(log, c.match_id, c.attempt)} for c in log.candidates
         ],
-        "acceptances": [a.to_dict() for a in log.acceptances],
+        "acceptances": [
+            {**a.to_dict(), "voided_now": {m: fates.get(m, "voided") for m in a.voided}}
+            for a in log.acceptances
+        ],
     }
+
+
+def voided_text(voided: tuple[str, ...], fates: dict[str, str]) -> str:
+    """An acceptance's voided matches by what became of them: a match planned again with the
+    spec and code it was played with is the same match (kept), not a voided one."""
+    if not voided:
+        return "voided none"
+    groups: dict[str, list[str]] = {}
+    for m in voided:
+        groups.setdefault(fates.get(m, "voided"), []).append(m)
+    words = {
+        "voided": "voided",
+        "kept": "kept (planned again, same spec and code: result stands)",
+        "replayed": "replayed (planned again with adopted code)",
+        "planned again": "planned again (not played before)",
+    }
+    return "; ".join(f"{words.get(k, k)} {', '.join(ids)}" for k, ids in groups.items())
 
 
 def _status(log: DisputeLog, match_id: str, attempt: int) -> str:
@@ -111,11 +148,13 @@ def _status(log: DisputeLog, match_id: str, attempt: int) -> str:
 def cmd_disputes(args: argparse.Namespace) -> int:
     _, store = _open(args.run_dir)
     try:
-        log = Disputes(store).log()
+        disputes = Disputes(store)
+        log = disputes.log()
+        fates = disputes.voided_fates([m for a in log.acceptances for m in a.voided])
     finally:
         store.close()
     if args.json:
-        print(json.dumps(disputes_document(log), indent=2))
+        print(json.dumps(disputes_document(log, fates), indent=2))
         return 0
     # plain lines, one per rerun and per accept: whole reasons and ids, for grep and for the record
     if not log.candidates:
@@ -136,7 +175,7 @@ def cmd_disputes(args: argparse.Namespace) -> int:
             code = f"; code {'adopted' if a.code_choice == 'adopt' else 'kept as recorded'} ({pairs})"
         print(
             f"accept {a.match_id} candidate {a.candidate} (attempt {a.attempt}): {when(a.at)} by {a.by}: "
-            f"{a.reason}; replaced {replaced}{code}; voided {', '.join(a.voided) or 'none'}; "
+            f"{a.reason}; replaced {replaced}{code}; {voided_text(a.voided, fates)}; "
             f"planned {', '.join(a.planned) or 'none'}"
         )
     if not log.acceptances:

@@ -185,6 +185,13 @@ class Coordinator:
             self._forget(mid)
         if sync.obsolete:
             self.progress.log(f"{len(sync.obsolete)} match(es) no longer planned (obsolete)")
+        if sync.kept:
+            self.progress.log(f"{len(sync.kept)} voided match(es) planned again as played: results kept")
+        if sync.replayed:
+            self.progress.log(
+                f"{len(sync.replayed)} voided match(es) planned again with adopted code: replayed "
+                f"({', '.join(sync.replayed)})"
+            )
         if sync.obsolete or sync.revived:
             self._results = None  # which results are official changed: read them again next time
         self._state = state

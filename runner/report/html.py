@@ -50,6 +50,7 @@ from runner.report.brackets import (
 )
 from runner.report.disputes import dispute_fields, origin_text
 from runner.report.entry_notes import build_logs, stderr_notes
+from runner.report.entry_view import entry_anchor, entry_views
 from runner.report.model import RatingTable, ReportData, load_report_data
 from runner.report.replay import replay_game
 from runner.report.replay_memo import ReplayMemo, memo_key
@@ -277,6 +278,7 @@ def _environment() -> jinja2.Environment:
     env.globals["bracket_label"] = bracket_label
     env.globals["dispute_fields"] = dispute_fields
     env.globals["origin_text"] = origin_text
+    env.globals["entry_anchor"] = entry_anchor
     env.globals["when"] = lambda ts: (
         datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
     )
@@ -340,6 +342,8 @@ def render_page(
         stderr_notes=notes,
         stderr_games=len({(n.match_id, n.game) for n in notes}),
         failed_builds=build_logs(data.matches),
+        # a split report's entry panels are data files (runner.report.site), read when opened
+        entries=[] if layout is not None else entry_views(data, set(replays)),
     )
 
 

@@ -13,6 +13,7 @@ the report is split::
       standings-S.js     stage S's whole standings table, when it has over STANDINGS_ROWS rows
       bracket-S.js       stage S's whole bracket, when it has over BRACKET_BOXES boxes
       final.js           the whole final ranking, when it is longer than the page shows
+      entry-e-NAME.js    one entry's panel: all its games (runner.report.entry_view)
 
 The page holds the first ``STANDINGS_ROWS`` rows of each stage's standings
 and of the final ranking (and of the verdicts by entry), the first
@@ -45,6 +46,7 @@ from typing import Any, Literal
 
 from runner.domain.stages.places import place_labels
 from runner.report.brackets import BracketRound
+from runner.report.entry_view import entry_views
 from runner.report.exports import write_text
 from runner.report.html import (
     StageView,
@@ -91,6 +93,7 @@ class SplitLayout:
     standings_rows: int = STANDINGS_ROWS
     bracket_boxes: int = BRACKET_BOXES
     shared_lines: int = SHARED_LINES
+    stage_pos: dict[str, int] = field(default_factory=dict)  # stage name -> its index (data file names)
 
     @classmethod
     def of(
@@ -103,11 +106,13 @@ class SplitLayout:
     ) -> SplitLayout:
         pages: dict[str, int] = {}
         page_of: dict[str, int] = {}
+        stage_pos: dict[str, int] = {}
         for sv in stages:
+            stage_pos[sv.stage.name] = len(stage_pos)
             pages[sv.stage.name] = -(-len(sv.matches) // page_size)
             for i, row in enumerate(sv.matches):
                 page_of[row.match.match_id] = i // page_size + 1
-        return cls(data_dir, page_size, pages, page_of, standings_rows, bracket_boxes)
+        return cls(data_dir, page_size, pages, page_of, standings_rows, bracket_boxes, stage_pos=stage_pos)
 
     def bracket_rounds(self, sv: StageView) -> list[BracketRound]:
         """The rounds of ``sv``'s bracket drawn in the page: the last ones, within ``bracket_boxes``."""
@@ -191,6 +196,7 @@ def _write_data_files(
     standings_macro = env.get_template("_standings_row.html.j2").module.standings_row  # type: ignore[attr-defined]
     bracket_macro = env.get_template("_bracket.html.j2").module.bracket  # type: ignore[attr-defined]
     final = env.get_template("_final_row.html.j2").module
+    entry_macro = env.get_template("_entry_panel.html.j2").module.entry_panel  # type: ignore[attr-defined]
     run_dir = run_dir_label(data)
     places = final_places_of(data)
     shared = shared_place_lines(places)
@@ -224,6 +230,8 @@ def _write_data_files(
                 )
                 index.append([m.match_id, label, page])
         _write_chunk(into, f"index-{si}", index)
+    for ev in entry_views(data, set(replays)):
+        _write_chunk(into, f"entry-{ev.anchor}", str(entry_macro(ev, run_dir, split, True)))
 
 
 def _write_chunk(into: Path, name: str, payload: object) -> None:

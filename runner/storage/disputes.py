@@ -335,6 +335,26 @@ class Disputes:
     def log(self) -> DisputeLog:
         return DisputeLog(tuple(self.candidates()), tuple(self.acceptances()), self.kept_results())
 
+    def voided_fates(self, match_ids: Sequence[str]) -> dict[str, str]:
+        """What became of matches an acceptance voided, now: ``voided`` (still not planned),
+        ``kept`` (planned again with the spec and code it was played with: the same match, its
+        result stands), ``replayed`` (planned again with code adopted since: its result was
+        superseded and it is played again) or ``planned again`` (voided before it was played)."""
+        wanted = set(match_ids)
+        states = {mid: self.store.match_record(mid) for mid in wanted}
+        last: dict[str, str] = {}
+        for e in self.store.events("revived"):
+            if e.match_id in wanted:
+                last[e.match_id] = e.detail
+        out: dict[str, str] = {}
+        for mid in match_ids:
+            row = states[mid]
+            if row is None or row.state == "obsolete":
+                out[mid] = "voided"
+            else:
+                out[mid] = last.get(mid, "planned again").split(":")[0]
+        return out
+
 
 def dispute_log(store: RunStore) -> DisputeLog:
     return Disputes(store).log()

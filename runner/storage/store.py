@@ -70,7 +70,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -172,7 +172,15 @@ class PlanSync:
 
     new: list[str]
     obsolete: list[str]
-    revived: list[str]
+    revived: list[str]  # obsolete matches planned again (kept or replayed)
+    #: revived matches whose official result was played from another spec (code adopted since):
+    #: that result is superseded and the match is pending again, with the spec planned now
+    replayed: list[str] = field(default_factory=list)
+
+    @property
+    def kept(self) -> list[str]:
+        """Revived matches planned exactly as they were played: the same match, its result stands."""
+        return [m for m in self.revived if m not in set(self.replayed)]
 
 
 def failed_result(spec: MatchSpec, detail: str) -> MatchResult:
@@ -461,6 +469,7 @@ class RunStore:
         wanted = {plan.match_id for plan in planned}
         new: list[str] = []
         revived: list[str] = []
+        replayed: list[str] = []
         obsolete: list[str] = []
         with self._tx() as c:
             existing = {r["id"]: r["state"] for r in c.execute("SELECT id, state FROM matches")}
@@ -472,15 +481,9 @@ class RunStore:
                     self._insert_pending(c, spec_for(plan), seq, now)
                     new.append(plan.match_id)
                 elif state == "obsolete":
-                    has = c.execute(
-                        "SELECT 1 FROM results WHERE match_id=? AND status='official'", (plan.match_id,)
-                    ).fetchone()
-                    c.execute(
-                        "UPDATE matches SET state=?, updated_at=? WHERE id=?",
-                        ("done" if has else "pending", now, plan.match_id),
-                    )
-                    self._log_in(c, "revived", plan.match_id, "planned again")
                     revived.append(plan.match_id)
+                    if self._revive(c, spec_for(plan), now):
+                        replayed.append(plan.match_id)
             for mid, state in existing.items():
                 if mid not in wanted and state != "obsolete":
                     c.execute(
@@ -489,7 +492,33 @@ class RunStore:
                     )
                     self._log_in(c, "obsolete", mid, f"no longer planned (was {state})")
                     obsolete.append(mid)
-        return PlanSync(new, obsolete, revived)
+        return PlanSync(new, obsolete, revived, replayed)
+
+    def _revive(self, c: sqlite3.Connection, spec: MatchSpec, now: float) -> bool:
+        """An obsolete match planned again. Its id names its stage, round, pairing, players, board
+        and seats, not its code: with the spec it was played from (same code) it is the same match
+        and keeps its official result; after ``tourney accept --adopt-code`` changed an entry's code
+        it is not, so that result is superseded and it is played again (docs/config.md, "Readings
+        of the seeds", seed 000). Returns whether it is to be replayed."""
+        mid = spec.match_id
+        row = c.execute("SELECT spec FROM matches WHERE id=?", (mid,)).fetchone()
+        has = c.execute("SELECT 1 FROM results WHERE match_id=? AND status='official'", (mid,)).fetchone()
+        same = row is not None and json.loads(row["spec"]) == json.loads(json.dumps(spec.to_dict()))
+        if has and same:
+            c.execute("UPDATE matches SET state='done', updated_at=? WHERE id=?", (now, mid))
+            self._log_in(c, "revived", mid, "kept: planned again with the spec and code it was played with")
+            return False
+        if has:
+            c.execute("UPDATE results SET status='superseded' WHERE match_id=? AND status='official'", (mid,))
+        c.execute(
+            "UPDATE matches SET state='pending', spec=?, lease_expires=NULL, updated_at=? WHERE id=?",
+            (json.dumps(spec.to_dict(), sort_keys=True), now, mid),
+        )
+        if has:
+            self._log_in(c, "revived", mid, "replayed: planned again with other code than it was played with")
+        else:
+            self._log_in(c, "revived", mid, "planned again")
+        return bool(has)
 
     def add_planned(self, planned: Sequence[MatchSpec]) -> list[str]:
         """Append matches a lazy plan added (``runner.domain.stages.round_robin``) as ``pending``,

@@ -91,3 +91,14 @@ def test_shipped_config_plays_to_the_end_on_synthetic_results(path: Path) -> Non
                 "winners",
                 "losers",
             }
+
+
+def test_icfp98_gives_each_match_the_machine_as_seed_003_does() -> None:
+    """Seed 003: "The program will have the entire machine to itself when it runs": each match
+    holds a CPU of its own (docs/config.md, readings of seed 003), and the run's preflight accepts
+    it on any machine, one CPU included (no reserved cores)."""
+    from runner.domain.timing import split_cores
+
+    timing = load_config(ROOT / "configs" / "icfp98.yaml").timing
+    assert timing.exclusive_cores and timing.reserved_cores == 0
+    split_cores({0}, timing.reserved_cores)  # refused (ValueError) when it would leave no CPU

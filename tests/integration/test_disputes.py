@@ -214,6 +214,23 @@ def test_changed_code_rerun_accepted_with_adopt_and_the_run_finishes(tmp_path: P
         assert r["result"]["match_winner"] not in (loser, None)
     assert "adopted" in (run_dir / "report.html").read_text()
 
+    # a match the accept voided and a later replan planned again (same id) was played with the old
+    # code: it is not the same match any more, so it was replayed with the adopted code, never kept
+    back = [r["match_id"] for r in after if r["match_id"] in acc.voided]
+    with RunStore.open(run_dir) as store:
+        fates = Disputes(store).voided_fates(list(acc.voided))
+        for mid_back in back:
+            row = store.match_record(mid_back)
+            assert row is not None and row.result is not None and row.superseded
+            assert set(row.result.digests.values()) == {new_digest}, mid_back
+    assert all(fates[m] == "replayed" for m in back) and all(
+        fates[m] == "voided" for m in acc.voided if m not in back
+    )
+    listed = tourney("disputes", run_dir, cwd=tmp_path)
+    assert listed.returncode == 0 and "kept (" not in listed.stdout
+    if back:
+        assert f"replayed (planned again with adopted code) {', '.join(back)}" in listed.stdout
+
 
 def test_deterministic_rerun_is_identical_and_accept_takes_exactly_the_candidate(tmp_path: Path) -> None:
     config = {

@@ -249,3 +249,20 @@ def test_potm_elimination_bracket_from_the_real_planner(potm_data: ReportData) -
     # everyone who advanced shows up, in the final stage's standings
     final = tables(page, "standings")[-1]
     assert {r[1] for r in final[1:]} == set(stage.advancing)
+
+
+def test_entry_panels_list_each_entrys_games_and_the_standings_link_to_them(potm_data: ReportData) -> None:
+    from runner.report.entry_view import entry_anchor, entry_views
+
+    page = render_report(potm_data)
+    views = entry_views(potm_data, set())
+    assert [v.entry for v in views] == potm_data.entries
+    for v in views:
+        games = [(m.match_id, k) for m, k, g in potm_data.games() if v.entry in g.order]
+        assert [(g.match.match_id, g.number) for g in v.games] == games
+        assert f'<details class="entry" id="{v.anchor}"' in page
+        assert f'<a class="entry-link" href="#{v.anchor}">{v.entry}</a>' in page
+    # anchors are ids: one per name, never shared, whatever characters a name holds
+    names = ["a b", "a_b", "a.20.b", "a-b", "é", "a~1"]
+    anchors = [entry_anchor(n) for n in names]
+    assert len(set(anchors)) == len(names) and all(a.startswith("e-") and " " not in a for a in anchors)

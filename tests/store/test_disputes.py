@@ -160,3 +160,45 @@ def test_only_adopted_code_explains_a_played_match_planned_differently() -> None
     assert not explained_by_adoption(stored, {"p": {"digest": "d1"}, "q": {"digest": "e1"}}, chains)
     mirror = {"p~mirror": {"digest": "d0"}}
     assert explained_by_adoption(mirror, {"p~mirror": {"digest": "d1"}}, chains)
+
+
+def test_a_voided_match_planned_again_keeps_its_result_only_with_the_code_it_was_played_with(
+    store: RunStore,
+) -> None:
+    """Seed reading (docs/config.md, seed 000): a match id names stage, round, pairing, players,
+    board and seats, not code. Voided by an accept and planned again later, a match with the spec
+    and code it was played with is the same match (kept); after `accept --adopt-code` changed a
+    player's code it is not: its old result is superseded and it is played again."""
+    from runner.commands.disputes import voided_text
+
+    specs = [spec("m1"), spec("m2", players=("a", "c"), pairing=1)]
+    store.sync_plan(specs)
+    results = {}
+    for s in specs:
+        store.dispatch(s.match_id)
+        results[s.match_id] = result(s.match_id)
+        assert store.accept(s.match_id, 1, results[s.match_id], attempt_cap=3).status == "accepted"
+    assert store.sync_plan([]).obsolete == ["m1", "m2"]  # an accept's replan voided both
+
+    # planned again: m1 exactly as played; m2 with a's adopted code
+    new_a = EntryRef(name="a", digest="9" * 64, protocol="mnk", run=["./a"])
+    m2_now = dataclasses.replace(specs[1], entries={**specs[1].entries, "a": new_a})
+    sync = store.sync_plan([specs[0], m2_now])
+    assert sync.revived == ["m1", "m2"] and sync.kept == ["m1"] and sync.replayed == ["m2"]
+    kept, replay = store.match_record("m1"), store.match_record("m2")
+    assert kept is not None and kept.state == "done" and kept.result == results["m1"]
+    assert replay is not None and replay.state == "pending" and replay.result is None
+    assert replay.superseded == (results["m2"],)
+    assert store.spec("m2").entries["a"].digest == "9" * 64  # it plays the adopted code
+    assert "m2" in store.pending() and "m1" not in store.pending()
+    fates = Disputes(store).voided_fates(["m1", "m2"])
+    assert fates == {"m1": "kept", "m2": "replayed"}
+    text = voided_text(("m1", "m2"), fates)
+    assert "kept (planned again, same spec and code: result stands) m1" in text
+    assert "replayed (planned again with adopted code) m2" in text and "voided m" not in text
+
+    # replayed: a new attempt becomes the official result
+    assert store.dispatch("m2") is not None
+    again = result("m2", winner="c")
+    assert store.accept("m2", 2, again, attempt_cap=3).status == "accepted"
+    assert store.match_record("m2").result == again  # type: ignore[union-attr]

@@ -155,6 +155,39 @@ def test_icfp98_stdin_is_the_size_then_the_moves(cache: ArtifactCache, tmp_path:
         assert (host.workdir / "seen").read_text() == "5\nL2\nT3\n"
 
 
+def answer_with(
+    cache: ArtifactCache, tmp_path: Path, game_name: str, protocol: str, board: str, out: str
+) -> Any:
+    """The reply of a real per-move entry, in the cache's real host, that prints ``out``."""
+    d = tmp_path / "says"
+    d.mkdir(parents=True)
+    (d / "entry.yaml").write_text(f"name: says\ngame: {game_name}\nprotocol: {protocol}\nrun: [./runme]\n")
+    (d / "runme").write_text(f"#!/bin/sh\ncat > /dev/null\nprintf '{out}'\n")
+    (d / "runme").chmod(0o755)
+    r = ref(d)
+    built = cache.ensure(r, local_fetch({r.digest: d}))
+    assert isinstance(built, Path)
+    game = get_game(game_name)
+    with cache.hosts.open(built, EASY, "X") as host:
+        proto = make_protocol(protocol, game, host, ["./runme"], Seat("says", 0, "X"), EASY, board)
+        return game, proto.request_move(game.new_game(board, 2), [])
+
+
+def test_icfp98_refuses_a_second_line_and_ignores_blank_ones(cache: ArtifactCache, tmp_path: Path) -> None:
+    """Seed 003: "The program's sole output, on standard output, is a single line" (docs/config.md,
+    readings): a second line with anything on it is bad_output; blank lines say nothing."""
+    game, reply = answer_with(cache, tmp_path / "two", "pousse", "icfp98", "5", "T1\\nthinking: 3 plies\\n")
+    assert reply.move is None and reply.verdict is not None
+    assert (reply.verdict.kind, reply.verdict.player) == (VerdictKind.BAD_OUTPUT, "says")
+    assert "printed 2 lines, line 2: 'thinking: 3 plies'" in reply.verdict.detail
+    assert "sole output, on standard output, is a single line" in reply.verdict.detail
+    game, reply = answer_with(cache, tmp_path / "blank", "pousse", "icfp98", "5", "\\nT1\\r\\n\\n  \\n")
+    assert reply.verdict is None and game.format_move(reply.move) == "T1"
+    # other per-move protocols keep the first line and ignore the rest (no seed says otherwise)
+    game, reply = answer_with(cache, tmp_path / "mnk", "mnk", "mnk", "3 3 3", "2 2\\nthinking\\n")
+    assert reply.verdict is None and game.format_move(reply.move) == "2 2"
+
+
 @pytest.mark.parametrize(
     ("entry", "kind"),
     [("pousse/bad_text", VerdictKind.BAD_OUTPUT), ("pousse/off_board", VerdictKind.ILLEGAL_MOVE)],

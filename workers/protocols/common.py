@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from runner.domain.contracts import Limits, Verdict, VerdictKind
 from runner.domain.games.base import BadMoveText, Game, IllegalMove
@@ -103,7 +103,14 @@ class TextBoardProtocol(EntryProtocol):
 
 
 class PerMoveProtocol(TextBoardProtocol):
-    """Protocols that start the program once per move and read one answer line."""
+    """Protocols that start the program once per move and read one answer line.
+
+    Blank lines are never an answer. After the answer line, further non-blank lines are ignored,
+    unless ``single_line``: then they are ``bad_output`` (a seed that makes the move line the
+    program's sole output, docs/config.md, "Readings of the seeds").
+    """
+
+    single_line: ClassVar[str] = ""  # the seed's sentence when a second line is refused
 
     def stdin_for(self, state: Any, history: list[Any]) -> bytes:
         raise NotImplementedError
@@ -120,5 +127,11 @@ class PerMoveProtocol(TextBoardProtocol):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if not lines:
             return self.fail(VerdictKind.NO_OUTPUT, "printed no move", outcome)
-        # the first non-blank line is the answer; anything after it is ignored
+        if self.single_line and len(lines) > 1:
+            return self.fail(
+                VerdictKind.BAD_OUTPUT,
+                f"printed {len(lines)} lines, line 2: {one_line(lines[1])!r}; {self.single_line}",
+                outcome,
+            )
+        # the first non-blank line is the answer
         return self.reply_from_line(lines[0], outcome)

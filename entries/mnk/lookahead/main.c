@@ -50,7 +50,10 @@
  * If it ever stops level F, the deepest
  * finished level is played and one line on stderr says so ("lookahead: the
  * 800 ms time budget cut the search: played foresight 2 of 3"), so a run
- * that lost depth can be told from one that did not. On boards up to about
+ * that lost depth can be told from one that did not. F may be any level the seed
+ * allows, 1..W*H/2 (200 on 20x20): outside 1..512 (the largest board's) it is
+ * refused (exit 2, a line on stderr); above a smaller board's W*H/2 that
+ * board's most is played, which searches the whole board, and stderr says so. On boards up to about
  * 10x10 foresight 3 finishes well in time; on 20x20 foresight 2 does.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -199,7 +202,8 @@ enum { TT_BITS = 20, EXACT = 0, LOWER = 1, UPPER = 2 };
 typedef struct {
     u64 key;
     double v;
-    signed char depth, flag;
+    short depth; /* up to W*H/2 = 512 levels: more than a signed char holds */
+    signed char flag;
 } tt_ent;
 static tt_ent *tt;
 
@@ -398,7 +402,7 @@ static double comp_node(int d, double alpha, double beta) {
     }
     if (aborted) return 0.5;
     e->key = hash;
-    e->depth = (signed char)d;
+    e->depth = (short)d;
     e->v = best;
     e->flag = best <= a0 ? UPPER : best >= beta ? LOWER : EXACT;
     return best;
@@ -499,8 +503,14 @@ int main(int argc, char **argv) {
         }
         else goto usage;
     }
-    if (foresight < 1) foresight = 1;
-    if (foresight > 60) foresight = 60;
+    /* seed 004: "Level of foresight = mm ( 1.. nnx * nny / 2 )". Any level in the range is
+       honoured (bounded only by the time budget, which says so when it cuts the search); one
+       outside it is refused with a message, never silently changed. */
+    if (foresight < 1 || foresight > MAXC / 2) {
+        fprintf(stderr, "lookahead: --foresight %d is outside 1..%d (seed 004: 1..nnx*nny/2)\n", foresight,
+                MAXC / 2);
+        return 2;
+    }
     if (!(dv >= 0.0 && dv <= 1.0)) dv = 0.5;
 
     if (scanf("%d %d %d", &W, &H, &K) != 3 || W < 1 || H < 1 || W > MAXS || H > MAXS || K < 1) {
@@ -509,6 +519,12 @@ int main(int argc, char **argv) {
     }
     NC = W * H;
     empties = NC;
+    int board_most = NC > 1 ? NC / 2 : 1;
+    if (foresight > board_most) { /* the whole board is searched at that level: deeper adds nothing */
+        fprintf(stderr, "lookahead: foresight %d is above %d, the most this %dx%d board allows "
+                        "(seed 004: 1..nnx*nny/2): played foresight %d\n", foresight, board_most, W, H, board_most);
+        foresight = board_most;
+    }
     u64 s = 0x853C49E6748FEA9BULL;
     for (int i = 0; i < NC; i++)
         for (int p = 1; p <= 2; p++) {
