@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runner.domain.contracts import EntryRef
+from runner.domain.entry_tree import RefusedPath, check_root, read_named_file
 from runner.domain.games import GAME_NAMES, game_names, is_game_reference
 from runner.domain.packing import directory_digest as directory_digest  # its home before
 from runner.domain.packing import entry_files as entry_files
@@ -32,6 +33,15 @@ GAMES = GAME_NAMES
 
 class EntryError(UsageError, ValueError):
     """An entry directory that cannot be used, with the reason."""
+
+
+class EntryPathRefused(EntryError):
+    """An entry holding what entries may not hold (a link, fifo, device, hard link:
+    ``runner.domain.entry_tree``); ``refused`` names the path, relative to the entry root."""
+
+    def __init__(self, refused: RefusedPath) -> None:
+        self.refused = refused
+        super().__init__(str(refused))
 
 
 class VariantModel(BaseModel):
@@ -107,7 +117,9 @@ def read_entry_yaml(path: Path) -> EntryModel:
     if not f.is_file():
         raise EntryError(f"{path}: no entry.yaml (expected an entry directory, DESIGN §4.1)")
     try:
-        raw: Any = yaml.safe_load(f.read_text())
+        raw: Any = yaml.safe_load(read_named_file(f).decode(errors="replace"))
+    except RefusedPath as e:
+        raise EntryPathRefused(e) from None
     except yaml.YAMLError as e:
         raise EntryError(f"{f}: not valid YAML: {e}") from e
     if not isinstance(raw, dict):
@@ -162,10 +174,19 @@ def yaml_position(text: str, loc: tuple[str | int, ...]) -> tuple[int, int]:
 
 
 def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
-    """The entries an entry directory provides: itself and each variant."""
+    """The entries an entry directory provides: itself and each variant. ``EntryPathRefused``
+    for an entry that is, or holds, a link, fifo, socket, device or hard link (docs/config.md)."""
+    try:
+        check_root(path)  # before resolving, which would follow it
+        # walks it all, so a link is refused before entry.yaml is read; read_entry_yaml says
+        # what is missing when it is not a directory
+        digest = directory_digest(path) if path.is_dir() else ""
+    except RefusedPath as e:
+        raise EntryPathRefused(e) from None
+    except OSError as e:
+        raise EntryError(f"{path}: cannot read the entry: {e}") from None
     path = path.resolve()
     model = read_entry_yaml(path)
-    digest = directory_digest(path)
     base = EntrySpec(
         name=model.name,
         game=model.game,
