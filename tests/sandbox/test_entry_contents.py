@@ -19,6 +19,7 @@ from runner.domain.contracts import VerdictKind
 from runner.domain.entries import EntryPathRefused
 from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
 from workers.sandbox.base import HostFactory
+from workers.sandbox.plain import PlainHostFactory
 
 from .conftest import EASY, FIXTURES, Recorder, entry_ref, play
 
@@ -89,7 +90,16 @@ def test_a_link_to_a_run_key_never_reaches_a_sandbox(recorder: Recorder, tmp_pat
 SPARSE_BUILD = "truncate -s 250M a.bin && truncate -s 250M b.bin && truncate -s 250M c.bin"
 
 
-def test_sparse_build_output_is_charged_its_apparent_size(bwrap_factory: HostFactory, tmp_path: Path) -> None:
+@pytest.fixture(params=["bwrap", "none"])
+def build_hosts(request: pytest.FixtureRequest) -> HostFactory:
+    if request.param == "none":
+        return PlainHostFactory()
+    return request.getfixturevalue("bwrap_factory")  # type: ignore[no-any-return]
+
+
+def test_sparse_build_output_is_charged_its_apparent_size(build_hosts: HostFactory, tmp_path: Path) -> None:
+    """Three 250 MiB holes take no room where they are made; copied (out of the sandbox,
+    or into each game's working copy by ``sandbox: none``) they would take 750 MiB."""
     d = tmp_path / "sparse"
     d.mkdir()
     (d / "entry.yaml").write_text(
@@ -99,7 +109,7 @@ def test_sparse_build_output_is_charged_its_apparent_size(bwrap_factory: HostFac
     ref = entry_ref(d)
     cache_root = tmp_path / "cache"
     try:
-        done = ArtifactCache(cache_root, bwrap_factory).ensure(ref, local_fetch({ref.digest: d}))
+        done = ArtifactCache(cache_root, build_hosts).ensure(ref, local_fetch({ref.digest: d}))
     except BaseException:
         shutil.rmtree(cache_root, ignore_errors=True)  # never leave 750 MB in pytest's kept tmp dirs
         raise
