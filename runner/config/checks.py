@@ -43,6 +43,7 @@ from runner.domain.games import (
     same_game,
 )
 from runner.domain.games.base import BoardError, Game
+from runner.domain.names import entry_name_problem
 from runner.domain.placeholders import run_arg_problems
 from runner.domain.registry import protocol_carries
 
@@ -254,6 +255,11 @@ class Checker:
         taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:
+                continue
+            bad_name = entry_name_problem(s.name)
+            if bad_name:  # a variant name made here (prefix-i): its length, or a bad entry.yaml name
+                at = (*loc, "variants", "prefix") if src.variants is not None else (*loc, "path")
+                self.add(at, bad_name)
                 continue
             if "~" in s.name:
                 self.add((*loc, "path"), f"entry name {s.name!r}: '~' is reserved (system-test mirrors)")

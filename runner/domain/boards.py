@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from runner.domain.entry_tree import read_named_file
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
+from runner.domain.names import NAME_PATTERN as NAME_PATTERN  # its home before
 from runner.domain.seeds import derive_seed as derive_seed  # its home before; still importable here
 
 DEFAULT_BOARD = "default"
-NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 
 class BoardSpec(BaseModel):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from runner.domain.contracts import EntryRef
 from runner.domain.entry_tree import RefusedPath, check_root, read_named_file
 from runner.domain.games import GAME_NAMES, game_names, is_game_reference
+from runner.domain.names import entry_name_problem
 from runner.domain.packing import directory_digest as directory_digest  # its home before
 from runner.domain.packing import entry_files as entry_files
 from runner.domain.packing import pack_entry as pack_entry
@@ -60,6 +61,23 @@ class EntryModel(BaseModel):
     build: str | None = None
     run: list[str]
     variants: dict[str, VariantModel] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, v: str) -> str:
+        problem = entry_name_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("variants")
+    @classmethod
+    def _plain_variant_names(cls, v: dict[str, VariantModel]) -> dict[str, VariantModel]:
+        for vname in v:
+            problem = entry_name_problem(vname, "variant name")
+            if problem:
+                raise ValueError(problem)
+        return v
 
     @field_validator("protocol")
     @classmethod
@@ -117,7 +135,8 @@ def read_entry_yaml(path: Path) -> EntryModel:
     if not f.is_file():
         raise EntryError(f"{path}: no entry.yaml (expected an entry directory, DESIGN §4.1)")
     try:
-        raw: Any = yaml.safe_load(read_named_file(f).decode(errors="replace"))
+        text = read_named_file(f).decode(errors="replace")
+        raw: Any = yaml.safe_load(text)
     except RefusedPath as e:
         raise EntryPathRefused(e) from None
     except yaml.YAMLError as e:
@@ -129,7 +148,9 @@ def read_entry_yaml(path: Path) -> EntryModel:
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
-        raise EntryError(f"{f}: {loc}: {first['msg']}") from e
+        line, col = yaml_position(text, tuple(first["loc"]))
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise EntryError(f"{f}:{line}:{col}: {loc}: {msg}") from e
     _check_placeholders(f, model)
     return model
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from runner.domain.contracts import LiveMatch
+from runner.domain.inert import inert
 
 if TYPE_CHECKING:  # imported where used: only the live display draws with rich, and a run
     # without it (plain or quiet) starts its workers before rich could have loaded (0.15 s)
@@ -256,14 +257,15 @@ class RunProgress:
         if self._live is not None:
             from rich.text import Text
 
-            self._live.console.print(Text(message))
+            self._live.console.print(Text(inert(message)))
         else:
             self._print(message)
 
     # -- rendering ---------------------------------------------------------
     def _print(self, line: str) -> None:
         out = self._out or sys.stdout
-        print(line, file=out, flush=True)
+        # lines name stages and entries, and ``log`` passes entry warnings through: all inert
+        print(inert(line), file=out, flush=True)
 
     def _eta(self, snap: ProgressSnapshot) -> float | None:
         return eta_seconds(snap, self._rates.matches_per_s())
@@ -277,7 +279,7 @@ class RunProgress:
         from rich.table import Table
         from rich.text import Text
 
-        title = Text(self.title, style="bold")
+        title = Text(inert(self.title), style="bold")
         if snap is None:
             return Group(title, Text("starting...", style="dim"))
         stages = Table.grid(padding=(0, 2))
@@ -289,7 +291,7 @@ class RunProgress:
         for s in snap.stages:
             bar = ProgressBar(total=max(s.total, 1), completed=s.done if s.total else 0, width=30)
             stages.add_row(
-                Text(s.name), bar, f"{s.done}/{s.total}", Text(s.status, style=style.get(s.status, ""))
+                Text(inert(s.name)), bar, f"{s.done}/{s.total}", Text(s.status, style=style.get(s.status, ""))
             )
         gps = self._rates.games_per_s()
         rate = f"{gps:.1f} games/s" if gps is not None else "? games/s"
