@@ -30,7 +30,8 @@ from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
-from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.redaction import register_broker_url
+from runner.domain.registry import SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import CommandError, RunHalted, UsageError
@@ -318,8 +319,8 @@ def _play(
         health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
     else:
         health_check = _Background.done("")
-    if config.sandbox == "none":
-        progress.log("sandbox: none — entries run unisolated; only for trusted entries")
+    if config.sandbox == "none":  # on stderr, whatever the progress mode
+        print(f"tourney run: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     blobs = pack_artifacts(config, rd)
     if cluster.workers is not None:
         # their first match finds its entries built: built here while they start
@@ -331,6 +332,7 @@ def _play(
         mode = "inline"
     else:
         url = args.broker if cluster.redis is None else cluster.redis.url()
+        register_broker_url(url)
         celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
         cluster.dispatcher = celery
         try:
