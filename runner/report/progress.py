@@ -298,14 +298,14 @@ class RunProgress:
         summary = Table.grid(padding=(0, 2))
         summary.add_column(style="bold")
         summary.add_column()
-        summary.add_row(
-            "overall",
+        overall = (
             f"matches {snap.matches_done}/{snap.matches_total}"
             + (f" ({snap.failed} FAILED)" if snap.failed else "")
             + (f" · quarantined {', '.join(snap.quarantined)}" if snap.quarantined else "")
             + f" · games {snap.games_done} ({rate}) "
-            f"· moves {snap.moves_done}",
+            f"· moves {snap.moves_done}"
         )
+        summary.add_row("overall", Text(inert(overall)))  # worker names come from workers
         summary.add_row(
             "time", f"elapsed {format_duration(snap.elapsed_s)} · ETA {format_duration(self._eta(snap))}"
         )
@@ -323,7 +323,8 @@ class RunProgress:
         items = live_items(snap)
         for m in items[:LIVE_ROWS]:
             colour = "cyan" if m.phase == "playing" else "yellow"
-            playing.add_row(m.match_id[:8], " vs ".join(m.players), Text(m.describe(), style=colour))
+            players = Text(inert(" vs ".join(m.players)))  # names and moves as text, never markup
+            playing.add_row(m.match_id[:8], players, Text(inert(m.describe()), style=colour))
         if len(items) > LIVE_ROWS:
             playing.add_row("", Text(f"+{len(items) - LIVE_ROWS} more", style="dim"), "")
         return Group(title, stages, summary, Text("in progress", style="bold"), playing)

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from runner.cli import main
 from runner.commands import report as commands
+from runner.domain.contracts import LiveMatch
 from runner.report.model import ReportData
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
 from runner.report.terminal import print_summary
@@ -59,11 +60,28 @@ def test_matches_and_standings_escape_names(
         assert SHOWN in out.out, argv
 
 
+def _snapshot() -> ProgressSnapshot:
+    live = LiveMatch("m1", 1, EVIL, (EVIL, "bob"), 2, "building", building=(EVIL,))
+    stages = [StageProgress(EVIL, 1, 2, "running")]
+    return ProgressSnapshot(stages, 2, 80, 1.0, {"crash": 1}, 1, 1, live=(live,), quarantined=(EVIL,))
+
+
 def test_progress_lines_and_warnings_are_inert() -> None:
     out = io.StringIO()
-    stages = [StageProgress(EVIL, 1, 2, "running")]
     with RunProgress(EVIL, "plain", out=out, plain_interval_s=0.0) as p:
-        p.update(ProgressSnapshot(stages, 2, 80, 1.0, {"crash": 1}, 1, 1))
+        p.update(_snapshot())
         p.log(f"warning: {EVIL} wrote on stderr: {EVIL}")
     text = out.getvalue()
     assert _raw_controls(text) == [] and SHOWN in text
+
+
+def test_the_live_display_is_inert() -> None:
+    file = io.StringIO()
+    console = Console(width=220, file=file, force_terminal=True, color_system=None)
+    with RunProgress(EVIL, "live", console=console) as p:
+        p.update(_snapshot())
+        p.log(f"warning: {EVIL}")
+    text = file.getvalue()
+    assert SHOWN in text
+    # the console writes its own cursor sequences (ESC [ ...): none of the entry's gets through
+    assert "\x1b]0;PWNED" not in text and "\x07" not in text and "\x1b[2J" not in text
