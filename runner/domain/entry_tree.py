@@ -128,11 +128,17 @@ def read_named_file(path: Path, *, shown_as: Path | None = None) -> bytes:
     """The bytes of a file a config names (a board file), under the entry rule: the
     last component opened with ``O_NOFOLLOW``, a regular file with one name.
     ``RefusedPath`` (naming ``shown_as`` or ``path``) otherwise; OSError if unreadable."""
+    return read_regular_file(path, shown_as=shown_as)[0]
+
+
+def read_regular_file(path: Path, *, shown_as: Path | None = None) -> tuple[bytes, os.stat_result]:
+    """``read_named_file``, with the ``fstat`` of what was read (its mode, owner ...)."""
     shown = shown_as if shown_as is not None else path
     fd = _open_at(shown, PurePosixPath("."), str(path), None, _FILE_FLAGS)
     try:
-        _check_regular(shown, PurePosixPath("."), os.fstat(fd))
-        return _read_fd(fd)
+        st = os.fstat(fd)
+        _check_regular(shown, PurePosixPath("."), st)
+        return _read_fd(fd), st
     finally:
         os.close(fd)
 
