@@ -16,6 +16,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from runner.domain.inert import inert
 from runner.domain.registry import SANDBOX_KINDS
 from runner.errors import CommandError
 from runner.orchestration import standby
@@ -206,7 +207,8 @@ def _main(argv: Sequence[str]) -> int:
         return handler(args)
     except CommandError as e:
         # the one place a command's error is printed: ``tourney CMD: message``, its exit code
-        print(f"tourney {args.command}: {e}" if e.prefixed else str(e), file=sys.stderr)
+        # messages quote paths, names and details that came from entries: inert
+        print(inert(f"tourney {args.command}: {e}" if e.prefixed else str(e)), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

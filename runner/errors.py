@@ -17,7 +17,7 @@ branch an error hangs on says how to handle it::
     │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)
           └── UsageError  what was asked is wrong (exit 2)
-                ConfigError, EntryError, ResumeRefused, RerunRefused, UnknownMatch,
+                ConfigError, EntryError, RefusedPath, ResumeRefused, RerunRefused, UnknownMatch,
                 BrokerURLError, GameLoadError, GameParamsError
 
 ``SearchBudgetExceeded`` hangs on the root alone: it is the pairing search's

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from runner.domain.contracts import MatchResult, MatchSpec, system_error_result
 from runner.domain.placeholders import ContestParams, board_size, has_placeholders
+from runner.domain.redaction import redacted_result
 
 if TYPE_CHECKING:
     from workers.artifacts import EntryDir
@@ -127,8 +128,11 @@ def execute_match(
             entry_dirs = cache.ensure_all(spec.entries, fetch, params)
             result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
         logs = failed_build_logs(entry_dirs)
-        return dataclasses.replace(result, timing=timing, build_logs=logs or result.build_logs)
+        result = dataclasses.replace(result, timing=timing, build_logs=logs or result.build_logs)
     except Exception as e:
         log.exception("match %s failed on this machine", spec.match_id)
         where = f"{worker}: " if worker else ""
-        return machine_error_result(spec, f"{where}{type(e).__name__}: {e}", worker)
+        result = machine_error_result(spec, f"{where}{type(e).__name__}: {e}", worker)
+    # the one place a result is made: nothing an entry printed leaves with a secret in it
+    # (an unsandboxed entry can read the broker URL and run keys; docs/config.md)
+    return redacted_result(result)

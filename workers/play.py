@@ -40,7 +40,8 @@ from runner.domain.games import get_game
 from runner.domain.games.base import BoardError, Game
 from runner.domain.inert import inert
 from runner.domain.placeholders import ContestParams
-from runner.domain.registry import protocol_carries
+from runner.domain.redaction import redact
+from runner.domain.registry import UNSANDBOXED_WARNING, protocol_carries
 from runner.errors import UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
@@ -169,7 +170,8 @@ class _Printer(MatchObserver):
         print(result_line(number, record), file=self.out, flush=True)
         for name, lines in sorted(record.stderr.items()):  # what the entry said about itself
             for line in lines:
-                print(f"  {name} wrote on stderr: {inert(line, one_line=True)}", file=self.out, flush=True)
+                shown = inert(redact(line), one_line=True)  # printed before the result is made
+                print(f"  {name} wrote on stderr: {shown}", file=self.out, flush=True)
 
 
 def result_line(number: int, record: GameRecord) -> str:
@@ -178,7 +180,7 @@ def result_line(number: int, record: GameRecord) -> str:
     if v.kind is VerdictKind.NORMAL:
         why = record.reason
     else:
-        why = f"{v.kind.value} by {v.player or 'the runner'}: {inert(v.detail, one_line=True)}"
+        why = f"{v.kind.value} by {v.player or 'the runner'}: {inert(redact(v.detail), one_line=True)}"
     scores = ", ".join(f"{name} {record.scores.get(name, 0)}" for name in record.order)
     return f"game {number}: {head} ({why}); scores: {scores}; {len(record.moves)} moves"
 
@@ -204,6 +206,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         hosts = host_factory(args.sandbox)
     except HostError as e:
         raise UsageError(str(e)) from e
+    if args.sandbox == "none":
+        print(f"tourney play: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     move_time = args.move_time if args.move_time is not None else game.default_move_wall_s
     if move_time <= 0:
         raise UsageError("--move-time must be positive")

@@ -51,6 +51,7 @@ from runner.domain.contracts import (
     TaskEnvelope,
     WireError,
 )
+from runner.domain.redaction import register_broker_url
 from runner.domain.signing import (
     RunKey,
     SignatureError,
@@ -85,6 +86,7 @@ def _redis() -> redis.Redis:
     global _client
     url = str(app.conf.broker_url or os.environ.get("TOURNEY_BROKER_URL", ""))
     if _client is None or _client[0] != os.getpid() or _client[1] != url:
+        register_broker_url(url)  # however this process was started (runner.domain.redaction)
         _client = (
             os.getpid(),
             url,

@@ -33,7 +33,8 @@ from urllib.parse import parse_qsl, urlsplit
 import redis
 
 from runner.domain.private_files import read_private_text
-from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.redaction import register_broker_url
+from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
 from runner.domain.signing import RunKey
 from runner.errors import UsageError
 from workers.sandbox.cgroups import sandbox_memory_note
@@ -132,6 +133,7 @@ def broker_url_of(args: argparse.Namespace) -> str:
 def cmd_worker(args: argparse.Namespace) -> int:
     url = broker_url_of(args)  # BrokerURLError (a UsageError): exit 2
     check_broker_url(url, allow_no_password=bool(args.allow_no_password))
+    register_broker_url(url)  # its password never leaves in what an entry printed (pool processes fork)
     pin_to_worker_cpus()  # tourney run's timing.reserved_cores: the CPUs left to matches
     # one per CPU this worker may use (its affinity, so `taskset` leaves cores to others)
     concurrency = int(args.concurrency or len(os.sched_getaffinity(0)) or 1)
@@ -143,6 +145,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from workers.preflight import check_sandbox as check_worker_sandbox
 
     allow_unsandboxed = bool(getattr(args, "allow_unsandboxed", False))
+    if allow_unsandboxed:
+        print(f"tourney worker: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     key_file = Path(args.key_file).expanduser() if getattr(args, "key_file", None) else None
     sandbox_works = True
     binds = list(getattr(args, "sandbox_bind", None) or [])

@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.text import Text
 
 from runner.config import ConfigError
+from runner.domain.inert import inert
 from runner.errors import UsageError
 from runner.report.entry_notes import stderr_notes, stderr_writers, warning_lines
 from runner.report.exports import (
@@ -96,10 +97,11 @@ def cmd_matches(args: argparse.Namespace) -> int:
                 result,
             ]
         )
-    sys.stdout.write("".join(line + "\n" for line in aligned(header, rows)))
+    # names, verdicts and stderr writers come from entries (and older runs' stores): inert
+    sys.stdout.write("".join(inert(line, one_line=True) + "\n" for line in aligned(header, rows)))
     # on stderr: the listing stays one row per match for grep and awk
     for line in warning_lines(stderr_notes(data, stage), args.run_dir):
-        print(line, file=sys.stderr)
+        print(inert(line), file=sys.stderr)
     return 0
 
 
@@ -108,7 +110,6 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     15,000 matches of a big run; this listing is also meant for grep and awk."""
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
-
 
 
 # -- standings ------------------------------------------------------------------
@@ -130,7 +131,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
-
 # -- replay ---------------------------------------------------------------------
 
 
@@ -147,7 +147,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
     print_replay(data, match, k, make_console())
     return 0
-
 
 
 # -- report ---------------------------------------------------------------------
@@ -184,5 +183,3 @@ def cmd_report(args: argparse.Namespace) -> int:
     for w in written:
         print(f"wrote {w}")
     return 0
-
-

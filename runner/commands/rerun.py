@@ -25,6 +25,7 @@ from runner.domain.contracts import GameRecord, MatchResult
 from runner.domain.disputes import code_changes, explain_difference, first_divergence
 from runner.domain.entries import pack_entry
 from runner.domain.match_record import find_match
+from runner.domain.registry import UNSANDBOXED_WARNING
 from runner.domain.stages.base import TournamentState
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.errors import CommandError, UsageError
@@ -66,9 +67,7 @@ def show_comparison(
     console.print(t)
     diff = first_difference(old, new)
     console.print(
-        f"first difference: {diff}"
-        if diff
-        else "identical: every game has the same moves and result"
+        f"first difference: {diff}" if diff else "identical: every game has the same moves and result"
     )
 
 
@@ -158,7 +157,7 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
     if args.sandbox:
         spec = replace(spec, sandbox=args.sandbox)
     if spec.sandbox == "none":
-        console.print("sandbox: none — entries run unisolated; only for trusted entries")
+        print(f"tourney rerun: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     if spec.sandbox != "none":
         probe_sandbox(spec.sandbox)  # SandboxUnavailable: exit 2
     console.print(

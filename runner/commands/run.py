@@ -28,8 +28,10 @@ from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
+from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
-from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.redaction import register_broker_url
+from runner.domain.registry import SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import CommandError, RunHalted, UsageError
@@ -186,31 +188,31 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     for st in state.stages:
         if not st.standings:
             continue
-        t = Table(title=f"{st.name} ({st.planner})")
+        t = Table(title=Text(inert(f"{st.name} ({st.planner})")))
         for col in ("#", "entry", "games", "W", "T", "L", "points", "score", "status"):
             t.add_column(col)
         for r in st.standings:
             t.add_row(
                 str(r.rank),
-                r.entry,
+                Text(inert(r.entry)),
                 str(r.games),
                 str(r.wins),
                 str(r.ties),
                 str(r.losses),
                 f"{r.points:g}",
                 str(r.score),
-                r.status,
+                Text(inert(r.status)),
             )
         console.print(t)
     if state.final_ranking:
-        console.print(
-            "final ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(state.final_ranking, 1))
-        )
+        ranking = ", ".join(f"{i}. {n}" for i, n in enumerate(state.final_ranking, 1))
+        console.print(Text(inert("final ranking: " + ranking)))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -317,8 +319,8 @@ def _play(
         health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
     else:
         health_check = _Background.done("")
-    if config.sandbox == "none":
-        progress.log("sandbox: none — entries run unisolated; only for trusted entries")
+    if config.sandbox == "none":  # on stderr, whatever the progress mode
+        print(f"tourney run: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     blobs = pack_artifacts(config, rd)
     if cluster.workers is not None:
         # their first match finds its entries built: built here while they start
@@ -330,6 +332,7 @@ def _play(
         mode = "inline"
     else:
         url = args.broker if cluster.redis is None else cluster.redis.url()
+        register_broker_url(url)
         celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
         cluster.dispatcher = celery
         try:
@@ -659,5 +662,5 @@ def _finish_outputs(
             file=sys.stderr,
         )
         for mid, why in outcome.failed_details.items():
-            print(f"  {mid}: {why}", file=sys.stderr)
+            print(f"  {mid}: {inert(why, one_line=True)}", file=sys.stderr)
         print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)

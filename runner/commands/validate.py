@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from runner.config import ConfigError, TournamentConfig, load_config
+from runner.domain.inert import inert
 
 
 def describe(config: TournamentConfig) -> list[str]:
@@ -24,8 +25,10 @@ def games_summary(config: TournamentConfig) -> str:
 
     counts = planned_games(list(config.stages), len(config.entry_specs()), len(config.seed_opponent_specs()))
     known = [c for c in counts if c is not None]
-    parts = [f"{st.name} {c:,}" if c is not None else f"{st.name} (depends on results)"
-             for st, c in zip(config.stages, counts, strict=True)]
+    parts = [
+        f"{st.name} {c:,}" if c is not None else f"{st.name} (depends on results)"
+        for st, c in zip(config.stages, counts, strict=True)
+    ]
     more = " or more" if len(known) < len(counts) else ""
     return f"  games: at most {sum(known):,}{more} ({'; '.join(parts)})"
 
@@ -35,11 +38,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as e:
         for p in e.problems:
-            print(p)
+            print(inert(str(p)))  # problems quote values from entry.yaml files
         print(f"{len(e.problems)} problem(s) in {args.config}", file=sys.stderr)
         return 2
     for w in config.warnings:
-        print(w)
+        print(inert(str(w)))
     print(f"OK: {config.name}: {len(config.entry_specs())} entries, {len(config.stages)} stages")
     if config.seed_opponent_specs():
         print(f"  seed opponents: {', '.join(config.seed_opponent_specs())}")

@@ -9,6 +9,7 @@ the entrants that can reach it (asked of the planners' ``runner.domain.stages.re
 from __future__ import annotations
 
 import glob
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +31,8 @@ from runner.config.models import (
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
-from runner.domain.entries import EntryError, EntrySpec, load_entry
+from runner.domain.entries import EntryError, EntryPathRefused, EntrySpec, load_entry
+from runner.domain.entry_tree import RefusedPath
 from runner.domain.games import (
     GameLoadError,
     GameParamsError,
@@ -41,6 +43,7 @@ from runner.domain.games import (
     same_game,
 )
 from runner.domain.games.base import BoardError, Game
+from runner.domain.names import entry_name_problem
 from runner.domain.placeholders import run_arg_problems
 from runner.domain.registry import protocol_carries
 
@@ -147,6 +150,9 @@ class Checker:
             except OSError as e:
                 self.add(loc, f"board {name!r}: cannot read {spec.file}: {e.strerror or e}")
                 continue
+            except RefusedPath as e:
+                self.add(loc, f"board {name!r}: {e}")
+                continue
             if game is None:
                 continue
             try:
@@ -176,14 +182,18 @@ class Checker:
         return [full]
 
     def _load_dir(self, loc: Loc, path: Path) -> list[EntrySpec]:
-        path = path.resolve()
-        if path not in self._dirs:
+        key = path.resolve()
+        if key not in self._dirs:
             try:
-                self._dirs[path] = load_entry(path)
+                self._dirs[key] = load_entry(path)  # unresolved: an entry root that is a link is refused
+            except EntryPathRefused as e:
+                shown = os.path.relpath(e.refused.path, self.base_dir)
+                self.add(loc, f"{shown}: {e.refused.what}")
+                self._dirs[key] = []
             except EntryError as e:
                 self.add(loc, str(e))
-                self._dirs[path] = []
-        return self._dirs[path]
+                self._dirs[key] = []
+        return self._dirs[key]
 
     def _expand(self, loc: Loc, src: EntrySource, into: dict[str, EntrySpec]) -> None:
         specs: list[EntrySpec] = []
@@ -245,6 +255,11 @@ class Checker:
         taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:
+                continue
+            bad_name = entry_name_problem(s.name)
+            if bad_name:  # a variant name made here (prefix-i): its length, or a bad entry.yaml name
+                at = (*loc, "variants", "prefix") if src.variants is not None else (*loc, "path")
+                self.add(at, bad_name)
                 continue
             if "~" in s.name:
                 self.add((*loc, "path"), f"entry name {s.name!r}: '~' is reserved (system-test mirrors)")

@@ -29,11 +29,12 @@ from pydantic import (
 )
 
 from runner.config.errors import ConfigProblem
-from runner.domain.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
+from runner.domain.boards import DEFAULT_BOARD, BoardResolver, BoardSpec
 from runner.domain.contracts import DEFAULT_MAX_MOVES, EntryRef, GameBound, Limits
 from runner.domain.entries import EntrySpec
 from runner.domain.games import GAME_NAMES, get_game
 from runner.domain.games.base import Game
+from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
 from runner.domain.registry import SandboxKind, sandbox_bind_problem
 from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
@@ -99,6 +100,7 @@ class BoundModel(BaseModel):
     def to_bound(self) -> GameBound:
         return GameBound(**self.model_dump())
 
+
 class TimingModel(BaseModel):
     """How moves are timed (issue 14: seed 003's "the entire machine to itself")."""
 
@@ -130,6 +132,7 @@ class VariantsModel(BaseModel):
     count: int = Field(ge=1, le=10000, description="How many variants.")
     prefix: str | None = Field(
         default=None,
+        pattern=ENTRY_NAME_PATTERN,
         description="Name prefix; names are '<prefix>-<i>' (i zero-padded). Default: the entry's name.",
     )
     start: int = Field(default=1, ge=0, description="The first i.")
@@ -171,7 +174,10 @@ class StageBase(BaseModel):
     #: its matches form brackets (elimination-style planners; the report draws them)
     bracketed: ClassVar[bool] = False
 
-    name: str = Field(pattern=NAME_PATTERN, description="Unique stage name (letters, digits, '-', '_').")
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        description="Unique stage name: 1-64 letters, digits, '-', '_', starting with a letter or digit.",
+    )
     when: Literal["always", "tied_for_first"] = Field(
         default="always",
         description="'tied_for_first': play this stage only when the ranking so far has entries tied "
@@ -439,7 +445,7 @@ class TournamentConfig(BaseModel):
     def _board_names(cls, v: dict[str, BoardSpec]) -> dict[str, BoardSpec]:
         for name in v:
             if not re.match(NAME_PATTERN, name):
-                raise ValueError(f"board name {name!r} may only hold letters, digits, '-' and '_'")
+                raise ValueError(f"board name {name!r} is not a valid name: expected {NAME_RULE}")
         return v
 
     # -- what the coordinator uses --------------------------------------

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from runner.config.errors import ConfigProblem, did_you_mean, dotted
 from runner.config.models import TournamentConfig
 from runner.config.source_map import SourceMap
+from runner.domain.names import ENTRY_NAME_PATTERN, ENTRY_NAME_RULE, NAME_PATTERN, NAME_RULE
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
@@ -84,6 +85,11 @@ def schema_problem(err: Any, smap: SourceMap) -> ConfigProblem:
         return ConfigProblem(smap.file, line, col, f"{dotted(where)}: {msg}")
     msg = str(err["msg"]).removeprefix("Value error, ")
     got = err.get("input")
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") in (NAME_PATTERN, ENTRY_NAME_PATTERN):
+        rule = NAME_RULE if ctx.get("pattern") == NAME_PATTERN else ENTRY_NAME_RULE
+        return ConfigProblem(
+            smap.file, line, col, f"{dotted(where)}: {got!r} is not a valid name: expected {rule}"
+        )
     if isinstance(got, str | int | float | bool) and kind not in ("value_error", "assertion_error"):
         msg += f" (got {got!r})"
     return ConfigProblem(smap.file, line, col, f"{dotted(where)}: {msg}")

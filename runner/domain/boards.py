@@ -27,12 +27,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from runner.domain.entry_tree import read_named_file
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
+from runner.domain.names import NAME_PATTERN as NAME_PATTERN  # its home before
 from runner.domain.seeds import derive_seed as derive_seed  # its home before; still importable here
 
 DEFAULT_BOARD = "default"
-NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 
 
 class BoardSpec(BaseModel):
@@ -82,11 +83,12 @@ def parse_board_id(board_id: str) -> tuple[str, str | None, int | None]:
 
 
 def board_source_text(spec: BoardSpec, base_dir: Path) -> str | None:
-    """The text of a ``file:`` or ``text:`` board (None for a generated one); OSError if unreadable."""
+    """The text of a ``file:`` or ``text:`` board (None for a generated one); OSError if unreadable,
+    ``RefusedPath`` if the file is a link, fifo, device or hard link (docs/config.md: the entry rule)."""
     if spec.text is not None:
         return spec.text
     if spec.file is not None:
-        return (base_dir / spec.file).read_text()
+        return read_named_file(base_dir / spec.file, shown_as=Path(spec.file)).decode()
     return None
 
 

@@ -16,7 +16,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runner.domain.contracts import EntryRef
+from runner.domain.entry_tree import RefusedPath, check_root, read_named_file
 from runner.domain.games import GAME_NAMES, game_names, is_game_reference
+from runner.domain.names import entry_name_problem
 from runner.domain.packing import directory_digest as directory_digest  # its home before
 from runner.domain.packing import entry_files as entry_files
 from runner.domain.packing import pack_entry as pack_entry
@@ -32,6 +34,15 @@ GAMES = GAME_NAMES
 
 class EntryError(UsageError, ValueError):
     """An entry directory that cannot be used, with the reason."""
+
+
+class EntryPathRefused(EntryError):
+    """An entry holding what entries may not hold (a link, fifo, device, hard link:
+    ``runner.domain.entry_tree``); ``refused`` names the path, relative to the entry root."""
+
+    def __init__(self, refused: RefusedPath) -> None:
+        self.refused = refused
+        super().__init__(str(refused))
 
 
 class VariantModel(BaseModel):
@@ -50,6 +61,23 @@ class EntryModel(BaseModel):
     build: str | None = None
     run: list[str]
     variants: dict[str, VariantModel] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, v: str) -> str:
+        problem = entry_name_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("variants")
+    @classmethod
+    def _plain_variant_names(cls, v: dict[str, VariantModel]) -> dict[str, VariantModel]:
+        for vname in v:
+            problem = entry_name_problem(vname, "variant name")
+            if problem:
+                raise ValueError(problem)
+        return v
 
     @field_validator("protocol")
     @classmethod
@@ -107,7 +135,10 @@ def read_entry_yaml(path: Path) -> EntryModel:
     if not f.is_file():
         raise EntryError(f"{path}: no entry.yaml (expected an entry directory, DESIGN §4.1)")
     try:
-        raw: Any = yaml.safe_load(f.read_text())
+        text = read_named_file(f).decode(errors="replace")
+        raw: Any = yaml.safe_load(text)
+    except RefusedPath as e:
+        raise EntryPathRefused(e) from None
     except yaml.YAMLError as e:
         raise EntryError(f"{f}: not valid YAML: {e}") from e
     if not isinstance(raw, dict):
@@ -117,7 +148,9 @@ def read_entry_yaml(path: Path) -> EntryModel:
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
-        raise EntryError(f"{f}: {loc}: {first['msg']}") from e
+        line, col = yaml_position(text, tuple(first["loc"]))
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise EntryError(f"{f}:{line}:{col}: {loc}: {msg}") from e
     _check_placeholders(f, model)
     return model
 
@@ -162,10 +195,19 @@ def yaml_position(text: str, loc: tuple[str | int, ...]) -> tuple[int, int]:
 
 
 def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
-    """The entries an entry directory provides: itself and each variant."""
+    """The entries an entry directory provides: itself and each variant. ``EntryPathRefused``
+    for an entry that is, or holds, a link, fifo, socket, device or hard link (docs/config.md)."""
+    try:
+        check_root(path)  # before resolving, which would follow it
+        # walks it all, so a link is refused before entry.yaml is read; read_entry_yaml says
+        # what is missing when it is not a directory
+        digest = directory_digest(path) if path.is_dir() else ""
+    except RefusedPath as e:
+        raise EntryPathRefused(e) from None
+    except OSError as e:
+        raise EntryError(f"{path}: cannot read the entry: {e}") from None
     path = path.resolve()
     model = read_entry_yaml(path)
-    digest = directory_digest(path)
     base = EntrySpec(
         name=model.name,
         game=model.game,

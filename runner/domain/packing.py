@@ -10,55 +10,69 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import os
 import tarfile
 from pathlib import Path
 
-# Files that never belong to an entry's code (editor droppings, build output).
-_IGNORED_NAMES = {".git", "__pycache__", ".DS_Store"}
+from runner.domain.entry_tree import RefusedPath as RefusedPath
+from runner.domain.entry_tree import TreeItem, walk_entry
 
 
 def entry_files(root: Path) -> list[Path]:
-    """The files of an entry, as sorted relative paths (the digest's order)."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED_NAMES)
-        for fn in filenames:
-            if fn in _IGNORED_NAMES or fn.endswith(".pyc"):
-                continue
-            out.append((Path(dirpath) / fn).relative_to(root))
-    return sorted(out, key=lambda p: p.as_posix())
+    """The files of an entry, as sorted relative paths (the digest's order); ``RefusedPath``
+    for a link, fifo, socket, device or hard link anywhere in it (``runner.domain.entry_tree``)."""
+    return [Path(it.rel) for it in walk_entry(root) if not it.is_dir]
 
 
 def directory_digest(root: Path) -> str:
+    """sha256 of the entry's paths, executable bits and bytes. A directory with no file under
+    it is hashed by its path (an added empty ``support/`` changes the digest); any other
+    directory's path is already in its files' paths, so entries without empty directories keep
+    the digests they always had."""
+    return digest_items(walk_entry(root))
+
+
+def digest_items(items: list[TreeItem]) -> str:
     h = hashlib.sha256()
-    for rel in entry_files(root):
-        p = root / rel
-        h.update(rel.as_posix().encode() + b"\0")
-        h.update(b"x" if os.access(p, os.X_OK) else b"-")
-        data = p.read_bytes()
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
+    for it in items:
+        if it.is_dir:
+            if it.empty_dir:
+                h.update(it.rel.as_posix().encode() + b"/\0d")
+            continue
+        h.update(it.rel.as_posix().encode() + b"\0")
+        h.update(b"x" if it.executable else b"-")
+        h.update(len(it.data).to_bytes(8, "big"))
+        h.update(it.data)
     return h.hexdigest()
 
 
 def pack_entry(root: Path) -> bytes:
-    """A deterministic tar.gz of the entry's files (same bytes for the same digest)."""
+    """A deterministic tar.gz of the entry's directories and files (same bytes for the same
+    digest); ``RefusedPath`` as ``entry_files``."""
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
-        for rel in entry_files(root):
-            p = root / rel
-            data = p.read_bytes()
-            info = tarfile.TarInfo(rel.as_posix())
-            info.size = len(data)
-            info.mode = 0o755 if os.access(p, os.X_OK) else 0o644
+        for it in walk_entry(root):
+            info = tarfile.TarInfo(it.rel.as_posix())
             info.mtime = 0
-            tar.addfile(info, io.BytesIO(data))
+            if it.is_dir:
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+                continue
+            info.size = len(it.data)
+            info.mode = 0o755 if it.executable else 0o644
+            tar.addfile(info, io.BytesIO(it.data))
     return buf.getvalue()
+
+
+def _files_and_dirs_only(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    # the packer makes nothing else, so anything else is a forged artifact (docs/config.md)
+    if not (member.isfile() or member.isdir()):
+        raise tarfile.FilterError(f"{member.name}: not a regular file or directory")
+    return tarfile.data_filter(member, dest)
 
 
 def unpack_entry(blob: bytes, dest: Path) -> None:
     """Unpack an artifact made by ``pack_entry`` into ``dest`` (refusing unsafe paths)."""
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
-        tar.extractall(dest, filter="data")
+        tar.extractall(dest, filter=_files_and_dirs_only)

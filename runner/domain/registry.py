@@ -43,6 +43,12 @@ def protocol_carries(protocol: str, game: str) -> bool:
 SandboxKind = Literal["bwrap", "none"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 
+#: said once at start wherever ``sandbox: none`` entries are run (docs/config.md)
+UNSANDBOXED_WARNING = (
+    "warning: sandbox: none: entries run with the organiser's rights (they can read its files, "
+    "run keys and broker password); trusted entries only"
+)
+
 #: the environment variable that carries the broker URL to workers (never their command line)
 BROKER_ENV = "TOURNEY_BROKER_URL"
 #: read-only host paths a worker adds to every sandbox (colon-separated absolute paths, e.g.

@@ -41,6 +41,7 @@ from typing import Any
 
 from runner.domain.contracts import SIGNATURE_KEY, canonical_json, unsigned
 from runner.domain.private_files import read_private_text
+from runner.domain.redaction import register_run_key
 from runner.errors import MessageRejected, WorkerUnfit
 
 #: the field ``sign`` adds (the contracts' message types ignore it when reading)
@@ -185,11 +186,11 @@ def load_run_key(path: Path | None = None, *, environ: dict[str, str] | None = N
     """The run key from ``path``, else ``$TOURNEY_RUN_KEY``, else ``$TOURNEY_RUN_KEY_FILE``."""
     env = os.environ if environ is None else environ
     if path is not None:
-        return read_key_file(path)
+        return _taken(read_key_file(path))
     if env.get(KEY_ENV):
-        return RunKey.from_hex(env[KEY_ENV])
+        return _taken(RunKey.from_hex(env[KEY_ENV]))
     if env.get(KEY_FILE_ENV):
-        return read_key_file(Path(env[KEY_FILE_ENV]))
+        return _taken(read_key_file(Path(env[KEY_FILE_ENV])))
     raise RunKeyError(
         f"no run key: pass --key-file FILE (mode 0600) or set {KEY_ENV}; "
         f"the coordinator keeps it in <run dir>/{KEY_FILE_NAME}"
@@ -204,4 +205,11 @@ def run_key_for(run_dir: Path) -> RunKey:
     path = run_dir / KEY_FILE_NAME
     if not path.exists():
         write_key_file(path, RunKey.generate())
-    return read_key_file(path)
+    return _taken(read_key_file(path))
+
+
+def _taken(key: RunKey) -> RunKey:
+    """``key``, once this process has taken it: from now on it is redacted from whatever
+    an entry prints (``runner.domain.redaction``)."""
+    register_run_key(key.secret)
+    return key

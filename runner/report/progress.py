@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from runner.domain.contracts import LiveMatch
+from runner.domain.inert import inert
 
 if TYPE_CHECKING:  # imported where used: only the live display draws with rich, and a run
     # without it (plain or quiet) starts its workers before rich could have loaded (0.15 s)
@@ -256,14 +257,15 @@ class RunProgress:
         if self._live is not None:
             from rich.text import Text
 
-            self._live.console.print(Text(message))
+            self._live.console.print(Text(inert(message)))
         else:
             self._print(message)
 
     # -- rendering ---------------------------------------------------------
     def _print(self, line: str) -> None:
         out = self._out or sys.stdout
-        print(line, file=out, flush=True)
+        # lines name stages and entries, and ``log`` passes entry warnings through: all inert
+        print(inert(line), file=out, flush=True)
 
     def _eta(self, snap: ProgressSnapshot) -> float | None:
         return eta_seconds(snap, self._rates.matches_per_s())
@@ -277,7 +279,7 @@ class RunProgress:
         from rich.table import Table
         from rich.text import Text
 
-        title = Text(self.title, style="bold")
+        title = Text(inert(self.title), style="bold")
         if snap is None:
             return Group(title, Text("starting...", style="dim"))
         stages = Table.grid(padding=(0, 2))
@@ -289,21 +291,21 @@ class RunProgress:
         for s in snap.stages:
             bar = ProgressBar(total=max(s.total, 1), completed=s.done if s.total else 0, width=30)
             stages.add_row(
-                Text(s.name), bar, f"{s.done}/{s.total}", Text(s.status, style=style.get(s.status, ""))
+                Text(inert(s.name)), bar, f"{s.done}/{s.total}", Text(s.status, style=style.get(s.status, ""))
             )
         gps = self._rates.games_per_s()
         rate = f"{gps:.1f} games/s" if gps is not None else "? games/s"
         summary = Table.grid(padding=(0, 2))
         summary.add_column(style="bold")
         summary.add_column()
-        summary.add_row(
-            "overall",
+        overall = (
             f"matches {snap.matches_done}/{snap.matches_total}"
             + (f" ({snap.failed} FAILED)" if snap.failed else "")
             + (f" · quarantined {', '.join(snap.quarantined)}" if snap.quarantined else "")
             + f" · games {snap.games_done} ({rate}) "
-            f"· moves {snap.moves_done}",
+            f"· moves {snap.moves_done}"
         )
+        summary.add_row("overall", Text(inert(overall)))  # worker names come from workers
         summary.add_row(
             "time", f"elapsed {format_duration(snap.elapsed_s)} · ETA {format_duration(self._eta(snap))}"
         )
@@ -321,7 +323,8 @@ class RunProgress:
         items = live_items(snap)
         for m in items[:LIVE_ROWS]:
             colour = "cyan" if m.phase == "playing" else "yellow"
-            playing.add_row(m.match_id[:8], " vs ".join(m.players), Text(m.describe(), style=colour))
+            players = Text(inert(" vs ".join(m.players)))  # names and moves as text, never markup
+            playing.add_row(m.match_id[:8], players, Text(inert(m.describe()), style=colour))
         if len(items) > LIVE_ROWS:
             playing.add_row("", Text(f"+{len(items) - LIVE_ROWS} more", style="dim"), "")
         return Group(title, stages, summary, Text("in progress", style="bold"), playing)

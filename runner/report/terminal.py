@@ -73,6 +73,12 @@ def _num(x: float) -> str:
 SHOWN = frozenset({"rank", "entry", "games", "wins", "ties", "losses", "points", "score", "verdicts_against"})
 
 
+def _text(s: str, style: str = "") -> Text:
+    """Plain (never markup) and inert text: names, details and boards come from entries
+    and configs, and a stored run may predate the name rule (docs/config.md#names)."""
+    return Text(inert(s), style=style)
+
+
 def make_console() -> Console:
     """stdout; piped output gets a wide page instead of tables squeezed into 80 columns."""
     return Console() if sys.stdout.isatty() else Console(width=200)
@@ -98,7 +104,7 @@ def fitted_standings_table(data: ReportData, stage: StageState, console: Console
 
 def standings_table(data: ReportData, stage: StageState, extras: bool = True) -> Table:
     ratings = data.stage_ratings(stage.name)
-    t = Table(title=_stage_title(stage), title_justify="left", header_style="bold")
+    t = Table(title=_text(_stage_title(stage)), title_justify="left", header_style="bold")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("entry", overflow="fold")
     for col in ("games", "wins", "ties", "losses", "points", "score"):
@@ -113,7 +119,7 @@ def standings_table(data: ReportData, stage: StageState, extras: bool = True) ->
     for r in stage.standings:
         cells: list[str | Text] = [
             place_labels(stage.groups).get(r.entry, str(r.rank)),
-            Text(r.entry),
+            _text(r.entry),
             str(r.games),
             str(r.wins),
             str(r.ties),
@@ -125,7 +131,7 @@ def standings_table(data: ReportData, stage: StageState, extras: bool = True) ->
         if ratings.kind != "none":
             cells.append(ratings.label(r.entry))
         cells += [_num(r.extra[k]) if k in r.extra else "" for k in extra_keys]
-        cells.append(Text(r.status))
+        cells.append(_text(r.status))
         t.add_row(*cells)
     return t
 
@@ -134,21 +140,21 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
     """Each stage's standings table (skipped stages named in one line)."""
     for stage in data.stages:
         if stage.status == "skipped":
-            console.print(Text(f"Stage {stage.name} ({stage.planner}): skipped"), style="dim")
+            console.print(_text(f"Stage {stage.name} ({stage.planner}): skipped"), style="dim")
             continue
         ms = data.stage_matches(stage.name)
         done = sum(1 for m in ms if m.finished)
         if not stage.standings:
             console.print(
-                Text(f"{_stage_title(stage)}: no standings yet ({done}/{len(ms)} matches done{_failed(ms)})")
+                _text(f"{_stage_title(stage)}: no standings yet ({done}/{len(ms)} matches done{_failed(ms)})")
             )
             continue
         console.print(fitted_standings_table(data, stage, console))
         if stage.excluded:
             for entry, why in stage.excluded.items():
-                console.print(Text(f"  excluded: {entry}: {inert(why, one_line=True)}"), style="yellow")
+                console.print(_text(f"  excluded: {entry}: {inert(why, one_line=True)}"), style="yellow")
         for note in stage.notes:
-            console.print(Text(f"  note: {note}"), style="dim")
+            console.print(_text(f"  note: {note}"), style="dim")
         console.print()
 
 
@@ -166,13 +172,13 @@ def print_elimination_rounds(data: ReportData, console: Console) -> None:
     for stage in data.stages:
         if not is_bracket_stage(stage) or stage.status in ("skipped", "waiting"):
             continue
-        console.print(Text(f"Stage {stage.name} ({stage.planner}) rounds", style="bold"))
+        console.print(_text(f"Stage {stage.name} ({stage.planner}) rounds", style="bold"))
         for rnd in bracket_rounds(data, stage):
             for sec in rnd.sections:
                 title = f"Round {rnd.round}, {bracket_label(sec.bracket)}"
                 if sec.board_id:
                     title += f", board {sec.board_id}"
-                t = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
+                t = Table(title=_text(title), title_justify="left", show_edge=False, header_style="bold")
                 t.add_column("#", justify="right")
                 t.add_column("pairing")
                 t.add_column("games", justify="center")
@@ -184,15 +190,15 @@ def print_elimination_rounds(data: ReportData, console: Console) -> None:
                     scores = m.total_scores()
                     t.add_row(
                         str(m.pairing + 1),
-                        Text(" vs ".join(_player(stage, p) for p in m.players)),
-                        m.result_text(),
+                        _text(" vs ".join(_player(stage, p) for p in m.players)),
+                        _text(m.result_text()),
                         "-".join(str(scores[p]) for p in m.players) if m.finished else "",
-                        Text(_outcome_text(m, bm.outcome) or ("" if m.finished else m.state)),
+                        _text(_outcome_text(m, bm.outcome) or ("" if m.finished else m.state)),
                         m.match_id,
                     )
                 console.print(t)
                 for bye in sec.byes:
-                    console.print(Text(f"  bye: {_player(stage, bye)}"))
+                    console.print(_text(f"  bye: {_player(stage, bye)}"))
         console.print()
 
 
@@ -201,7 +207,7 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
     if not data.tournament.finished:
         done = sum(1 for m in data.matches if m.finished)
         console.print(
-            Text(
+            _text(
                 f"Tournament not finished: {done}/{len(data.matches)} planned matches done"
                 f"{_failed(data.matches)}."
             )
@@ -209,25 +215,25 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
         return
     rule = contest_ranking_rule(data)
     if rule:
-        console.print(Text(f"Final ranking by {rule}"), soft_wrap=True)
-    t = Table(title=f"Final ranking: {data.name}", title_justify="left", header_style="bold")
+        console.print(_text(f"Final ranking by {rule}"), soft_wrap=True)
+    t = Table(title=_text(f"Final ranking: {data.name}"), title_justify="left", header_style="bold")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("entry", overflow="fold")
     t.add_column("ranked by", overflow="fold")
     if ratings.kind != "none":
         t.add_column(rating_column_title(ratings.title), justify="right", no_wrap=True)
     for p in final_places_of(data):
-        row: list[str | Text] = [p.label, Text(p.entry), Text(_ranked_by(p))]
+        row: list[str | Text] = [p.label, _text(p.entry), _text(_ranked_by(p))]
         if ratings.kind != "none":
             row.append(ratings.label(p.entry))
         t.add_row(*row)
     console.print(t)
     if ratings.kind != "none":
         console.print(
-            Text(f"The {ratings.title} column is a rating over all games, shown beside the ranking.")
+            _text(f"The {ratings.title} column is a rating over all games, shown beside the ranking.")
         )
     for line in shared_place_lines(final_places_of(data)):
-        console.print(Text(line), soft_wrap=True)
+        console.print(_text(line), soft_wrap=True)
 
 
 def print_verdicts(data: ReportData, console: Console) -> None:
@@ -236,22 +242,22 @@ def print_verdicts(data: ReportData, console: Console) -> None:
     if not counts:
         return
     parts = [f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (kv[0] != "normal", -kv[1], kv[0]))]
-    console.print(Text("Verdicts: " + ", ".join(parts)))
+    console.print(_text("Verdicts: " + ", ".join(parts)))
     per_entry: dict[str, list[str]] = {}
     for (entry, kind), n in sorted(data.verdicts_by_entry().items()):
         per_entry.setdefault(entry, []).append(f"{kind} {n}")
     for entry, kinds in per_entry.items():
-        console.print(Text(f"  {entry}: {', '.join(kinds)}"))
+        console.print(_text(f"  {entry}: {', '.join(kinds)}"))
     bounded = data.bound_summary()
     if bounded:
-        console.print(Text(bounded.capitalize() if bounded[0].isalpha() else bounded, style="yellow"))
+        console.print(_text(bounded.capitalize() if bounded[0].isalpha() else bounded, style="yellow"))
 
 
 def print_stderr_warnings(data: ReportData, console: Console) -> None:
     """The games in which entries wrote on stderr (``runner.report.entry_notes``), as a warning."""
     run_dir = str(data.run_dir) if data.run_dir is not None else "RUN"
     for i, line in enumerate(warning_lines(stderr_notes(data), run_dir)):
-        console.print(Text(line, style="yellow" if i == 0 else ""), soft_wrap=True)
+        console.print(_text(line, style="yellow" if i == 0 else ""), soft_wrap=True)
 
 
 def _failed(matches: Sequence[MatchRecord]) -> str:
@@ -264,12 +270,12 @@ def print_workers(data: ReportData, console: Console) -> None:
     workers = data.meta.get("workers") or {}
     for name, rec in sorted(workers.items()):
         if isinstance(rec, dict) and rec.get("quarantined"):
-            console.print(Text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
+            console.print(_text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
 
 
 def print_timing(data: ReportData, console: Console) -> None:
     """The timing conditions (fair timing: ``runner.domain.timing``)."""
-    console.print(Text(data.timing.line()))
+    console.print(_text(data.timing.line()))
 
 
 def print_summary(data: ReportData, console: Console) -> None:
@@ -300,25 +306,25 @@ def print_replay(data: ReportData, match: MatchRecord, game_no: int, console: Co
         + (f", {match.bracket} bracket" if match.bracket else "")
         + f", board {match.board_id}; seats {seats}"
     )
-    console.print(Text(head, style="bold"))
+    console.print(_text(head, style="bold"))
     if replay.states:
-        console.print(Text("start"))
-        console.print(Text(data.game.render(replay.states[0])))
+        console.print(_text("start"))
+        console.print(_text(data.game.render(replay.states[0])))
     total = len(record.moves)
     for step in replay.steps:
         for gone in step.forfeits:
-            console.print(Text(f"{gone} forfeited and left the rotation", style="yellow"))
+            console.print(_text(f"{gone} forfeited and left the rotation", style="yellow"))
         mv = step.record
         cpu = f", cpu {mv.cpu_ms:.1f} ms" if mv.cpu_ms is not None else ""
         timing = f"[{mv.wall_ms:.1f} ms{cpu}]"
         console.print(
-            Text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {inert(mv.move)}  {timing}")
+            _text(f"move {step.number}/{total}: {mv.player} ({step.mark}) plays {inert(mv.move)}  {timing}")
         )
-        console.print(Text(data.game.render(replay.states[step.number])))
+        console.print(_text(data.game.render(replay.states[step.number])))
     if replay.stopped:
-        console.print(Text(inert(replay.stopped), style="yellow"))
-    console.print(Text(replay.ending(), style="bold"))
+        console.print(_text(inert(replay.stopped), style="yellow"))
+    console.print(_text(replay.ending(), style="bold"))
     for entry, lines in sorted(record.stderr.items()):
-        console.print(Text(f"{entry} wrote on stderr:", style="yellow"))
+        console.print(_text(f"{entry} wrote on stderr:", style="yellow"))
         for line in lines:
-            console.print(Text(f"  {inert(line, one_line=True)}"), soft_wrap=True)
+            console.print(_text(f"  {inert(line, one_line=True)}"), soft_wrap=True)

@@ -138,3 +138,14 @@ def test_verify_json_refuses_altered_bytes_and_a_moved_signature() -> None:
         verify_json(other[: other.index(b',"sig":')] + sig, key)
     with pytest.raises(ValueError):
         verify_json(b"[1, 2]", key)
+
+
+def test_a_key_file_is_never_read_through_a_link(tmp_path: Path) -> None:
+    """The one rule for files tourney reads (issue 25 item 1): a link named as a key file
+    could point at any file the organiser can read; its mode is checked on the file read."""
+    real = tmp_path / "real.key"
+    write_key_file(real, RunKey.generate())
+    link = tmp_path / "run.key"
+    link.symlink_to(real)
+    with pytest.raises(RunKeyError, match=r"run\.key: a symbolic link \(to .*real\.key\); expected a reg"):
+        load_run_key(link)

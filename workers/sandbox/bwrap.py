@@ -65,10 +65,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.contracts import Limits
 from runner.domain.registry import SANDBOX_BINDS_ENV, sandbox_bind_problem
-from runner.errors import EntryFault
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
+from workers.sandbox.build_output import BUILD_OUTPUT_BYTES, BuildOutputError, build_output_failure, copy_out
 from workers.sandbox.cgroups import LAUNCHER_SLACK_BYTES, PIDS_SLACK, Cgroups, SandboxCgroup, shared_cgroups
 from workers.sandbox.checks import as_sandbox_user, find_bwrap, sandbox_problem, sandbox_user
 from workers.sandbox.classify import Measurement, judged
@@ -952,96 +952,6 @@ class BwrapHost(EntryHost):
         self._sandbox.close()
 
 
-class BuildOutputError(EntryFault):
-    """A build's output cannot become the entry: the entry's own fault (``build_failed``)."""
-
-
-@dataclass
-class _CopyBudget:
-    files: int
-    bytes: int
-
-
-def copy_out(src: Path, dest: Path, *, max_files: int | None = None, max_bytes: int | None = None) -> None:
-    """Copy the tree at ``src`` (inside a sandbox, through /proc) into ``dest``,
-    which must not exist yet (a fresh directory: nothing of the build can
-    conflict with what was there).
-
-    Symlinks are copied as links and never followed, and every step goes
-    through directory fds with ``O_NOFOLLOW``: the tree was written by an
-    untrusted build, and a link followed through ``/proc/<pid>/root`` would
-    resolve against the host's root. Anything the build's tree makes
-    impossible (an unreadable file, a fifo or socket, more than ``max_files``
-    entries or ``max_bytes`` bytes) raises ``BuildOutputError``; a failure to
-    write ``dest`` is the host's ``OSError``.
-    """
-    budget = _CopyBudget(files=max_files if max_files is not None else 1 << 62,
-                         bytes=max_bytes if max_bytes is not None else 1 << 62)  # fmt: skip
-    try:
-        top = os.open(src, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as e:
-        raise BuildOutputError(f"the build left no readable working directory: {e.strerror}") from e
-    try:
-        dest.mkdir()
-        _copy_dir(top, dest, budget, "")
-    finally:
-        os.close(top)
-
-
-def _copy_dir(dir_fd: int, dest: Path, budget: _CopyBudget, rel: str) -> None:
-    try:
-        entries = sorted(os.scandir(dir_fd), key=lambda e: e.name)
-    except OSError as e:
-        raise BuildOutputError(f"cannot list {rel or '.'}: {e.strerror}") from e
-    for entry in entries:
-        name = f"{rel}{entry.name}"
-        budget.files -= 1
-        if budget.files < 0:
-            raise BuildOutputError("the build's output has too many files")
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError as e:
-            raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
-        target = dest / entry.name
-        if stat.S_ISLNK(st.st_mode):
-            os.symlink(os.readlink(entry.name, dir_fd=dir_fd), target)
-        elif stat.S_ISDIR(st.st_mode):
-            try:
-                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-            except OSError as e:
-                raise BuildOutputError(f"cannot read directory {name}: {e.strerror}") from e
-            try:
-                target.mkdir()
-                _copy_dir(sub, target, budget, f"{name}/")
-            finally:
-                os.close(sub)
-        elif stat.S_ISREG(st.st_mode):
-            budget.bytes -= st.st_size
-            if budget.bytes < 0:
-                raise BuildOutputError("the build's output is too large")
-            try:
-                fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
-            except OSError as e:
-                raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
-            with os.fdopen(fd, "rb") as f, open(target, "xb") as out:
-                while True:
-                    try:
-                        chunk = f.read(1 << 20)
-                    except OSError as e:
-                        raise BuildOutputError(f"cannot read {name}: {e.strerror}") from e
-                    if not chunk:
-                        break
-                    out.write(chunk)
-            os.chmod(target, (st.st_mode & 0o777) | 0o600)
-        else:
-            raise BuildOutputError(f"{name} is not a regular file, directory or symlink")
-
-
-def build_output_failure(outcome: RunOutcome, why: str) -> RunOutcome:
-    """``outcome`` of a build whose output could not be taken: ``build_failed``."""
-    return dataclasses.replace(outcome, failure=VerdictKind.BUILD_FAILED, detail=f"unusable output: {why}")
-
-
 class BwrapHostFactory(HostFactory):
     """Hosts that run every entry program in a bubblewrap sandbox.
 
@@ -1113,7 +1023,9 @@ class BwrapHostFactory(HostFactory):
             if fresh.exists():
                 shutil.rmtree(fresh)
             try:
-                copy_out(sandbox.workdir, fresh, max_files=layout.entry_inodes, max_bytes=layout.entry)
+                # apparent sizes: a sparse file costs its full length on this disk (docs/config.md#builds)
+                cap = entry_bytes + BUILD_OUTPUT_BYTES
+                copy_out(sandbox.workdir, fresh, max_files=layout.entry_inodes, max_bytes=cap)
             except BuildOutputError as e:
                 shutil.rmtree(fresh, ignore_errors=True)
                 return build_output_failure(outcome, str(e))

@@ -54,6 +54,13 @@ import psutil
 
 from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome, take_line
+from workers.sandbox.build_output import (
+    BUILD_OUTPUT_BYTES,
+    BuildOutputError,
+    apparent_bytes,
+    build_output_failure,
+    check_output_size,
+)
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.exiting import leftovers_after_grace
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
@@ -742,8 +749,9 @@ class PlainHostFactory(HostFactory):
         return PlainHost(entry_dir, mark)
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        source = apparent_bytes(entry_dir)
         with tempfile.TemporaryDirectory(prefix=f"{BUILD_DIR_PREFIX}{os.getpid()}-") as tmp:
-            return run_process(
+            outcome = run_process(
                 ["sh", "-c", command],
                 b"",
                 cwd=entry_dir,
@@ -751,3 +759,14 @@ class PlainHostFactory(HostFactory):
                 limits=limits,
                 stderr_keep=BUILD_LOG_TAIL,
             )
+        if outcome.failure is not None or outcome.exit_code != 0:
+            return outcome
+        # built in place, so nothing is copied here; but every game copies the entry
+        # (``_game_dir``), expanding sparse files: the bwrap host's cap (docs/config.md#builds)
+        try:
+            check_output_size(entry_dir, max_bytes=source + BUILD_OUTPUT_BYTES)
+        except BuildOutputError as e:
+            shutil.rmtree(entry_dir, ignore_errors=True)  # a failed build's output is never used
+            entry_dir.mkdir()
+            return build_output_failure(outcome, str(e))
+        return outcome
