@@ -160,7 +160,7 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
     if spec.sandbox == "none":
         console.print("sandbox: none — entries run unisolated; only for trusted entries")
     if spec.sandbox != "none":
-        probe_sandbox(spec.sandbox)  # SandboxUnavailable: exit 2
+        probe_sandbox(spec.sandbox)  # SandboxUnavailable: exit 3
     console.print(
         f"replaying match {row.match_id} ({row.stage} r{row.round}: {' v '.join(row.players)}, "
         f"board {row.board_id}, seed {spec.seed})"

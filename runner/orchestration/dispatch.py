@@ -43,7 +43,7 @@ from runner.domain.contracts import (
     note_from_dict,
 )
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify, verify_json
-from runner.errors import RunHalted, UsageError
+from runner.errors import InfrastructureFailure, RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.local_workers import LocalWorkers
 
@@ -145,6 +145,13 @@ class Dispatcher(Protocol):
     def healthy_for(self) -> float:
         """Seconds since the broker was last found unreachable (inf when it never was)."""
 
+    def down_for(self) -> float | None:
+        """Seconds the broker has not answered for (None: it answers)."""
+
+    @property
+    def patience_s(self) -> float:
+        """How long an unreachable broker is waited for before the run stops (``BrokerDown``)."""
+
     def workers(self) -> int:
         """Worker processes available (0 when inline)."""
 
@@ -206,6 +213,13 @@ class InlineDispatcher:
     def healthy_for(self) -> float:
         return float("inf")
 
+    def down_for(self) -> float | None:
+        return None  # no broker
+
+    @property
+    def patience_s(self) -> float:
+        return 0.0
+
     def workers(self) -> int:
         return 0
 
@@ -218,8 +232,9 @@ class InlineDispatcher:
 
 
 # -- what the coordinator side asks of this machine's workers side ----------------------
-class SandboxUnavailable(UsageError):
-    """Entries cannot be isolated here with the sandbox asked for (exit 2: pick another)."""
+class SandboxUnavailable(InfrastructureFailure):
+    """Entries cannot be isolated here with the sandbox asked for (exit 3, as a worker whose
+    sandbox fails its health check)."""
 
 
 def probe_sandbox(kind: str) -> str:
@@ -320,6 +335,10 @@ class CeleryDispatcher:
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
         #: matches forgotten since the last poll: their ``current`` entries go with the next one
         self._to_forget: set[str] = set()
+        #: called between the tries of a call that waits for an unreachable broker (the
+        #: coordinator redraws its progress and restarts an embedded Redis from there: without
+        #: it, a submit waiting for the broker froze the display for up to ``PATIENCE_S``)
+        self.on_wait: Callable[[], None] | None = None
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -329,6 +348,19 @@ class CeleryDispatcher:
             log.warning("broker unreachable: %s; waiting for it", e)
         elif now - self._down_since > self.PATIENCE_S:
             raise BrokerDown(f"broker {self._safe_url()} unreachable for {self.PATIENCE_S:.0f}s: {e}") from e
+
+    def _wait(self, seconds: float) -> None:
+        """Between two tries at an unreachable broker."""
+        if self.on_wait is not None:
+            self.on_wait()
+        time.sleep(seconds)
+
+    def down_for(self) -> float | None:
+        return None if self._down_since is None else time.monotonic() - self._down_since
+
+    @property
+    def patience_s(self) -> float:
+        return self.PATIENCE_S
 
     def _ok(self) -> None:
         if self._down_since is not None:
@@ -374,7 +406,7 @@ class CeleryDispatcher:
                     break
                 except redis.exceptions.RedisError as e:
                     self._failed(e)
-                    time.sleep(1.0)
+                    self._wait(1.0)
 
     # dispatching ------------------------------------------------------------------
     def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:
@@ -413,7 +445,7 @@ class CeleryDispatcher:
                 # sent again: should the first one have arrived, the attempt is delivered
                 # twice, which the workers' attempt check and the store already absorb
                 self._failed(e)
-                time.sleep(1.0)
+                self._wait(1.0)
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""

@@ -7,7 +7,8 @@ hands it to ``RunProgress.update``; how it is shown depends on the mode:
     a rich display redrawn in place (stdout is a terminal): one bar per
     stage (matches done / planned so far), then the whole run: matches,
     games and games per second, moves, elapsed time and ETA, verdict counts,
-    workers connected and matches in flight; then the matches in flight as
+    workers connected and matches playing and queued, the broker's outage
+    (how long, and how long until the run gives up); then the matches in flight as
     their workers report them (``ProgressSnapshot.live``): entries being
     built, or the game and the number of moves played in it. The plain line
     lists the first few of them.
@@ -67,11 +68,16 @@ class ProgressSnapshot:
     elapsed_s: float
     verdicts: dict[str, int] = field(default_factory=dict)  # non-normal verdict kind -> count
     workers: int = 0  # workers connected (0 when inline)
-    running: int = 0  # matches in flight
+    running: int = 0  # matches a worker is playing
+    queued: int = 0  # matches sent, not yet taken by a worker
     failed: int = 0  # matches given up (not done: shown apart)
     quarantined: tuple[str, ...] = ()  # workers taken out (runner.orchestration.workers_health)
     #: matches in flight as their workers report them (builds, game and move counts)
     live: tuple[LiveMatch, ...] = ()
+    #: the broker has not answered for this long (None: it answers)
+    broker_down_s: float | None = None
+    #: how long the run waits for an unreachable broker before it stops
+    broker_patience_s: float = 0.0
 
     @property
     def matches_done(self) -> int:
@@ -142,6 +148,22 @@ def eta_seconds(snap: ProgressSnapshot, matches_per_s: float | None) -> float | 
     return remaining / matches_per_s
 
 
+def broker_text(snap: ProgressSnapshot) -> str:
+    """``"UNREACHABLE for 4s; the run stops in 9m56s unless it answers"``; "" while it answers."""
+    if snap.broker_down_s is None:
+        return ""
+    left = max(0.0, snap.broker_patience_s - snap.broker_down_s)
+    return (
+        f"UNREACHABLE for {format_duration(snap.broker_down_s)}; "
+        f"the run stops in {format_duration(left)} unless it answers (then resume with the same command)"
+    )
+
+
+def flight_text(snap: ProgressSnapshot) -> str:
+    """``"playing 3 · queued 9"``: a queued match is not running yet."""
+    return f"playing {snap.running} · queued {snap.queued}"
+
+
 def live_items(snap: ProgressSnapshot) -> list[LiveMatch]:
     """The matches in flight, busiest first: playing (most moves first), then building."""
     order = {"playing": 0, "building": 1}
@@ -166,8 +188,11 @@ def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | N
         f"ETA {format_duration(eta)}",
         f"verdicts {format_verdicts(snap.verdicts)}",
         f"workers {snap.workers}",
-        f"running {snap.running}",
+        f"playing {snap.running}",
+        f"queued {snap.queued}",
     ]
+    if snap.broker_down_s is not None:
+        parts.append(f"broker {broker_text(snap)}")
     if snap.failed:
         parts.append(f"FAILED {snap.failed}")
     if snap.quarantined:
@@ -311,7 +336,9 @@ class RunProgress:
             "verdicts",
             Text(format_verdicts(snap.verdicts), style="yellow" if any(snap.verdicts.values()) else ""),
         )
-        summary.add_row("workers", f"{snap.workers} connected · {snap.running} matches running")
+        summary.add_row("workers", f"{snap.workers} connected · {flight_text(snap)}")
+        if snap.broker_down_s is not None:
+            summary.add_row("broker", Text(broker_text(snap), style="bold red"))
         if not snap.live:
             return Group(title, stages, summary)
         playing = Table.grid(padding=(0, 2))
