@@ -42,8 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tourney", description="Distributed batch tournament runner.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("validate", help="check a tournament config; exit 2 with file:line:col errors")
+    s = sub.add_parser(
+        "validate", help="check a config and its entries' programs; exit 2 with file:line:col errors"
+    )
     s.add_argument("config")
+    s.add_argument(
+        "--build", action="store_true", help="also build every entry in the sandbox, as the workers will"
+    )
 
     s = sub.add_parser("run", help="run (or resume) a tournament")
     s.add_argument("config")

@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -283,6 +283,41 @@ def run_local_prebuild(
     from workers.prebuild import prebuild
 
     return prebuild(plan, fetch, stop)
+
+
+@dataclass(frozen=True)
+class LocalBuild:
+    """One entry built here as a worker builds it (``build_here``)."""
+
+    built_dir: Path | None  # the built entry directory; None when its build failed
+    failure: str = ""  # why not: the build's one line (how it ended, its first error lines)
+    first_error: str = ""  # the compiler's first error-like line, if it printed one
+
+
+def build_here(
+    entries: Mapping[str, tuple[EntryRef, Path]], sandbox: str, limits: Limits, cache_root: Path
+) -> dict[str, LocalBuild]:
+    """Build each entry (name -> its ref and directory) into ``cache_root`` in ``sandbox``,
+    the way a worker builds it before its first match (``workers.artifacts.ArtifactCache``);
+    ``SandboxUnavailable`` if the sandbox cannot run here."""
+    from workers.artifacts import ArtifactCache, BuildFailed, error_lines, local_fetch
+    from workers.sandbox import HostError, host_factory
+
+    try:
+        hosts = host_factory(sandbox)
+    except HostError as e:
+        raise SandboxUnavailable(f"sandbox {sandbox} unavailable: {e}") from e
+    cache = ArtifactCache(cache_root, hosts, limits)
+    fetch = local_fetch({ref.digest: path for ref, path in entries.values()})
+    out: dict[str, LocalBuild] = {}
+    for name, (ref, _) in entries.items():
+        got = cache.ensure(ref, fetch)
+        if isinstance(got, BuildFailed):
+            first = error_lines(got.log, 1)
+            out[name] = LocalBuild(None, got.detail.split(" (full log:")[0], first[0] if first else "")
+        else:
+            out[name] = LocalBuild(got)
+    return out
 
 
 def check_local_sandbox(kind: str) -> str:
