@@ -73,7 +73,7 @@ class CommandError(TourneyError):
 
 #: the exit codes of every command (README.md, "Exit codes"; ``tourney --help``)
 EXIT_OK = 0
-#: the command ran, and what it did failed: a run left matches FAILED, a rerun's replay failed
+#: the command ran, and what it did failed: a run left matches FAILED, a rerun's result broke the rules
 EXIT_FAILED = 1
 #: what was asked is wrong: arguments, config, entries, run directory (``UsageError``)
 EXIT_USAGE = 2
@@ -82,13 +82,17 @@ EXIT_INFRASTRUCTURE = 3
 #: Ctrl-C (128 + SIGINT) and SIGTERM/SIGHUP (128 + SIGTERM); a run says how to resume
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+#: stdout's reader went away (``| head``): as a program killed by SIGPIPE, without a traceback
+EXIT_OUTPUT_CLOSED = 141
 
 EXIT_CODES_TEXT = """exit codes (every command):
   0    done
-  1    done, but what it did failed (a run with FAILED matches, a rerun whose replay failed)
+  1    done, but what it did failed (a run with FAILED matches, a replay that breaks the rules)
   2    bad input: arguments, config, entries, run directory (file:line:col: what is wrong)
-  3    infrastructure: broker unreachable or refusing, embedded Redis, sandbox, local workers
-  130  interrupted (Ctrl-C); 143: stopped by SIGTERM or SIGHUP (a run prints how to resume)"""
+  3    infrastructure: broker unreachable or refusing, embedded Redis, sandbox, local workers,
+       a game this machine could not play (tourney play, tourney rerun)
+  130  interrupted (Ctrl-C); 143: stopped by SIGTERM or SIGHUP (a run prints how to resume)
+  141  the reader of the output went away (e.g. `| head -1`); nothing is printed about it"""
 
 
 class InfrastructureFailure(CommandError):

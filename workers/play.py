@@ -41,7 +41,7 @@ from runner.domain.games.base import BoardError, Game
 from runner.domain.inert import inert
 from runner.domain.placeholders import ContestParams
 from runner.domain.registry import protocol_carries
-from runner.errors import UsageError
+from runner.errors import EXIT_INFRASTRUCTURE, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
 from workers.match import MatchObserver
@@ -236,5 +236,5 @@ def cmd_play(args: argparse.Namespace) -> int:
     error = result.system_error
     if error is not None:
         print(f"tourney play: runner error: {inert(error.detail, one_line=True)}", file=sys.stderr)
-        return 1
+        return EXIT_INFRASTRUCTURE  # this machine failed, not the entries (README.md, "Exit codes")
     return 0

@@ -22,7 +22,7 @@ from runner.report.exports import (
     matches_records,
     standings_csv,
     standings_json,
-    write_games_jsonl,
+    write_games_jsonl_file,
     write_text,
 )
 from runner.report.model import ReportData, load_report_data
@@ -110,7 +110,6 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
-
 # -- standings ------------------------------------------------------------------
 
 
@@ -130,7 +129,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
-
 # -- replay ---------------------------------------------------------------------
 
 
@@ -147,7 +145,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
     print_replay(data, match, k, make_console())
     return 0
-
 
 
 # -- report ---------------------------------------------------------------------
@@ -174,15 +171,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_text(Path(json_path), standings_json(data))
         written.append(json_path)
     if jsonl:
-        path = Path(jsonl)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            n = write_games_jsonl(data, f)
-        tmp.replace(path)
+        n = write_games_jsonl_file(data, Path(jsonl))
         written.append(f"{jsonl} ({n} games)")
     for w in written:
         print(f"wrote {w}")
     return 0
-
-

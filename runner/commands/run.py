@@ -192,10 +192,11 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
 
         print_summary(data, make_console())
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from runner.report.terminal import make_console
+
+    console = make_console()
     for st in state.stages:
         if not st.standings:
             continue
@@ -379,7 +380,7 @@ def _play(
         timing=timing,
         check_resume=resumed,
         republish=republish,
-        on_accepted=_on_first_result(_preload_report_modules, warmer),
+        on_accepted=_on_first_result(_preload_report_modules, warmer, progress),
         on_tick=_supervisor(cluster, store, progress),
     )
     memory = health_check.result()  # SandboxUnavailable: exit 3, before any match is dispatched
@@ -535,11 +536,12 @@ def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:
 
 
 def _on_first_result(
-    first: Callable[[], None], warmer: ReplayWarmer | None
+    first: Callable[[], None], warmer: ReplayWarmer | None, progress: RunProgress | None = None
 ) -> Callable[[MatchSpec, Sequence[GameRecord]], None]:
-    """The coordinator's ``on_accepted``: hands each result to ``warmer``, and calls ``first``
-    at the first one (once matches play, when the coordinator mostly waits on the broker;
-    not during the start, which waits on this process)."""
+    """The coordinator's ``on_accepted``: hands each result to ``warmer`` and its games to
+    ``progress`` (a ``finished game`` line each in a plain log), and calls ``first`` at the
+    first one (once matches play, when the coordinator mostly waits on the broker; not
+    during the start, which waits on this process)."""
     started = False
 
     def accepted(spec: MatchSpec, games: Sequence[GameRecord]) -> None:
@@ -547,6 +549,8 @@ def _on_first_result(
         if not started:
             started = True
             first()
+        if progress is not None:
+            progress.games_finished(spec.match_id, list(games))
         if warmer is not None:
             warmer.add_result(spec, games)
 
@@ -728,16 +732,21 @@ def _finish_outputs(
     """After the progress display is gone: the report, then the standings, from one
     reading of the run (with the replays ``warmer`` computed while it played)."""
     from runner.orchestration.coordinator import ATTEMPT_CAP
+    from runner.report.exports import standings_json, write_games_jsonl_file, write_text
     from runner.report.model import load_report_data
     from runner.report.site import write_html_report
 
     data: ReportData | None = None
-    written = False
+    written = exported = False
     try:
         data = load_report_data(rd.path)
         ahead = warmer.close(REPLAY_WAIT_S) if warmer is not None else None
         write_html_report(data, rd.report, ahead=ahead)
         written = True
+        # the results as files a script reads without tourney (README.md, "Output")
+        write_text(rd.standings_json, standings_json(data))
+        write_games_jsonl_file(data, rd.games_jsonl)
+        exported = True
         if ahead is not None:
             log.info("report: %d replay(s) computed ahead, %d after the run", ahead.hits, ahead.misses)
     except Exception as e:  # a broken report must not hide the standings
@@ -755,4 +764,6 @@ def _finish_outputs(
         print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)
     if written:
         # the last line of every run that played: where to look next (README.md, "Output")
+        if exported:
+            print(f"results: {rd.standings_json}, {rd.games_jsonl}")
         print(f"report: {rd.report}", flush=True)

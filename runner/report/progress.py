@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from runner.domain.contracts import LiveMatch
+from runner.domain.contracts import GameRecord, LiveMatch, VerdictKind
 
 if TYPE_CHECKING:  # imported where used: only the live display draws with rich, and a run
     # without it (plain or quiet) starts its workers before rich could have loaded (0.15 s)
@@ -164,6 +164,27 @@ def flight_text(snap: ProgressSnapshot) -> str:
     return f"playing {snap.running} · queued {snap.queued}"
 
 
+def finished_game_line(match_id: str, number: int, game: GameRecord) -> str:
+    """``finished game 3f2a9c1d/2 p-1 vs p-2: p-1 wins 3-1 {5 in a row}``: one per game in a
+    plain log (seats in play order; the reason is the verdict when one was charged)."""
+    scores = "-".join(str(game.scores.get(p, 0)) for p in game.order)
+    if game.verdict.kind is VerdictKind.SYSTEM_ERROR:
+        result = "no result"
+    elif game.winner is not None:
+        result = f"{game.winner} wins {scores}"
+    else:
+        result = f"draw {scores}"
+    if game.verdict.kind is not VerdictKind.NORMAL:
+        reason = game.verdict.label()
+    elif game.stopped_by:
+        reason = (
+            f"stopped by {game.stopped_by}: {game.reason}" if game.reason else f"stopped by {game.stopped_by}"
+        )
+    else:
+        reason = game.reason or "normal"
+    return f"finished game {match_id[:8]}/{number} {' vs '.join(game.order)}: {result} {{{reason}}}"
+
+
 def live_items(snap: ProgressSnapshot) -> list[LiveMatch]:
     """The matches in flight, busiest first: playing (most moves first), then building."""
     order = {"playing": 0, "building": 1}
@@ -274,6 +295,14 @@ class RunProgress:
         if changes or self._last_print is None or now - self._last_print >= self._interval:
             self._print(self._line(snap))
             self._last_print = now
+
+    def games_finished(self, match_id: str, games: list[GameRecord]) -> None:
+        """A line per game of a match just accepted, in a plain log only (a terminal has the
+        live display; a CI log or a file has nothing else to show what happened)."""
+        if self.mode != "plain":
+            return
+        for number, game in enumerate(games, 1):
+            self._print(finished_game_line(match_id, number, game))
 
     def log(self, message: str) -> None:
         if self.mode == "quiet":

@@ -73,9 +73,18 @@ def _num(x: float) -> str:
 SHOWN = frozenset({"rank", "entry", "games", "wins", "ties", "losses", "points", "score", "verdicts_against"})
 
 
+class StdoutConsole(Console):
+    """A console on stdout whose reader may go away (``tourney standings RUN | head -1``)."""
+
+    def on_broken_pipe(self) -> None:
+        # rich would exit 1 here, a code the exit-code table gives to failed runs; the
+        # command line ends every command the same way on a closed pipe (runner.cli)
+        raise BrokenPipeError
+
+
 def make_console() -> Console:
     """stdout; piped output gets a wide page instead of tables squeezed into 80 columns."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    return StdoutConsole() if sys.stdout.isatty() else StdoutConsole(width=200)
 
 
 def extra_columns(stage: StageState) -> list[str]:
