@@ -65,10 +65,18 @@ def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path: P
     config = write_config(tmp_path, "sigint", entrants=3, sleep=0.2)
     run_dir = tmp_path / "runs" / "sigint"
     log = tmp_path / "run.log"
-    proc = start_tourney("run", config, "--workers", "1", cwd=tmp_path, log=log)
+    with open(log, "ab") as out:  # in a session of its own, as in a terminal of its own
+        proc = subprocess.Popen(
+            [*TOURNEY, "run", str(config), "--workers", "1"],
+            cwd=tmp_path,
+            env=env(**private_tmp(tmp_path)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         wait_for(lambda: _a_result(run_dir), 120, "a first result")
-        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: to the whole foreground group
         rc = proc.wait(60)
     finally:
         if proc.poll() is None:
