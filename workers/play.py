@@ -41,7 +41,7 @@ from runner.domain.games.base import BoardError, Game
 from runner.domain.inert import inert
 from runner.domain.placeholders import ContestParams
 from runner.domain.registry import protocol_carries
-from runner.errors import EXIT_INFRASTRUCTURE, UsageError
+from runner.errors import EXIT_INFRASTRUCTURE, InfrastructureFailure, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
 from workers.match import MatchObserver
@@ -202,8 +202,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     specs = _entries(args, game)
     try:
         hosts = host_factory(args.sandbox)
-    except HostError as e:
-        raise UsageError(str(e)) from e
+    except HostError as e:  # as `tourney run` and `tourney worker` say it (README.md, "Exit codes")
+        raise InfrastructureFailure(str(e)) from e
     move_time = args.move_time if args.move_time is not None else game.default_move_wall_s
     if move_time <= 0:
         raise UsageError("--move-time must be positive")
