@@ -183,3 +183,48 @@ def test_a_lost_broker_shows_within_5s_and_the_workers_hint_names_the_key(tmp_pa
     assert "the broker answers again" in text
     assert_one_official_result_per_match(run_dir)
     assert_nothing_left([tag, str(tmp_path)])
+
+
+def test_an_embedded_redis_that_keeps_dying_stops_the_run_cleanly(tmp_path: Path) -> None:
+    """Three restarts within a minute, then the run stops: exit 3, the resume command, nothing
+    left running; the same command then finishes it."""
+    config = write_config(tmp_path, "redisloop", entrants=4, sleep=0.2)
+    run_dir = tmp_path / "runs" / "redisloop"
+    pid_file = run_dir / "redis" / "redis.pid"
+    log = tmp_path / "run.log"
+    proc = start_tourney("run", config, "--workers", "1", cwd=tmp_path, log=log, extra_env=FAST_PROGRESS)
+    killed: list[int] = []
+    try:
+        wait_for(lambda: _a_result(run_dir), 120, "a first result")
+        for _ in range(4):  # the budget is three restarts
+            if proc.poll() is not None:
+                break
+            ident = procs.read_identity(pid_file)
+            if ident is None or ident.pid in killed:
+                wait_for(lambda: _restarted(pid_file, killed) or proc.poll() is not None, 15, "a restart")
+                ident = procs.read_identity(pid_file)
+            if ident is None or proc.poll() is not None:
+                break
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(ident.pid, signal.SIGKILL)  # the run's own Redis, by its recorded identity
+            killed.append(ident.pid)
+        rc = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    text = _text(log)
+    assert len(killed) == 4, text[-3000:]
+    assert rc == 3, text[-3000:]
+    assert text.count("the embedded Redis exited") == 3
+    assert "the embedded Redis keeps exiting: exit code -9 after 3 restart(s) within 60s" in text
+    assert f"resume with: tourney run {config} --workers 1" in text and "Traceback" not in text
+    assert_nothing_left([str(tmp_path)])
+    again = tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert_one_official_result_per_match(run_dir)
+
+
+def _restarted(pid_file: Path, killed: list[int]) -> bool:
+    ident = procs.read_identity(pid_file)
+    return ident is not None and ident.pid not in killed
