@@ -17,10 +17,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
+# tourney itself is in $(BIN): the hint says how to put it on PATH (README.md, "Set up")
+PATH_HINT = @echo "tourney is $(BIN)/tourney; '. $(BIN)/activate' puts it on PATH for the commands in README.md"
+
 venv: $(STAMP)
+	$(PATH_HINT)
 
 tournament: $(STAMP)
 	$(BIN)/tourney run $(CONFIG) $(ARGS)
+	$(PATH_HINT)
 
 worker: $(STAMP)
 	@test -n "$(BROKER_URL)" || { echo "usage: make worker BROKER_URL=redis://:PASSWORD@HOST:PORT/0 [KEY_FILE=run.key]"; exit 2; }

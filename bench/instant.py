@@ -128,6 +128,13 @@ class InstantDispatcher:
     def healthy_for(self) -> float:
         return float("inf")
 
+    def down_for(self) -> float | None:
+        return None
+
+    @property
+    def patience_s(self) -> float:
+        return 0.0
+
     def workers(self) -> int:
         return 1
 

@@ -152,7 +152,7 @@ def worker_main_ms(tmp: Path, tasks_n: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--matches", type=int, default=300)
     args = p.parse_args(argv)

@@ -132,7 +132,7 @@ def _profile(sandbox: str, specs: list[MatchSpec], cache_root: Path, variants: l
 def main(argv: list[str] | None = None) -> None:
     from bench.throughput_bench import _sandbox
 
-    parser = argparse.ArgumentParser(prog="bench.permove_bench")
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="bench.permove_bench")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the matches")
     parser.add_argument("--sandbox", help="only this sandbox (bwrap or none)")

@@ -117,7 +117,9 @@ def bench_layout(data: ReportData, layout: str, work: Path, opens: int, timeout_
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.report_bench", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m bench.report_bench", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--run-dir", type=Path, help="a run made by bench.report_run (made here if missing)")
     ap.add_argument("--entries", type=int, default=101)
     ap.add_argument("--boards", type=int, default=10)

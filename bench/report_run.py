@@ -161,7 +161,9 @@ def _play(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.report_run", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m bench.report_run", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--entries", type=int, default=101)
     ap.add_argument("--boards", type=int, default=10)

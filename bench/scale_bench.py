@@ -242,7 +242,9 @@ def main(
 def _cli(argv: list[str]) -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bench.scale_bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="python -m bench.scale_bench", description=__doc__
+    )
     parser.add_argument("names", nargs="*", help=f"cases: {', '.join(CASES)} (default: all)")
     parser.add_argument("--quick", action="store_true", help="ratings and the knockouts only")
     parser.add_argument("--case", help="run one case in this process and print its figures as JSON")

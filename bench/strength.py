@@ -195,7 +195,7 @@ def run_pairing(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--games", type=int, default=20)
     ap.add_argument("--game", action="append", help="only these entry folders (repeatable)")
     ap.add_argument("--jobs", type=int, default=2)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from runner.domain.inert import inert
 from runner.domain.registry import SANDBOX_KINDS
-from runner.errors import CommandError
+from runner.errors import EXIT_CODES_TEXT, EXIT_OUTPUT_CLOSED, CommandError
 from runner.orchestration import standby
 
 # subcommand -> "module:function"
@@ -39,14 +40,39 @@ HANDLERS = {
 }
 
 
+def tourney_version() -> str:
+    """The installed package's version (``pyproject.toml``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tourney")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tourney", description="Distributed batch tournament runner.")
-    sub = p.add_subparsers(dest="command", required=True)
+    # allow_abbrev=False everywhere: argparse would take `--worker 3` for `--workers 3`, and an
+    # option added later would silently change what an old abbreviation means
+    p = argparse.ArgumentParser(
+        prog="tourney",
+        description="Distributed batch tournament runner.",
+        epilog=EXIT_CODES_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("--version", action="version", version=f"tourney {tourney_version()}")
+    commands = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("validate", help="check a tournament config; exit 2 with file:line:col errors")
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help, allow_abbrev=False)
+
+    s = command("validate", help="check a config and its entries' programs; exit 2 with file:line:col errors")
     s.add_argument("config")
+    s.add_argument(
+        "--build", action="store_true", help="also build every entry in the sandbox, as the workers will"
+    )
 
-    s = sub.add_parser("run", help="run (or resume) a tournament")
+    s = command("run", help="run (or resume) a tournament")
     s.add_argument("config")
     s.add_argument("--run-dir", help="run directory (default runs/<tournament name>)")
     s.add_argument(
@@ -61,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-progress", action="store_true", help="no live progress display")
     s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
 
-    s = sub.add_parser("worker", help="serve matches from a broker")
+    s = command("worker", help="serve matches from a broker")
     s.add_argument(
         "--broker",
         help="redis://:PASSWORD@HOST:PORT/0; default: $TOURNEY_BROKER_URL or --broker-file "
@@ -91,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--skip-health-check", action="store_true", help="do not try a sandboxed move and C build at start"
     )
 
-    s = sub.add_parser("play", help="play one match between entry directories")
+    s = command("play", help="play one match between entry directories")
     s.add_argument("--game", required=True)
     s.add_argument("--board", help="board file")
     s.add_argument("--size", help="board size: pousse N, mnk 'W H K' or WxHxK, boxing WxH")
@@ -103,22 +129,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
     s.add_argument("entries", nargs="+", metavar="ENTRY_DIR[:VARIANT]")
 
-    s = sub.add_parser("judge", help="referee transcripts; one JSON line each")
+    s = command("judge", help="referee transcripts; one JSON line each")
     s.add_argument("--game", required=True)
     s.add_argument("--board", help="board file (boxing)")
     s.add_argument("transcripts", nargs="+", metavar="TRANSCRIPT")
 
-    s = sub.add_parser("matches", help="list a run's matches")
+    s = command("matches", help="list a run's matches")
     s.add_argument("run_dir")
     s.add_argument("--stage")
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("standings", help="each stage's standings")
+    s = command("standings", help="each stage's standings")
     s.add_argument("run_dir")
     s.add_argument("--json", action="store_true")
     s.add_argument("--csv", help="also write standings as CSV to this file")
 
-    s = sub.add_parser("rerun", help="replay a disputed match; keep the result as a numbered candidate")
+    s = command("rerun", help="replay a disputed match; keep the result as a numbered candidate")
     s.add_argument("run_dir")
     s.add_argument("match_id")
     s.add_argument("--accept", action="store_true", help="gone: review, then `tourney accept` (an error)")
@@ -126,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sandbox", choices=SANDBOX_KINDS)
     s.add_argument("--by", help="who asked for the rerun (default: $USER)")
 
-    s = sub.add_parser("accept", help="make a stored rerun candidate official, replan; plays nothing")
+    s = command("accept", help="make a stored rerun candidate official, replan; plays nothing")
     s.add_argument("run_dir")
     s.add_argument("match_id")
     s.add_argument("candidate", type=int, help="the candidate's number, as `tourney rerun` printed it")
@@ -139,16 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-code", action="store_true", help="changed code: later matches keep the run's recorded code"
     )
 
-    s = sub.add_parser("disputes", help="every rerun candidate and every accept of a run")
+    s = command("disputes", help="every rerun candidate and every accept of a run")
     s.add_argument("run_dir")
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("replay", help="print a game move by move")
+    s = command("replay", help="print a game move by move")
     s.add_argument("run_dir")
     s.add_argument("match_id")
     s.add_argument("--game", type=int, default=1, help="game number within the match (1-based)")
 
-    s = sub.add_parser("report", help="standings, brackets and replays")
+    s = command("report", help="standings, brackets and replays")
     s.add_argument("run_dir")
     s.add_argument("--html", help="write the HTML report here")
     s.add_argument(
@@ -162,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="write standings JSON here")
     s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")
 
-    s = sub.add_parser("build-log", help="print the full log of an entry's failed build")
+    s = command("build-log", help="print the full log of an entry's failed build")
     s.add_argument("run_dir")
     s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
     return p
@@ -183,9 +209,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `tourney run`'s local worker starts now, in standby, and imports while we do
     standby.start(words)
     try:
-        return _main(words)
+        code = _main(words)
+        sys.stdout.flush()  # here, where a reader gone away is caught, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _output_closed()
     finally:
         standby.discard()  # only if the run did not hand it its work
+
+
+def _output_closed() -> int:
+    """The reader of stdout went away (``tourney matches RUN --json | head -1``): nothing
+    more is wanted, so no traceback; stdout goes to /dev/null so that the interpreter's own
+    last flush does not fail again on its way out."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_OUTPUT_CLOSED
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -16,6 +16,7 @@ branch an error hangs on says how to handle it::
     ├── RunHalted         the run cannot go on now: stop it; the same command resumes
     │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)
+          ├── InfrastructureFailure  the machinery failed (exit 3)
           └── UsageError  what was asked is wrong (exit 2)
                 ConfigError, EntryError, RefusedPath, ResumeRefused, RerunRefused, UnknownMatch,
                 BrokerURLError, GameLoadError, GameParamsError
@@ -68,6 +69,36 @@ class CommandError(TourneyError):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+#: the exit codes of every command (README.md, "Exit codes"; ``tourney --help``)
+EXIT_OK = 0
+#: the command ran, and what it did failed: a run left matches FAILED, a rerun's result broke the rules
+EXIT_FAILED = 1
+#: what was asked is wrong: arguments, config, entries, run directory (``UsageError``)
+EXIT_USAGE = 2
+#: the machinery failed: broker unreachable or refusing, embedded Redis, sandbox, local workers
+EXIT_INFRASTRUCTURE = 3
+#: Ctrl-C (128 + SIGINT) and SIGTERM/SIGHUP (128 + SIGTERM); a run says how to resume
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+#: stdout's reader went away (``| head``): as a program killed by SIGPIPE, without a traceback
+EXIT_OUTPUT_CLOSED = 141
+
+EXIT_CODES_TEXT = """exit codes (every command):
+  0    done
+  1    done, but what it did failed (a run with FAILED matches, a replay that breaks the rules)
+  2    bad input: arguments, config, entries, run directory (file:line:col: what is wrong)
+  3    infrastructure: broker unreachable or refusing, embedded Redis, sandbox, local workers,
+       a game this machine could not play (tourney play, tourney rerun)
+  130  interrupted (Ctrl-C); 143: stopped by SIGTERM or SIGHUP (a run prints how to resume)
+  141  the reader of the output went away (e.g. `| head -1`); nothing is printed about it"""
+
+
+class InfrastructureFailure(CommandError):
+    """The machinery failed (broker, embedded Redis, sandbox, local workers): exit 3."""
+
+    exit_code = EXIT_INFRASTRUCTURE
 
 
 class UsageError(CommandError):

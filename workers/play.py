@@ -42,7 +42,7 @@ from runner.domain.inert import inert
 from runner.domain.placeholders import ContestParams
 from runner.domain.redaction import redact
 from runner.domain.registry import UNSANDBOXED_WARNING, protocol_carries
-from runner.errors import UsageError
+from runner.errors import EXIT_INFRASTRUCTURE, InfrastructureFailure, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
 from workers.match import MatchObserver
@@ -204,8 +204,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     specs = _entries(args, game)
     try:
         hosts = host_factory(args.sandbox)
-    except HostError as e:
-        raise UsageError(str(e)) from e
+    except HostError as e:  # as `tourney run` and `tourney worker` say it (README.md, "Exit codes")
+        raise InfrastructureFailure(str(e)) from e
     if args.sandbox == "none":
         print(f"tourney play: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     move_time = args.move_time if args.move_time is not None else game.default_move_wall_s
@@ -240,5 +240,5 @@ def cmd_play(args: argparse.Namespace) -> int:
     error = result.system_error
     if error is not None:
         print(f"tourney play: runner error: {inert(error.detail, one_line=True)}", file=sys.stderr)
-        return 1
+        return EXIT_INFRASTRUCTURE  # this machine failed, not the entries (README.md, "Exit codes")
     return 0

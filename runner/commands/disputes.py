@@ -13,14 +13,13 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
-
 from runner.commands.rerun import _refresh_report, show_comparison, show_replan, who
 from runner.config import ConfigError
 from runner.domain.disputes import CodeChoice, DisputeLog
 from runner.domain.match_record import find_match
 from runner.errors import UsageError
 from runner.orchestration.disputes import accept_candidate
+from runner.report.terminal import StdoutConsole
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock
 from runner.storage.store import RunStore, StoreError
@@ -43,7 +42,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
     if args.adopt_code and args.keep_code:
         raise UsageError("--adopt-code and --keep-code exclude each other")
     choice: CodeChoice = "adopt" if args.adopt_code else "keep" if args.keep_code else ""
-    console = Console(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
+    console = StdoutConsole(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
     rd, store = _open(args.run_dir)
     try:
         with coordinator_lock(rd):

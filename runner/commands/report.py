@@ -23,7 +23,7 @@ from runner.report.exports import (
     matches_records,
     standings_csv,
     standings_json,
-    write_games_jsonl,
+    write_games_jsonl_file,
     write_text,
 )
 from runner.report.model import ReportData, load_report_data
@@ -173,12 +173,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_text(Path(json_path), standings_json(data))
         written.append(json_path)
     if jsonl:
-        path = Path(jsonl)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            n = write_games_jsonl(data, f)
-        tmp.replace(path)
+        n = write_games_jsonl_file(data, Path(jsonl))
         written.append(f"{jsonl} ({n} games)")
     for w in written:
         print(f"wrote {w}")

@@ -28,9 +28,10 @@ from runner.domain.match_record import find_match
 from runner.domain.registry import UNSANDBOXED_WARNING
 from runner.domain.stages.base import TournamentState
 from runner.domain.verify import ResultMismatch, verify_result
-from runner.errors import CommandError, UsageError
+from runner.errors import CommandError, InfrastructureFailure, UsageError
 from runner.orchestration.dispatch import probe_sandbox
 from runner.orchestration.rerun import RerunRefused, changed_entries, play_again
+from runner.report.terminal import StdoutConsole
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.storage.store import RunStore, StoreError
@@ -111,7 +112,7 @@ def cmd_rerun(args: argparse.Namespace) -> int:
             "rerun keeps a numbered candidate and shows it; review it, then make exactly it official "
             'with `tourney accept RUN_DIR MATCH_ID CANDIDATE --reason "..."`'
         )
-    console = Console(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
+    console = StdoutConsole(soft_wrap=True, markup=False, highlight=False)  # whole lines: ids, paths, reasons
     rd = RunDir(Path(args.run_dir))
     try:
         store = RunStore.open(rd.path)
@@ -159,14 +160,14 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
     if spec.sandbox == "none":
         print(f"tourney rerun: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
     if spec.sandbox != "none":
-        probe_sandbox(spec.sandbox)  # SandboxUnavailable: exit 2
+        probe_sandbox(spec.sandbox)  # SandboxUnavailable: exit 3
     console.print(
         f"replaying match {row.match_id} ({row.stage} r{row.round}: {' v '.join(row.players)}, "
         f"board {row.board_id}, seed {spec.seed})"
     )
     new = play_again(spec, rd, worker=f"rerun@{socket.gethostname()}")
     if new.system_error is not None:
-        raise CommandError(f"the replay failed on this machine: {new.system_error.detail}", exit_code=1)
+        raise InfrastructureFailure(f"the replay failed on this machine: {new.system_error.detail}")
     try:
         verify_result(spec, new)  # judged by the pure referee, as the coordinator judges every result
     except ResultMismatch as e:

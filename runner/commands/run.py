@@ -15,6 +15,7 @@ import importlib
 import logging
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import sys
@@ -34,7 +35,14 @@ from runner.domain.redaction import register_broker_url
 from runner.domain.registry import SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
 from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
-from runner.errors import CommandError, RunHalted, UsageError
+from runner.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    CommandError,
+    InfrastructureFailure,
+    RunHalted,
+    UsageError,
+)
 from runner.orchestration.dispatch import (
     BrokerDown,
     CeleryDispatcher,
@@ -47,7 +55,7 @@ from runner.orchestration.dispatch import (
     kill_stale,
     probe_sandbox,
 )
-from runner.orchestration.local_workers import LocalWorkersFailing
+from runner.orchestration.local_workers import LocalWorkersFailing, RestartBudget
 from runner.orchestration.prebuild import LocalPrebuild, start_local_prebuild
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
@@ -186,11 +194,12 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
 
         print_summary(data, make_console())
         return
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    from runner.report.terminal import make_console
+
+    console = make_console()
     for st in state.stages:
         if not st.standings:
             continue
@@ -243,6 +252,12 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     resumed = rd.exists()
     if resumed:
         store = open_for_resume(rd, config_path, config)
+        if store.meta().get("finished"):
+            # nothing to play: say so, instead of starting a cluster to find out and
+            # reprinting the run as if it had just been played (README.md, "Output")
+            store.close()
+            print(_complete_text(args, rd))
+            return 0
     else:
         store = create_run(rd, config_path, config, secrets.token_hex(8))
     handler = _setup_logging(rd)
@@ -263,10 +278,12 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
                 with _stopping_meanwhile(cluster):
                     _finish_outputs(rd, outcome, code == 0, warmer)
             return code
-    except (BrokerDown, LocalWorkersFailing) as e:
-        raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
+    except (BrokerDown, LocalWorkersFailing, RedisServerError) as e:
+        raise InfrastructureFailure(f"{e}\n{_resume_text(args)}") from e
     except _Terminated as e:
-        raise CommandError(f"stopped by {e}; run the same command again to resume", exit_code=143) from e
+        raise CommandError(f"stopped by {e}\n{_resume_text(args)}", exit_code=EXIT_TERMINATED) from e
+    except KeyboardInterrupt as e:
+        raise CommandError(f"interrupted\n{_resume_text(args)}", exit_code=EXIT_INTERRUPTED) from e
     finally:
         warmer.finish()
         cluster.stop()
@@ -316,7 +333,7 @@ def _play(
         health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
         cluster.health_check = health_check
     elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
-        health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 2
+        health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 3
     else:
         health_check = _Background.done("")
     if config.sandbox == "none":  # on stderr, whatever the progress mode
@@ -338,7 +355,7 @@ def _play(
         try:
             celery.ping()
         except BrokerDown as e:  # the broker asked for is not there: nothing was started
-            raise CommandError(str(e), exit_code=2) from e
+            raise InfrastructureFailure(str(e)) from e
         celery.publish_artifacts(blobs)
         celery.mark_alive()
         republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
@@ -355,9 +372,7 @@ def _play(
     progress.log(f"playing with {mode}")
     _record_timing(store, config, progress)
     if args.no_local_workers:
-        progress.log(
-            f"waiting for workers: tourney worker --broker '{_masked(args.broker)}' (or make worker)"
-        )
+        progress.log(f"waiting for workers: {_worker_hint(args.broker, rd, config.sandbox == 'none')}")
     from runner.orchestration.coordinator import Coordinator
 
     coordinator = Coordinator(
@@ -368,10 +383,10 @@ def _play(
         timing=timing,
         check_resume=resumed,
         republish=republish,
-        on_accepted=_on_first_result(_preload_report_modules, warmer),
-        on_tick=_supervisor(cluster.workers, store, progress) if cluster.workers is not None else None,
+        on_accepted=_on_first_result(_preload_report_modules, warmer, progress),
+        on_tick=_supervisor(cluster, store, progress),
     )
-    memory = health_check.result()  # SandboxUnavailable: exit 2, before any match is dispatched
+    memory = health_check.result()  # SandboxUnavailable: exit 3, before any match is dispatched
     if config.sandbox != "none" and memory:
         progress.log(f"sandbox {config.sandbox}: {memory}")
         # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
@@ -453,25 +468,83 @@ class _Background:
         return self._value
 
 
-def _supervisor(workers: LocalWorkers, store: RunStore, progress: RunProgress) -> Callable[[], None]:
-    """What the coordinator's loop calls on every pass: restart the local worker if it died
-    (``LocalWorkersFailing`` once it keeps dying), said in the progress, the log and the store."""
+def _supervisor(cluster: _Cluster, store: RunStore, progress: RunProgress) -> Callable[[], None] | None:
+    """What the coordinator's loop calls on every pass (and while it waits for the broker):
+    start the embedded Redis again if it exited (``RedisServerError`` once it keeps exiting),
+    restart the local worker if it died (``LocalWorkersFailing`` once it keeps dying), each
+    said in the progress, the log and the store."""
+    if cluster.redis is None and cluster.workers is None:
+        return None
+    redis_budget = RestartBudget()
 
     def supervise() -> None:
-        restarted = workers.supervise()
-        if restarted is not None:
-            progress.log(restarted.describe())
-            store.log("worker_restarted", None, restarted.describe())
+        server = cluster.redis
+        code = server.exit_code() if server is not None else None
+        if server is not None and code is not None:
+            if not redis_budget.allow(time.monotonic()):
+                raise RedisServerError(
+                    f"the embedded Redis keeps exiting: exit code {code} after {redis_budget.restarts} "
+                    f"restart(s) within {redis_budget.window_s:.0f}s (see {server.log_file})"
+                )
+            server.restart()
+            said = f"the embedded Redis exited (exit code {code}); started again on port {server.port}"
+            log.warning("%s", said)
+            progress.log(said)
+            store.log("redis_restarted", None, said)
+        if cluster.workers is not None:
+            restarted = cluster.workers.supervise()
+            if restarted is not None:
+                progress.log(restarted.describe())
+                store.log("worker_restarted", None, restarted.describe())
 
     return supervise
 
 
+def _rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
+    """The ``tourney run`` command line of ``args`` (``run_dir``: with that ``--run-dir``); a
+    broker's URL is never repeated (it holds a password): ``--broker-file`` is."""
+    words = ["tourney", "run", str(args.config)]
+    if run_dir is not None:
+        words += ["--run-dir", str(run_dir)]
+    if args.broker_file:
+        words += ["--broker-file", str(args.broker_file)]
+    elif args.broker:
+        words += ["--broker", "URL"]
+    if args.workers is not None:
+        words += ["--workers", str(args.workers)]
+    for flag in ("inline", "no_progress", "no_local_workers"):
+        if getattr(args, flag):
+            words.append("--" + flag.replace("_", "-"))
+    return shlex.join(words)
+
+
+def _resume_text(args: argparse.Namespace) -> str:
+    """What an interrupted run prints last: the command that resumes it."""
+    return f"resume with: {_rerun_command(args, Path(args.run_dir) if args.run_dir else None)}"
+
+
+def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:
+    """What running a complete run again says: where its results are, how to start anew."""
+    fresh = next(
+        rd.path.with_name(f"{rd.path.name}-{n}")
+        for n in range(2, 10_000)
+        if not rd.path.with_name(f"{rd.path.name}-{n}").exists()
+    )
+    report = f"its report: {rd.report}" if rd.report.exists() else f"tourney report {rd.path} --html FILE"
+    return (
+        f"{rd.path} is complete: nothing left to play.\n"
+        f"  {report}; standings: tourney standings {rd.path}\n"
+        f"  to start a new run of this config: {_rerun_command(args, fresh)} (or remove {rd.path})"
+    )
+
+
 def _on_first_result(
-    first: Callable[[], None], warmer: ReplayWarmer | None
+    first: Callable[[], None], warmer: ReplayWarmer | None, progress: RunProgress | None = None
 ) -> Callable[[MatchSpec, Sequence[GameRecord]], None]:
-    """The coordinator's ``on_accepted``: hands each result to ``warmer``, and calls ``first``
-    at the first one (once matches play, when the coordinator mostly waits on the broker;
-    not during the start, which waits on this process)."""
+    """The coordinator's ``on_accepted``: hands each result to ``warmer`` and its games to
+    ``progress`` (a ``finished game`` line each in a plain log), and calls ``first`` at the
+    first one (once matches play, when the coordinator mostly waits on the broker; not
+    during the start, which waits on this process)."""
     started = False
 
     def accepted(spec: MatchSpec, games: Sequence[GameRecord]) -> None:
@@ -479,6 +552,8 @@ def _on_first_result(
         if not started:
             started = True
             first()
+        if progress is not None:
+            progress.games_finished(spec.match_id, list(games))
         if warmer is not None:
             warmer.add_result(spec, games)
 
@@ -514,7 +589,7 @@ def _start_local_cluster(
     try:
         cluster.redis = EmbeddedRedis(rd.redis).start()
     except RedisServerError as e:
-        raise CommandError(f"cannot start the embedded Redis: {e}", exit_code=1) from e
+        raise InfrastructureFailure(f"cannot start the embedded Redis: {e}") from e
     _start_local_workers(
         args, config, rd, cluster, cluster.redis.url(), progress, match_cpus, health_checked_here=True
     )
@@ -626,6 +701,25 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     )
 
 
+def _worker_hint(broker: str, rd: RunDir, unsandboxed: bool) -> str:
+    """The command another machine runs to serve this run: the broker and the run's key
+    (without the key a worker cannot verify its tasks, and refuses to start), and the
+    organiser's consent to ``sandbox: none`` if the config says so."""
+    key_file = _key_file(rd)
+    url = _masked(broker)
+    consent = " --allow-unsandboxed" if unsandboxed else ""
+    if key_file is None:
+        env = KEY_FILE_ENV if os.environ.get(KEY_FILE_ENV) else KEY_ENV
+        return f"TOURNEY_BROKER_URL='{url}' tourney worker{consent}, with this run's ${env} (or make worker)"
+    key = shlex.quote(str(key_file))
+    return (
+        f"TOURNEY_BROKER_URL='{url}' tourney worker --key-file {key}{consent} "
+        f"(or make worker BROKER_URL='{url}' KEY_FILE={key}"
+        + (" ARGS=--allow-unsandboxed" if unsandboxed else "")
+        + f"); elsewhere, a copy of {key}, mode 0600"
+    )
+
+
 def _masked(url: str) -> str:
     """The broker URL with its password hidden (it is printed)."""
     parts = urlsplit(url)
@@ -641,14 +735,21 @@ def _finish_outputs(
     """After the progress display is gone: the report, then the standings, from one
     reading of the run (with the replays ``warmer`` computed while it played)."""
     from runner.orchestration.coordinator import ATTEMPT_CAP
+    from runner.report.exports import standings_json, write_games_jsonl_file, write_text
     from runner.report.model import load_report_data
     from runner.report.site import write_html_report
 
     data: ReportData | None = None
+    written = exported = False
     try:
         data = load_report_data(rd.path)
         ahead = warmer.close(REPLAY_WAIT_S) if warmer is not None else None
         write_html_report(data, rd.report, ahead=ahead)
+        written = True
+        # the results as files a script reads without tourney (README.md, "Output")
+        write_text(rd.standings_json, standings_json(data))
+        write_games_jsonl_file(data, rd.games_jsonl)
+        exported = True
         if ahead is not None:
             log.info("report: %d replay(s) computed ahead, %d after the run", ahead.hits, ahead.misses)
     except Exception as e:  # a broken report must not hide the standings
@@ -664,3 +765,8 @@ def _finish_outputs(
         for mid, why in outcome.failed_details.items():
             print(f"  {mid}: {inert(why, one_line=True)}", file=sys.stderr)
         print("Fix the cause, then run the same command again: failed matches are retried.", file=sys.stderr)
+    if written:
+        # the last line of every run that played: where to look next (README.md, "Output")
+        if exported:
+            print(f"results: {rd.standings_json}, {rd.games_jsonl}")
+        print(f"report: {rd.report}", flush=True)

@@ -1,12 +1,21 @@
-"""``tourney validate CONFIG``: exit 0 with a summary, or 2 with every ``file:line:col: message``."""
+"""``tourney validate CONFIG [--build]``: exit 0 with a summary, or 2 with every
+``file:line:col: message`` (the config's, and each entry's ``entry.yaml``: its program,
+and with ``--build`` its build, made in the sandbox as a worker makes it)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+from pathlib import Path
 
 from runner.config import ConfigError, TournamentConfig, load_config
+from runner.config.programs import built_program_problem, located, missing_programs
+from runner.domain.entries import EntrySpec
 from runner.domain.inert import inert
+from runner.domain.placeholders import has_placeholders
+from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 
 
 def describe(config: TournamentConfig) -> list[str]:
@@ -33,14 +42,69 @@ def games_summary(config: TournamentConfig) -> str:
     return f"  games: at most {sum(known):,}{more} ({'; '.join(parts)})"
 
 
+def _all_specs(config: TournamentConfig) -> list[EntrySpec]:
+    return [*config.entry_specs().values(), *config.seed_opponent_specs().values()]
+
+
+def build_problems(config: TournamentConfig) -> list[str]:
+    """Build every entry directory once, in the config's sandbox, as a worker would: one
+    located line per build that fails (with the compiler's first error line) or that does
+    not make the program ``run[0]`` names."""
+    from runner.orchestration.dispatch import build_here
+
+    first_of_dir: dict[Path, EntrySpec] = {}
+    for spec in _all_specs(config):
+        # a build filled per game (its placeholders) is made by the workers, game by game
+        if spec.build and not has_placeholders([spec.build]):
+            first_of_dir.setdefault(spec.path, spec)
+    if not first_of_dir:
+        return []
+    if config.sandbox_binds:  # the run's workers get them too (runner.commands.run)
+        binds = merged_binds(os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds)
+        os.environ[SANDBOX_BINDS_ENV] = binds
+    with tempfile.TemporaryDirectory(prefix="tourney-validate-") as cache:
+        wanted = {s.name: (s.ref(), s.path) for s in first_of_dir.values()}
+        built = build_here(wanted, config.sandbox, config.limits_obj, Path(cache) / "artifacts")
+        problems = []
+        for spec in first_of_dir.values():
+            got = built[spec.name]
+            if got.built_dir is None:
+                problems.append(located(spec.path, ("build",), _build_failure(got.failure, got.first_error)))
+                continue
+            problem = built_program_problem(got.built_dir, spec)
+            if problem is not None:
+                problems.append(located(spec.path, ("run", 0), problem))
+    return problems
+
+
+def _build_failure(failure: str, first_error: str) -> str:
+    """``the build failed (exit code 1): main.c:2:11: error: ...``: how it ended, then the
+    compiler's first error line (its later ones are often consequences of the first)."""
+    if first_error and first_error in failure:
+        how = failure[: failure.index(first_error)].rstrip(": ")
+        return f"the build failed ({how}): {first_error}" if how else f"the build failed: {first_error}"
+    return f"the build failed: {failure}"
+
+
+def _refuse(problems: list[str], config_path: str) -> int:
+    for p in problems:
+        print(inert(p))  # problems quote values from entry.yaml files
+    print(f"{len(problems)} problem(s) in {config_path}", file=sys.stderr)
+    return 2
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
     except ConfigError as e:
-        for p in e.problems:
-            print(inert(str(p)))  # problems quote values from entry.yaml files
-        print(f"{len(e.problems)} problem(s) in {args.config}", file=sys.stderr)
-        return 2
+        return _refuse([str(p) for p in e.problems], args.config)
+    missing = missing_programs(_all_specs(config))
+    if missing:
+        return _refuse(missing, args.config)
+    if getattr(args, "build", False):
+        failed = build_problems(config)  # SandboxUnavailable: exit 3
+        if failed:
+            return _refuse(failed, args.config)
     for w in config.warnings:
         print(inert(str(w)))
     print(f"OK: {config.name}: {len(config.entry_specs())} entries, {len(config.stages)} stages")
@@ -49,4 +113,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for line in describe(config):
         print(line)
     print(games_summary(config))
+    if getattr(args, "build", False):
+        print(f"  builds: every entry built in the {config.sandbox} sandbox")
     return 0

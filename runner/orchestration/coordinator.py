@@ -76,7 +76,7 @@ from runner.orchestration.dispatch import (
     Timing,
 )
 from runner.orchestration.workers_health import WorkersHealth
-from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
+from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, format_duration
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import (
     ResumeRefused,
@@ -147,6 +147,7 @@ class Coordinator:
         self._last_republish = time.monotonic()
         self._last_data_check = 0.0
         self._last_progress = 0.0
+        self._broker_down = False  # the broker's outage was said (``_note_broker``)
         self._counts_cache: tuple[dict[str, tuple[int, int]], dict[str, int]] | None = None
         self._counts_next = 0.0
         self._state: TournamentState | None = None
@@ -274,6 +275,10 @@ class Coordinator:
         if isinstance(self.dispatcher, InlineDispatcher):
             # an inline match plays inside poll: let its moves redraw the progress as they come
             self.dispatcher.on_live = lambda: self._show(t0)
+        elif isinstance(self.dispatcher, CeleryDispatcher):
+            # a call waiting for an unreachable broker still shows it, and lets ``on_tick``
+            # restart an embedded Redis that died (else it would wait for itself)
+            self.dispatcher.on_wait = lambda: self._waiting_for_broker(t0)
         dirty = True
         last_plan = 0.0
         state: TournamentState | None = None
@@ -311,6 +316,25 @@ class Coordinator:
             moves=self._session["moves"],
             elapsed_s=time.monotonic() - t0,
         )
+
+    def _waiting_for_broker(self, t0: float) -> None:
+        if self.on_tick is not None:
+            self.on_tick()
+        self._show(t0)
+
+    def _note_broker(self, down_s: float | None) -> None:
+        """One log line when the broker stops answering and one when it answers again (the
+        progress shows the outage while it lasts)."""
+        if (down_s is not None) == self._broker_down:
+            return
+        self._broker_down = down_s is not None
+        if down_s is not None:
+            left = format_duration(self.dispatcher.patience_s - down_s)
+            message = f"the broker does not answer; the run stops in {left} unless it answers again"
+        else:
+            message = "the broker answers again"
+        log.warning("%s", message)
+        self.progress.log(message)
 
     def _dispatch_pending(self) -> None:
         for mid in self.store.pending():
@@ -540,6 +564,8 @@ class Coordinator:
         if not force and mono - self._last_progress < PROGRESS_EVERY_S:
             return
         self._last_progress = mono
+        down_s = self.dispatcher.down_for()
+        self._note_broker(down_s)
         state = self._state
         counts, c = self._store_counts(mono, force)
         stages = []
@@ -561,10 +587,13 @@ class Coordinator:
                 elapsed_s=mono - t0,
                 verdicts=dict(verdicts),
                 workers=self.dispatcher.workers(),
-                running=c.get("running", 0) + c.get("queued", 0),
+                running=c.get("running", 0),
+                queued=c.get("queued", 0),
                 failed=c.get("failed", 0),
                 quarantined=tuple(r.name for r in self.health.quarantined()),
                 live=live,
+                broker_down_s=down_s,
+                broker_patience_s=self.dispatcher.patience_s,
             )
         )
 

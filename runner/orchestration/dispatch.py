@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,7 +43,7 @@ from runner.domain.contracts import (
     note_from_dict,
 )
 from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify, verify_json
-from runner.errors import RunHalted, UsageError
+from runner.errors import InfrastructureFailure, RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.local_workers import LocalWorkers
 
@@ -145,6 +145,13 @@ class Dispatcher(Protocol):
     def healthy_for(self) -> float:
         """Seconds since the broker was last found unreachable (inf when it never was)."""
 
+    def down_for(self) -> float | None:
+        """Seconds the broker has not answered for (None: it answers)."""
+
+    @property
+    def patience_s(self) -> float:
+        """How long an unreachable broker is waited for before the run stops (``BrokerDown``)."""
+
     def workers(self) -> int:
         """Worker processes available (0 when inline)."""
 
@@ -206,6 +213,13 @@ class InlineDispatcher:
     def healthy_for(self) -> float:
         return float("inf")
 
+    def down_for(self) -> float | None:
+        return None  # no broker
+
+    @property
+    def patience_s(self) -> float:
+        return 0.0
+
     def workers(self) -> int:
         return 0
 
@@ -218,8 +232,9 @@ class InlineDispatcher:
 
 
 # -- what the coordinator side asks of this machine's workers side ----------------------
-class SandboxUnavailable(UsageError):
-    """Entries cannot be isolated here with the sandbox asked for (exit 2: pick another)."""
+class SandboxUnavailable(InfrastructureFailure):
+    """Entries cannot be isolated here with the sandbox asked for (exit 3, as a worker whose
+    sandbox fails its health check)."""
 
 
 def probe_sandbox(kind: str) -> str:
@@ -268,6 +283,41 @@ def run_local_prebuild(
     from workers.prebuild import prebuild
 
     return prebuild(plan, fetch, stop)
+
+
+@dataclass(frozen=True)
+class LocalBuild:
+    """One entry built here as a worker builds it (``build_here``)."""
+
+    built_dir: Path | None  # the built entry directory; None when its build failed
+    failure: str = ""  # why not: the build's one line (how it ended, its first error lines)
+    first_error: str = ""  # the compiler's first error-like line, if it printed one
+
+
+def build_here(
+    entries: Mapping[str, tuple[EntryRef, Path]], sandbox: str, limits: Limits, cache_root: Path
+) -> dict[str, LocalBuild]:
+    """Build each entry (name -> its ref and directory) into ``cache_root`` in ``sandbox``,
+    the way a worker builds it before its first match (``workers.artifacts.ArtifactCache``);
+    ``SandboxUnavailable`` if the sandbox cannot run here."""
+    from workers.artifacts import ArtifactCache, BuildFailed, error_lines, local_fetch
+    from workers.sandbox import HostError, host_factory
+
+    try:
+        hosts = host_factory(sandbox)
+    except HostError as e:
+        raise SandboxUnavailable(f"sandbox {sandbox} unavailable: {e}") from e
+    cache = ArtifactCache(cache_root, hosts, limits)
+    fetch = local_fetch({ref.digest: path for ref, path in entries.values()})
+    out: dict[str, LocalBuild] = {}
+    for name, (ref, _) in entries.items():
+        got = cache.ensure(ref, fetch)
+        if isinstance(got, BuildFailed):
+            first = error_lines(got.log, 1)
+            out[name] = LocalBuild(None, got.detail.split(" (full log:")[0], first[0] if first else "")
+        else:
+            out[name] = LocalBuild(got)
+    return out
 
 
 def check_local_sandbox(kind: str) -> str:
@@ -320,6 +370,10 @@ class CeleryDispatcher:
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
         #: matches forgotten since the last poll: their ``current`` entries go with the next one
         self._to_forget: set[str] = set()
+        #: called between the tries of a call that waits for an unreachable broker (the
+        #: coordinator redraws its progress and restarts an embedded Redis from there: without
+        #: it, a submit waiting for the broker froze the display for up to ``PATIENCE_S``)
+        self.on_wait: Callable[[], None] | None = None
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -329,6 +383,19 @@ class CeleryDispatcher:
             log.warning("broker unreachable: %s; waiting for it", e)
         elif now - self._down_since > self.PATIENCE_S:
             raise BrokerDown(f"broker {self._safe_url()} unreachable for {self.PATIENCE_S:.0f}s: {e}") from e
+
+    def _wait(self, seconds: float) -> None:
+        """Between two tries at an unreachable broker."""
+        if self.on_wait is not None:
+            self.on_wait()
+        time.sleep(seconds)
+
+    def down_for(self) -> float | None:
+        return None if self._down_since is None else time.monotonic() - self._down_since
+
+    @property
+    def patience_s(self) -> float:
+        return self.PATIENCE_S
 
     def _ok(self) -> None:
         if self._down_since is not None:
@@ -374,7 +441,7 @@ class CeleryDispatcher:
                     break
                 except redis.exceptions.RedisError as e:
                     self._failed(e)
-                    time.sleep(1.0)
+                    self._wait(1.0)
 
     # dispatching ------------------------------------------------------------------
     def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:
@@ -413,7 +480,7 @@ class CeleryDispatcher:
                 # sent again: should the first one have arrived, the attempt is delivered
                 # twice, which the workers' attempt check and the store already absorb
                 self._failed(e)
-                time.sleep(1.0)
+                self._wait(1.0)
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""

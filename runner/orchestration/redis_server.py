@@ -6,6 +6,7 @@ address asked for, e.g. a veth link in the tests), on a free port, with a
 random password, its files in ``<run dir>/redis``, append-only persistence so
 that a restart keeps the queue. It dies with the coordinator: stopped on exit,
 and the kernel sends it SIGTERM if the coordinator is killed (PDEATHSIG).
+Should it exit while the run plays, ``tourney run`` starts it again (``restart``).
 """
 
 from __future__ import annotations
@@ -201,6 +202,16 @@ class EmbeddedRedis:
 
         record(self.data_dir / "redis.pid", self.proc.pid, f"redis-server of {self.data_dir}")
         return self
+
+    def exit_code(self) -> int | None:
+        """The server's exit status once it has exited by itself (None: running, or stopped)."""
+        return None if self.proc is None else self.proc.poll()
+
+    def restart(self) -> EmbeddedRedis:
+        """Start the server again after it exited: the same port, password and directory, so
+        clients reconnect by themselves and its append-only file brings the queue back."""
+        self.stop()
+        return self.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Shut the server down (saving its append-only file); kill it if it hangs."""

@@ -159,6 +159,16 @@ def write_games_jsonl(data: ReportData, out: TextIO) -> int:
     return n
 
 
+def write_games_jsonl_file(data: ReportData, path: Path) -> int:
+    """``write_games_jsonl`` into ``path`` (via a temporary file and rename); returns how many."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        n = write_games_jsonl(data, f)
+    tmp.replace(path)
+    return n
+
+
 def write_text(path: Path, text: str) -> None:
     """Write via a temporary file and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@ hands it to ``RunProgress.update``; how it is shown depends on the mode:
     a rich display redrawn in place (stdout is a terminal): one bar per
     stage (matches done / planned so far), then the whole run: matches,
     games and games per second, moves, elapsed time and ETA, verdict counts,
-    workers connected and matches in flight; then the matches in flight as
+    workers connected and matches playing and queued, the broker's outage
+    (how long, and how long until the run gives up); then the matches in flight as
     their workers report them (``ProgressSnapshot.live``): entries being
     built, or the game and the number of moves played in it. The plain line
     lists the first few of them.
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from runner.domain.contracts import LiveMatch
+from runner.domain.contracts import GameRecord, LiveMatch, VerdictKind
 from runner.domain.inert import inert
 
 if TYPE_CHECKING:  # imported where used: only the live display draws with rich, and a run
@@ -68,11 +69,16 @@ class ProgressSnapshot:
     elapsed_s: float
     verdicts: dict[str, int] = field(default_factory=dict)  # non-normal verdict kind -> count
     workers: int = 0  # workers connected (0 when inline)
-    running: int = 0  # matches in flight
+    running: int = 0  # matches a worker is playing
+    queued: int = 0  # matches sent, not yet taken by a worker
     failed: int = 0  # matches given up (not done: shown apart)
     quarantined: tuple[str, ...] = ()  # workers taken out (runner.orchestration.workers_health)
     #: matches in flight as their workers report them (builds, game and move counts)
     live: tuple[LiveMatch, ...] = ()
+    #: the broker has not answered for this long (None: it answers)
+    broker_down_s: float | None = None
+    #: how long the run waits for an unreachable broker before it stops
+    broker_patience_s: float = 0.0
 
     @property
     def matches_done(self) -> int:
@@ -143,6 +149,43 @@ def eta_seconds(snap: ProgressSnapshot, matches_per_s: float | None) -> float | 
     return remaining / matches_per_s
 
 
+def broker_text(snap: ProgressSnapshot) -> str:
+    """``"UNREACHABLE for 4s; the run stops in 9m56s unless it answers"``; "" while it answers."""
+    if snap.broker_down_s is None:
+        return ""
+    left = max(0.0, snap.broker_patience_s - snap.broker_down_s)
+    return (
+        f"UNREACHABLE for {format_duration(snap.broker_down_s)}; "
+        f"the run stops in {format_duration(left)} unless it answers (then resume with the same command)"
+    )
+
+
+def flight_text(snap: ProgressSnapshot) -> str:
+    """``"playing 3 · queued 9"``: a queued match is not running yet."""
+    return f"playing {snap.running} · queued {snap.queued}"
+
+
+def finished_game_line(match_id: str, number: int, game: GameRecord) -> str:
+    """``finished game 3f2a9c1d/2 p-1 vs p-2: p-1 wins 3-1 {5 in a row}``: one per game in a
+    plain log (seats in play order; the reason is the verdict when one was charged)."""
+    scores = "-".join(str(game.scores.get(p, 0)) for p in game.order)
+    if game.verdict.kind is VerdictKind.SYSTEM_ERROR:
+        result = "no result"
+    elif game.winner is not None:
+        result = f"{game.winner} wins {scores}"
+    else:
+        result = f"draw {scores}"
+    if game.verdict.kind is not VerdictKind.NORMAL:
+        reason = game.verdict.label()
+    elif game.stopped_by:
+        reason = (
+            f"stopped by {game.stopped_by}: {game.reason}" if game.reason else f"stopped by {game.stopped_by}"
+        )
+    else:
+        reason = game.reason or "normal"
+    return f"finished game {match_id[:8]}/{number} {' vs '.join(game.order)}: {result} {{{reason}}}"
+
+
 def live_items(snap: ProgressSnapshot) -> list[LiveMatch]:
     """The matches in flight, busiest first: playing (most moves first), then building."""
     order = {"playing": 0, "building": 1}
@@ -167,8 +210,11 @@ def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | N
         f"ETA {format_duration(eta)}",
         f"verdicts {format_verdicts(snap.verdicts)}",
         f"workers {snap.workers}",
-        f"running {snap.running}",
+        f"playing {snap.running}",
+        f"queued {snap.queued}",
     ]
+    if snap.broker_down_s is not None:
+        parts.append(f"broker {broker_text(snap)}")
     if snap.failed:
         parts.append(f"FAILED {snap.failed}")
     if snap.quarantined:
@@ -251,6 +297,14 @@ class RunProgress:
             self._print(self._line(snap))
             self._last_print = now
 
+    def games_finished(self, match_id: str, games: list[GameRecord]) -> None:
+        """A line per game of a match just accepted, in a plain log only (a terminal has the
+        live display; a CI log or a file has nothing else to show what happened)."""
+        if self.mode != "plain":
+            return
+        for number, game in enumerate(games, 1):
+            self._print(finished_game_line(match_id, number, game))
+
     def log(self, message: str) -> None:
         if self.mode == "quiet":
             return
@@ -313,7 +367,9 @@ class RunProgress:
             "verdicts",
             Text(format_verdicts(snap.verdicts), style="yellow" if any(snap.verdicts.values()) else ""),
         )
-        summary.add_row("workers", f"{snap.workers} connected · {snap.running} matches running")
+        summary.add_row("workers", f"{snap.workers} connected · {flight_text(snap)}")
+        if snap.broker_down_s is not None:
+            summary.add_row("broker", Text(broker_text(snap), style="bold red"))
         if not snap.live:
             return Group(title, stages, summary)
         playing = Table.grid(padding=(0, 2))

@@ -77,11 +77,18 @@ def _text(s: str, style: str = "") -> Text:
     """Plain (never markup) and inert text: names, details and boards come from entries
     and configs, and a stored run may predate the name rule (docs/config.md#names)."""
     return Text(inert(s), style=style)
+class StdoutConsole(Console):
+    """A console on stdout whose reader may go away (``tourney standings RUN | head -1``)."""
+
+    def on_broken_pipe(self) -> None:
+        # rich would exit 1 here, a code the exit-code table gives to failed runs; the
+        # command line ends every command the same way on a closed pipe (runner.cli)
+        raise BrokenPipeError
 
 
 def make_console() -> Console:
     """stdout; piped output gets a wide page instead of tables squeezed into 80 columns."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
+    return StdoutConsole() if sys.stdout.isatty() else StdoutConsole(width=200)
 
 
 def extra_columns(stage: StageState) -> list[str]:
@@ -93,45 +100,67 @@ def _stage_title(stage: StageState) -> str:
     return f"Stage {stage.name} ({stage.planner}): {stage.status}"
 
 
+#: the standings columns a narrow terminal drops, first to last, before the entry name gives way
+#: (``#``, ``entry`` and ``points`` always stay): the tiebreak values, the rating, then the
+#: counts the points are made of (README.md, "Output")
+DROPPED_FIRST = ("extras", "rating", "verdicts", "score", "status", "games", "ties", "losses", "wins")
+
+
 def fitted_standings_table(data: ReportData, stage: StageState, console: Console) -> Table:
-    """The standings with their tiebreak columns if they fit the console, else
-    without them (``--json`` and ``--csv`` always carry them)."""
-    full = standings_table(data, stage, extras=True)
-    if Measurement.get(console, console.options.update_width(10_000), full).maximum <= console.width:
-        return full
-    return standings_table(data, stage, extras=False)
+    """The standings with as many columns as fit the console: entry names are never cut or
+    wrapped; the columns in ``DROPPED_FIRST`` go, in that order, until the table fits
+    (``--json`` and ``--csv`` always carry them all)."""
+    dropped: set[str] = set()
+    table = standings_table(data, stage)
+    for column in DROPPED_FIRST:
+        if _fits(table, console):
+            return table
+        dropped.add(column)
+        table = standings_table(data, stage, dropped=frozenset(dropped))
+    return table
 
 
-def standings_table(data: ReportData, stage: StageState, extras: bool = True) -> Table:
+def _fits(table: Table, console: Console) -> bool:
+    return Measurement.get(console, console.options.update_width(10_000), table).minimum <= console.width
+
+
+def standings_table(
+    data: ReportData, stage: StageState, extras: bool = True, dropped: frozenset[str] = frozenset()
+) -> Table:
+    """One stage's standings; ``dropped`` names the ``DROPPED_FIRST`` columns left out."""
     ratings = data.stage_ratings(stage.name)
+    shown = {"games", "wins", "ties", "losses", "score", "verdicts", "status"} - dropped
+    with_rating = ratings.kind != "none" and "rating" not in dropped
+    extra_keys = extra_columns(stage) if extras and "extras" not in dropped else []
     t = Table(title=_text(_stage_title(stage)), title_justify="left", header_style="bold")
     t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("entry", overflow="fold")
-    for col in ("games", "wins", "ties", "losses", "points", "score"):
+    # the one column a reader cannot do without: never folded, never narrower than its longest name
+    t.add_column("entry", no_wrap=True, min_width=max((len(inert(r.entry)) for r in stage.standings), default=5))
+    counts = [c for c in ("games", "wins", "ties", "losses") if c in shown]
+    for col in (*counts, "points", *(["score"] if "score" in shown else [])):
         t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("verdicts\nagainst", justify="right", no_wrap=True)
-    if ratings.kind != "none":
+    if "verdicts" in shown:
+        t.add_column("verdicts\nagainst", justify="right", no_wrap=True)
+    if with_rating:
         t.add_column(ratings.title, justify="right", no_wrap=True)
-    extra_keys = extra_columns(stage) if extras else []
     for k in extra_keys:
         t.add_column(k, justify="right", no_wrap=True)
-    t.add_column("status", overflow="fold")
+    if "status" in shown:
+        t.add_column("status", overflow="fold")
     for r in stage.standings:
-        cells: list[str | Text] = [
-            place_labels(stage.groups).get(r.entry, str(r.rank)),
-            _text(r.entry),
-            str(r.games),
-            str(r.wins),
-            str(r.ties),
-            str(r.losses),
-            _num(r.points),
-            str(r.score),
-            str(r.verdicts_against),
-        ]
-        if ratings.kind != "none":
+        values = {"games": r.games, "wins": r.wins, "ties": r.ties, "losses": r.losses}
+        cells: list[str | Text] = [place_labels(stage.groups).get(r.entry, str(r.rank)), _text(r.entry)]
+        cells += [str(values[c]) for c in counts]
+        cells.append(_num(r.points))
+        if "score" in shown:
+            cells.append(str(r.score))
+        if "verdicts" in shown:
+            cells.append(str(r.verdicts_against))
+        if with_rating:
             cells.append(ratings.label(r.entry))
         cells += [_num(r.extra[k]) if k in r.extra else "" for k in extra_keys]
-        cells.append(_text(r.status))
+        if "status" in shown:
+            cells.append(_text(r.status))
         t.add_row(*cells)
     return t
 
@@ -216,17 +245,9 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
     rule = contest_ranking_rule(data)
     if rule:
         console.print(_text(f"Final ranking by {rule}"), soft_wrap=True)
-    t = Table(title=_text(f"Final ranking: {data.name}"), title_justify="left", header_style="bold")
-    t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("entry", overflow="fold")
-    t.add_column("ranked by", overflow="fold")
-    if ratings.kind != "none":
-        t.add_column(rating_column_title(ratings.title), justify="right", no_wrap=True)
-    for p in final_places_of(data):
-        row: list[str | Text] = [p.label, _text(p.entry), _text(_ranked_by(p))]
-        if ratings.kind != "none":
-            row.append(ratings.label(p.entry))
-        t.add_row(*row)
+    t = final_ranking_table(data, with_rating=ratings.kind != "none")
+    if ratings.kind != "none" and not _fits(t, console):
+        t = final_ranking_table(data, with_rating=False)  # the rating goes before the names do
     console.print(t)
     if ratings.kind != "none":
         console.print(
@@ -234,6 +255,23 @@ def print_final_ranking(data: ReportData, console: Console) -> None:
         )
     for line in shared_place_lines(final_places_of(data)):
         console.print(_text(line), soft_wrap=True)
+
+
+def final_ranking_table(data: ReportData, *, with_rating: bool) -> Table:
+    ratings = data.overall_ratings
+    places = final_places_of(data)
+    t = Table(title=_text(f"Final ranking: {data.name}"), title_justify="left", header_style="bold")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("entry", no_wrap=True, min_width=max((len(inert(p.entry)) for p in places), default=5))
+    t.add_column("ranked by", overflow="fold")
+    if with_rating:
+        t.add_column(rating_column_title(ratings.title), justify="right", no_wrap=True)
+    for p in places:
+        row: list[str | Text] = [p.label, _text(p.entry), _text(_ranked_by(p))]
+        if with_rating:
+            row.append(ratings.label(p.entry))
+        t.add_row(*row)
+    return t
 
 
 def print_verdicts(data: ReportData, console: Console) -> None:

@@ -86,6 +86,16 @@ class RunDir:
     def report(self) -> Path:
         return self.path / "report.html"
 
+    @property
+    def standings_json(self) -> Path:
+        """Each stage's standings and the final ranking, written at the end of every run."""
+        return self.path / "standings.json"
+
+    @property
+    def games_jsonl(self) -> Path:
+        """Every game with its transcript, one JSON line each, written at the end of every run."""
+        return self.path / "games.jsonl"
+
     def exists(self) -> bool:
         return self.store.is_file()
 

@@ -26,6 +26,10 @@ def make_entry(root: Path, game: str, name: str, **over: object) -> Path:
     data = {"name": name, "game": game, "protocol": protocol, "run": run, **over}
     (d / "entry.yaml").write_text(yaml.safe_dump(data))
     (d / "main.c").write_text("int main(void) { return 0; }\n")
+    program = d / str(data["run"][0])  # type: ignore[index]
+    if not program.exists() and "build" not in over:  # validate checks that run[0] is there
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
     return d
 
 

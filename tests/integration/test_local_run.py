@@ -68,7 +68,7 @@ def test_same_config_resumes_other_config_is_refused(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     again = tourney("run", config, "--inline", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert "resuming" in again.stdout and "played 0 match(es)" in again.stdout
+    assert "is complete: nothing left to play" in again.stdout  # tests/integration/test_run_messages.py
 
     other = write_config(tmp_path / "other", "guard", entrants=4)
     refused = tourney("run", other, "--inline", cwd=tmp_path)

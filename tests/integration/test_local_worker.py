@@ -46,7 +46,7 @@ def test_a_broken_config_leaves_no_standby(tmp_path: Path) -> None:
 
 def test_a_local_worker_that_keeps_dying_stops_the_run_which_resumes_later(tmp_path: Path) -> None:
     """A worker that cannot start here (its CPU list is unusable) dies at once, every time:
-    the coordinator restarts it a few times, then stops the run with a clear error (exit 1);
+    the coordinator restarts it a few times, then stops the run with a clear error (exit 3);
     the same command, with the machine fixed, finishes it."""
     config = write_config(tmp_path, "dying", entrants=3, games_per_pairing=2)
     run_dir = tmp_path / "runs" / "dying"
@@ -54,8 +54,9 @@ def test_a_local_worker_that_keeps_dying_stops_the_run_which_resumes_later(tmp_p
     done = tourney(
         "run", config, "--workers", "2", "--no-progress", cwd=tmp_path, extra_env=broken, timeout=120
     )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "the local worker keeps dying" in done.stderr and "run the same command again" in done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "the local worker keeps dying" in done.stderr
+    assert f"resume with: tourney run {config}" in done.stderr
     with RunStore.open(run_dir) as store:
         restarts = [e.detail for e in store.events("worker_restarted")]
     assert len(restarts) == 3, restarts  # the budget: three restarts within a minute, then stop
@@ -78,7 +79,7 @@ def test_a_local_worker_that_keeps_dying_stops_the_run_which_resumes_later(tmp_p
 
 def test_a_failing_health_check_stops_the_run_before_any_match(tmp_path: Path) -> None:
     """The local health check runs beside the run's set-up, but is joined before the first
-    dispatch: a sandbox that cannot work here (its launcher cannot be built) is exit 2 with
+    dispatch: a sandbox that cannot work here (its launcher cannot be built) is exit 3 with
     the sandbox's own line, no match played, nothing left running."""
     problem = bwrap_problem()
     if problem is not None:
@@ -86,7 +87,7 @@ def test_a_failing_health_check_stops_the_run_before_any_match(tmp_path: Path) -
     config = write_config(tmp_path, "unfit", entrants=3, sandbox="bwrap", games_per_pairing=2)
     broken = {"CC": "/bin/false", "TOURNEY_CACHE_DIR": str(tmp_path / "empty-cache")}
     done = tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path, extra_env=broken)
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr
     assert "cannot build the sandbox launcher" in done.stderr, done.stderr
     with RunStore.open(tmp_path / "runs" / "unfit") as store:
         rows = store.match_rows()

@@ -144,8 +144,11 @@ def tally(
     ]
 
 
-def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
-    """Round-robin seeding, a two-bracket POTM elimination, a round-robin final (pousse)."""
+def pousse_tournament(
+    seed: int = 1, finished: bool = True, entries: Sequence[str] = tuple(POUSSE_ENTRIES)
+) -> ReportData:
+    """Round-robin seeding, a two-bracket POTM elimination, a round-robin final (pousse)
+    among six ``entries``."""
     rng = random.Random(seed)
     game = get_game("pousse")
     boards = {_board_id(t): t for t in ("6", "5", "4", "7")}
@@ -154,17 +157,17 @@ def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
 
     # 1. seeding: round robin, each pair twice (each side first once)
     seeding: list[MatchRecord] = []
-    for k, (a, b) in enumerate(itertools.combinations(POUSSE_ENTRIES, 2)):
+    for k, (a, b) in enumerate(itertools.combinations(entries, 2)):
         seeding.append(_play_match(game, "seeding", 1, "", k, (a, b), "6", [(a, b), (b, a)], rng))
     matches += seeding
-    s_rows = tally("seeding", seeding, POUSSE_ENTRIES, {})
+    s_rows = tally("seeding", seeding, list(entries), {})
     seeds = [r.entry for r in s_rows]
     stages.append(
         StageState(
             "seeding",
             "round_robin",
             "done",
-            list(POUSSE_ENTRIES),
+            list(entries),
             [RoundInfo(1, "", tuple(m.match_id for m in seeding), (), _board_id("6"))],
             s_rows,
             seeds,
@@ -217,8 +220,7 @@ def pousse_tournament(seed: int = 1, finished: bool = True) -> ReportData:
         final.append(_play_match(game, "final", 1, "", k, (a, b), "7", [(a, b), (b, a)], rng))
     if not finished:
         final = [
-            replace(m, result=None, state="running" if i == 0 else "queued")
-            for i, m in enumerate(final)
+            replace(m, result=None, state="running" if i == 0 else "queued") for i, m in enumerate(final)
         ]
     matches += final
     f_rows = tally("final", final, finalists, {}) if finished else []
@@ -398,10 +400,7 @@ def potm_finals(n: int = 13, seed: int = 5) -> ReportData:
             results[m.match_id] = [play_random(game, board, list(o), rng, fault_rate=0.01) for o in m.orders]
     state = advance(cfg, results)
     assert state.finished
-    matches = [
-        played(pm, results[pm.match_id], worker="w1")
-        for pm in state.matches
-    ]
+    matches = [played(pm, results[pm.match_id], worker="w1") for pm in state.matches]
     boards = {m.board_id: cfg.board_text(m.board_id) for m in matches}
     meta = {
         "name": cfg.name,

@@ -34,12 +34,7 @@ def _raw_controls(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def evil_data() -> ReportData:
     """The synthetic pousse tournament with one entrant renamed as a pre-rule run could hold."""
-    saved = synth.POUSSE_ENTRIES
-    synth.POUSSE_ENTRIES = [EVIL, *saved[1:]]
-    try:
-        return synth.pousse_tournament()
-    finally:
-        synth.POUSSE_ENTRIES = saved
+    return synth.pousse_tournament(entries=[EVIL, *synth.POUSSE_ENTRIES[1:]])
 
 
 def test_the_summary_escapes_names_in_every_section(evil_data: ReportData) -> None:

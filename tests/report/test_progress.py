@@ -25,12 +25,25 @@ def snap(
     verdicts: dict[str, int] | None = None,
     workers: int = 0,
     running: int = 0,
+    queued: int = 0,
+    broker_down_s: float | None = None,
 ) -> ProgressSnapshot:
     seeding = StageProgress("seeding", seeding_done, 20, "done" if seeding_done >= 20 else "running")
     final_total = 6 if seeding_done >= 20 else 0
     final = StageProgress("final", final_done, final_total, "running" if final_total else "waiting")
     games = 2 * (seeding_done + final_done)
-    return ProgressSnapshot([seeding, final], games, 40 * games, t, verdicts or {}, workers, running)
+    return ProgressSnapshot(
+        [seeding, final],
+        games,
+        40 * games,
+        t,
+        verdicts or {},
+        workers,
+        running,
+        queued,
+        broker_down_s=broker_down_s,
+        broker_patience_s=600.0,
+    )
 
 
 class FakeClock:
@@ -107,12 +120,30 @@ def test_live_display_shows_stages_rate_eta_verdicts_and_workers() -> None:
     with RunProgress("potm-finals", "live", console=console, clock=clock) as p:
         for t in range(0, 5):
             clock.now = float(t)
-            p.update(snap(float(t), 4 * t, verdicts={"crash": 2, "timeout": 1}, workers=3, running=4))
+            p.update(
+                snap(float(t), 4 * t, verdicts={"crash": 2, "timeout": 1}, workers=3, running=4, queued=9)
+            )
         p.log("worker w2 lost; requeued 1 match")
     text = buf.getvalue()
     assert "potm-finals" in text
     assert "seeding" in text and "16/20" in text and "final" in text and "waiting" in text
     assert "games/s" in text and "ETA" in text
     assert "crash 2, timeout 1" in text
-    assert "3 connected" in text and "4 matches running" in text
+    assert "3 connected · playing 4 · queued 9" in text
     assert "worker w2 lost; requeued 1 match" in text
+
+
+def test_a_lost_broker_shows_how_long_until_the_run_gives_up() -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    with RunProgress("potm", "live", console=console, clock=FakeClock()) as p:
+        p.update(snap(1.0, 3, workers=2, running=2, queued=10, broker_down_s=4.0))
+    text = buf.getvalue()
+    assert "UNREACHABLE for 4s; the run stops in 9m56s unless it answers" in text
+    out = io.StringIO()
+    with RunProgress("potm", "plain", out=out, clock=FakeClock()) as p:
+        p.update(snap(1.0, 3, workers=2, running=2, queued=10, broker_down_s=64.0))
+        p.update(snap(2.0, 3, workers=2, running=2, queued=10))
+    first, last = [line for line in out.getvalue().splitlines() if line.startswith("[")][:2]
+    assert "playing 2 | queued 10 | broker UNREACHABLE for 1m04s; the run stops in 8m56s" in first
+    assert "UNREACHABLE" not in last

@@ -6,6 +6,7 @@ import dataclasses
 import io
 import re
 
+import pytest
 from rich.console import Console
 
 from runner.domain.stages.base import StandingRow
@@ -19,6 +20,7 @@ from runner.report.terminal import (
     print_stage_standings,
     print_summary,
 )
+from tests.report.synth import pousse_tournament
 
 
 def record(fn: object, data: ReportData, *args: object) -> str:
@@ -131,3 +133,55 @@ def test_entry_names_are_printed_literally(pousse_data: ReportData) -> None:
     )
     text = record(print_stage_standings, data)
     assert "[bold]x[/bold]" in text
+
+
+#: 1998-style entry names, the longest 27 characters: at 80 columns the old table cut them all
+LONG_NAMES = (
+    "Bit Bucket Brigade Pousse",
+    "Team Cannonball (v3 final)",
+    "Judge Dredd's Last Stand II",
+    "pousse-minimax-alphabeta",
+    "LambdaCats",
+    "random",
+)
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_standings_keep_every_entry_name_whole_at_any_width_from_60(width: int) -> None:
+    data = pousse_tournament(entries=LONG_NAMES)
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
+    print_stage_standings(data, console)
+    print_final_ranking(data, console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    stages = [s for s in data.stages if s.standings]
+    assert len(stages) >= 2
+    for stage in stages:
+        for r in stage.standings:
+            # the whole name on one line of its row, with the points beside it
+            assert re.search(rf"│ {re.escape(r.entry)}\s+│.*\b{re.escape(_points(r.points))}\b", text), (
+                width,
+                r.entry,
+            )
+    assert text.count("Judge Dredd's Last Stand II") >= len(stages) + 1  # and in the final ranking
+
+
+def test_narrow_standings_drop_the_tiebreaks_and_counts_first() -> None:
+    data = pousse_tournament(entries=LONG_NAMES)
+    wide = Console(width=200, record=True, color_system=None, file=io.StringIO())
+    narrow = Console(width=60, record=True, color_system=None, file=io.StringIO())
+    print_stage_standings(data, wide)
+    print_stage_standings(data, narrow)
+    wide_text, narrow_text = wide.export_text(), narrow.export_text()
+    assert {"verdicts", "Elo ± 95%", "seed", "score"} <= _headers(wide_text)
+    assert _headers(narrow_text) & {"verdicts", "Elo ± 95%", "seed", "score"} == set()
+    assert {"#", "entry", "points"} <= _headers(narrow_text)
+
+
+def _headers(text: str) -> set[str]:
+    """The header cells of every table in ``text`` (the lines between ┃ bars)."""
+    return {c.strip() for line in text.splitlines() if line.startswith("┃") for c in line.split("┃")} - {""}
+
+
+def _points(x: float) -> str:
+    return f"{x:g}"

@@ -122,7 +122,7 @@ def test_play_defaults_to_the_bwrap_sandbox_or_says_why_it_cannot(tmp_path: Path
     try:
         host_factory("bwrap")
     except HostError as e:
-        assert p.returncode == 2 and str(e) in p.stderr
+        assert p.returncode == 3 and str(e) in p.stderr
     else:
         assert p.returncode == 0, p.stderr
         assert json.loads(p.stdout)["games"][0]["verdict"]["kind"] == "normal"
