@@ -1,0 +1,139 @@
+"""The entries' seccomp filter (issue 25, item 3; workers/sandbox/entry_filter.h).
+
+Real sandboxes, real entry processes: a C entry makes the refused system calls
+itself (tests/sandbox/fixtures/syscall_probe.c) and reports what each returned;
+keyrings are looked at from a second live sandbox, and after a reused
+sandbox's reset."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runner.domain.contracts import Limits
+from workers.sandbox.base import HostFactory
+from workers.sandbox.bwrap import BwrapHostFactory
+
+PROBE_SOURCE = Path(__file__).resolve().parent / "fixtures" / "syscall_probe.c"
+LIMITS = Limits(move_wall_s=10.0)
+
+#: what the probe's calls return in a sandbox: refused ones EPERM (clone3 ENOSYS,
+#: so that the C library falls back to clone), everything a program needs ok
+EXPECTED = {
+    **dict.fromkeys(
+        (
+            "add_key",
+            "keyctl_get_persistent",
+            "request_key",
+            "unshare_user",
+            "unshare_net",
+            "clone_newuser",
+            "setns",
+            "io_uring_setup",
+            "bpf",
+            "ptrace_traceme",
+            "perf_event_open",
+            "userfaultfd",
+            "personality_read_implies_exec",
+            "process_vm_readv",
+            "int80_getpid",
+            "x32_getpid",
+        ),
+        "EPERM",
+    ),
+    "clone3": "ENOSYS",
+    **dict.fromkeys(("personality_query", "personality_no_aslr", "pthread", "fork", "popen"), "ok"),
+}
+
+
+@pytest.fixture(scope="module")
+def probe_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An entry directory holding the compiled probe."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler (cc) for the probe entry")
+    entry = tmp_path_factory.mktemp("probe")
+    subprocess.run(
+        ["cc", "-O2", "-pthread", "-o", str(entry / "probe"), str(PROBE_SOURCE)],
+        check=True,
+        capture_output=True,
+    )
+    return entry
+
+
+def _answers(stdout: bytes) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in stdout.decode().splitlines())
+
+
+def test_refused_calls_get_eperm_and_threads_forks_still_work(
+    bwrap_factory: HostFactory, probe_entry: Path
+) -> None:
+    with bwrap_factory.open(probe_entry, LIMITS, "A") as host:
+        out = host.run(["./probe"], b"", LIMITS)
+    assert out.failure is None and out.exit_code == 0, out
+    assert _answers(out.stdout) == EXPECTED
+
+
+def test_no_sandbox_sees_or_reaches_another_sandboxes_keys(
+    bwrap_factory: HostFactory, probe_entry: Path
+) -> None:
+    with bwrap_factory.open(probe_entry, LIMITS, "A") as a, bwrap_factory.open(probe_entry, LIMITS, "B") as b:
+        planted = a.run(["./probe", "add-key", "tourney-planted"], b"", LIMITS)
+        seen = b.run(["cat", "/proc/keys"], b"", LIMITS)
+    assert _answers(planted.stdout) == {"add_key": "EPERM"}
+    assert seen.exit_code == 0, seen
+    assert seen.stdout == b"", seen.stdout.decode()
+
+
+def test_a_reset_leaves_no_keyring_for_other_sandboxes_to_see(
+    bwrap_factory: HostFactory, probe_entry: Path
+) -> None:
+    # the launcher once cleared the uid's keyrings at reset, which created them
+    assert isinstance(bwrap_factory, BwrapHostFactory)
+    reused = bwrap_factory.game_sandbox(probe_entry, LIMITS)
+    other = bwrap_factory.game_sandbox(probe_entry, LIMITS)
+    try:
+        reused.begin_reset([])
+        reused.end_reset()
+        seen = other.run(["cat", "/proc/keys"], b"", LIMITS)
+    finally:
+        reused.close()
+        other.close()
+    assert seen.exit_code == 0 and seen.stdout == b"", seen.stdout.decode()
+
+
+def test_python_threads_and_subprocesses_run_under_the_filter(
+    bwrap_factory: HostFactory, tmp_path: Path
+) -> None:
+    script = (
+        "import concurrent.futures, os, subprocess\n"
+        "with concurrent.futures.ThreadPoolExecutor(4) as pool:\n"
+        "    print(sum(pool.map(lambda n: n * n, range(10))))\n"
+        "print(subprocess.run(['echo', 'child'], capture_output=True, text=True).stdout.strip())\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(3)\n"
+        "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+        "print(open('/proc/self/status').read().split('Seccomp:')[1].split()[0])\n"
+    )
+    with bwrap_factory.open(tmp_path, LIMITS, "A") as host:
+        out = host.run(["python3", "-c", script], b"", LIMITS)
+    assert out.failure is None and out.exit_code == 0, out.stderr_tail
+    # 2: SECCOMP_MODE_FILTER
+    assert out.stdout.decode().split() == ["285", "child", "3", "2"]
+
+
+def test_builds_and_persistent_processes_are_filtered(bwrap_factory: HostFactory, tmp_path: Path) -> None:
+    entry = tmp_path / "entry"
+    entry.mkdir()
+    built = bwrap_factory.run_build(entry, "grep ^Seccomp: /proc/self/status > seccomp.txt", Limits())
+    assert built.exit_code == 0, built
+    assert (entry / "seccomp.txt").read_text().split() == ["Seccomp:", "2"]
+    with bwrap_factory.open(entry, LIMITS, "A") as host:
+        proc = host.spawn(["sh", "-c", "grep ^Seccomp: /proc/self/status; read line"], LIMITS)
+        try:
+            assert proc.read_line(5.0) == "Seccomp:\t2"
+        finally:
+            proc.close()
