@@ -7,6 +7,8 @@ sandbox's reset."""
 
 from __future__ import annotations
 
+import platform
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +20,9 @@ from workers.sandbox.base import HostFactory
 from workers.sandbox.bwrap import BwrapHostFactory
 
 PROBE_SOURCE = Path(__file__).resolve().parent / "fixtures" / "syscall_probe.c"
+TABLE_SOURCE = Path(__file__).resolve().parent / "fixtures" / "filter_table.c"
+SANDBOX_SOURCES = Path(__file__).resolve().parents[2] / "workers" / "sandbox"
+CONFIG_DOC = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 LIMITS = Limits(move_wall_s=10.0)
 
 #: what the probe's calls return in a sandbox: refused ones EPERM (clone3 ENOSYS,
@@ -148,3 +153,67 @@ def test_builds_and_persistent_processes_are_filtered(bwrap_factory: HostFactory
             assert proc.read_line(5.0) == "Seccomp:\t2"
         finally:
             proc.close()
+
+
+# -- the program itself, number by number ------------------------------------------------
+
+#: (clone or personality, argument 0) -> what the filter must do with it
+ARGUMENT_RULES = {
+    ("clone", 0x10000000): "eperm",  # CLONE_NEWUSER
+    ("clone", 0x40000000 | 17): "eperm",  # CLONE_NEWNET | SIGCHLD
+    ("clone", 0x100 | 0x10000 | 0x800): "allow",  # CLONE_VM | CLONE_THREAD | CLONE_SIGHAND
+    ("personality", 0x0400000): "eperm",  # READ_IMPLIES_EXEC
+    ("personality", 0xFFFFFFFF): "allow",  # the query
+    ("personality", 0x0040000): "allow",  # ADDR_NO_RANDOMIZE
+}
+
+
+@pytest.fixture(scope="module")
+def filter_table(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """fixtures/filter_table.c's output: the list, and the kernel's answer for every number."""
+    if platform.machine() != "x86_64" or shutil.which("cc") is None:
+        pytest.skip("the table is x86_64's (int 0x80, x32) and needs cc")
+    binary = tmp_path_factory.mktemp("table") / "filter_table"
+    subprocess.run(
+        ["cc", "-O2", "-I", str(SANDBOX_SOURCES), "-o", str(binary), str(TABLE_SOURCE)],
+        check=True,
+        capture_output=True,
+    )
+    done = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout[-500:]
+    return done.stdout
+
+
+def test_the_kernel_refuses_exactly_the_listed_calls(filter_table: str) -> None:
+    listed: dict[int, str] = {}
+    answers: dict[tuple[int, int], str] = {}
+    for line in filter_table.splitlines():
+        kind, a, b, *rest = line.split()
+        if kind == "list":
+            listed[int(a)] = b
+        else:
+            answers[(int(a), int(b))] = " ".join(rest)
+    clone, personality = (nr for rule in ("clone", "personality") for nr, r in listed.items() if r == rule)
+    expected = {
+        (nr, 0): {"refuse": "eperm", "no_such": "enosys"}.get(listed.get(nr, ""), "allow")
+        for nr, arg in answers
+        if arg == 0 and nr >= 0
+    }
+    numbers = {"clone": clone, "personality": personality}
+    expected.update({(numbers[name], arg): want for (name, arg), want in ARGUMENT_RULES.items()})
+    expected[(0x40000000 | 39, 0)] = "eperm"  # x32 getpid
+    expected[(-20, 0)] = "eperm"  # i386 getpid through int 0x80
+    assert answers == expected
+    assert len(listed) > 60 and sum(1 for a in answers.values() if a == "allow") > 400
+
+
+def test_the_documented_list_is_the_filters_list() -> None:
+    header = (SANDBOX_SOURCES / "entry_filter.h").read_text()
+    in_filter = set(re.findall(r"ENTRY_DENY\((\w+)\)", header)) - {"name"}
+    doc = CONFIG_DOC.read_text()
+    refused = doc[doc.index("* **System calls refused**") : doc.index("* **TCP socket buffers**")]
+    # every name in backquotes but the errnos and the calls refused by their arguments
+    by_argument = {"clone", "clone3", "personality", "fork", "CLONE_NEW", "0xffffffff"}
+    by_argument |= {"PER_LINUX", "PER_LINUX32", "UNAME26", "ADDR_NO_RANDOMIZE"}
+    documented = set(re.findall(r"`(\w+)`", refused)) - {"EPERM", "ENOSYS"} - by_argument
+    assert in_filter == documented

@@ -65,7 +65,8 @@ RLIMIT_ONLY = "memory: rlimit only"
 
 
 def tcp_buffer_limit(memory_bytes: int) -> int:
-    """What a sandbox's TCP socket buffers may pin on cgroup v1 (docs/config.md "Sandbox").
+    """What a sandbox's TCP socket buffers may pin on cgroup v1 (docs/config.md,
+    "What the sandbox refuses and charges").
 
     v1 counts socket buffers apart from ``memory.limit_in_bytes``, in
     ``memory.kmem.tcp.*``, and charges nothing there until a limit is written:

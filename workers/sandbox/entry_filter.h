@@ -1,7 +1,7 @@
 /*
  * The seccomp filter of every entry program (included by launcher.c; the
  * rule and the list are in README's "The sandbox as a trust boundary" and
- * docs/config.md "Sandbox").
+ * docs/config.md "What the sandbox refuses and charges").
  *
  * All sandboxes run as the same uid, so whatever the kernel keys by uid alone
  * is shared between them: keyrings above all (/proc/keys of one sandbox listed
