@@ -26,7 +26,8 @@
  *
  * Cost: the kernel caches "always allowed" per system call number (5.11+),
  * so only clone and personality run the filter at all; installing it is one
- * system call per exec, ~40 us here (README "Sandbox": the per-move figure).
+ * system call per exec, 40-60 us here (README, "The sandbox as a trust
+ * boundary", has the per-move figure).
  */
 #ifndef TOURNEY_ENTRY_FILTER_H
 #define TOURNEY_ENTRY_FILTER_H
