@@ -10,6 +10,7 @@ import pytest
 
 from workers.sandbox.cgroups import (
     RLIMIT_ONLY,
+    TCP_BUFFER_CAP_BYTES,
     CgroupError,
     Cgroups,
     CgroupV1,
@@ -80,3 +81,8 @@ def test_real_v1_cgroup_charges_tcp_buffers_up_to_its_memory_limit() -> None:
         assert tcp == tcp_buffer_limit(48 << 20) == 48 << 20
     finally:
         group.destroy()
+
+
+def test_tcp_buffers_never_get_more_than_the_cap() -> None:
+    # a 512 MiB entry: four such sandboxes must not approach the host's tcp_mem
+    assert tcp_buffer_limit((512 << 20) + (16 << 20)) == TCP_BUFFER_CAP_BYTES == 64 << 20

@@ -62,6 +62,8 @@ RMDIR_PAUSE_S = 0.002
 V1_CONTROLLERS = ("memory", "pids", "freezer", "cpuacct")
 #: what the run log and the report say when no cgroup can be made
 RLIMIT_ONLY = "memory: rlimit only"
+#: the most a sandbox's TCP buffers may pin on cgroup v1 (tcp_buffer_limit)
+TCP_BUFFER_CAP_BYTES = 64 << 20
 
 
 def tcp_buffer_limit(memory_bytes: int) -> int:
@@ -73,13 +75,16 @@ def tcp_buffer_limit(memory_bytes: int) -> int:
     without one, unread loopback connections inside the sandbox's own network
     namespace pin the host's ``tcp_mem`` (hundreds of MiB from one process),
     which once full starves every socket of the worker. The sandbox's memory
-    limit again, as v2 (one counter) would let the buffers take at most: an
-    entry cannot make the two add up past twice its limit, and nothing a
-    contest program does over loopback needs more. Past it the kernel puts the
-    cgroup's sockets under pressure: sends block or fail (EAGAIN), incoming
-    segments are dropped until the reader reads; nothing is killed.
+    limit, as v2 (one counter) would let the buffers take at most, but never
+    more than ``TCP_BUFFER_CAP_BYTES``: the limits of every sandbox a worker
+    runs at once must add up to well below the host's ``tcp_mem`` pressure
+    threshold (``/proc/sys/net/ipv4/tcp_mem``: 1.1 GiB on the reference
+    machine), and nothing a contest program
+    does over loopback needs more. Past it the kernel puts the cgroup's
+    sockets under pressure: sends block or fail (EAGAIN), incoming segments
+    are dropped until the reader reads; nothing is killed.
     """
-    return memory_bytes
+    return min(memory_bytes, TCP_BUFFER_CAP_BYTES)
 
 
 class CgroupError(HostError):
