@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from workers.sandbox.cgroups import RLIMIT_ONLY, CgroupError, Cgroups, shared_cgroups
+from workers.sandbox.cgroups import (
+    RLIMIT_ONLY,
+    TCP_BUFFER_CAP_BYTES,
+    CgroupError,
+    Cgroups,
+    CgroupV1,
+    shared_cgroups,
+    tcp_buffer_limit,
+)
 
 
 def test_v2_is_chosen_where_memory_and_pids_are_delegated(tmp_path: Path) -> None:
@@ -58,3 +66,23 @@ def test_real_cgroup_counts_and_freezes_and_is_removed() -> None:
     stem = f"tourney-{os.getpid()}-"
     parents = [p for p in (cgroups._v2_parent, *cgroups._v1_parents.values()) if p is not None]
     assert not [d for p in parents for d in p.iterdir() if d.name.startswith(stem)]
+
+
+def test_real_v1_cgroup_charges_tcp_buffers_up_to_its_memory_limit() -> None:
+    """v1 counts socket buffers apart from memory and only once a limit is written
+    (tests/sandbox/test_tcp_memory.py plays the attack); v2 has them in memory.max."""
+    cgroups = shared_cgroups()
+    if cgroups.version != "cgroup v1":
+        pytest.skip(f"no v1 cgroups here ({cgroups.version or cgroups.problem})")
+    group = cgroups.create(48 << 20, 16)
+    try:
+        assert isinstance(group, CgroupV1)
+        tcp = int((group.dirs["memory"] / "memory.kmem.tcp.limit_in_bytes").read_text())
+        assert tcp == tcp_buffer_limit(48 << 20) == 48 << 20
+    finally:
+        group.destroy()
+
+
+def test_tcp_buffers_never_get_more_than_the_cap() -> None:
+    # a 512 MiB entry: four such sandboxes must not approach the host's tcp_mem
+    assert tcp_buffer_limit((512 << 20) + (16 << 20)) == TCP_BUFFER_CAP_BYTES == 64 << 20

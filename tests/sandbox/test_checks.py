@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,6 +43,15 @@ def test_no_user_namespaces_is_explained(monkeypatch: pytest.MonkeyPatch, fresh_
     assert "setting up uid map: Permission denied" in problem
     assert "kernel.unprivileged_userns_clone=1" in problem
     assert "sandbox: none" in problem
+
+
+def test_a_kernel_without_seccomp_filters_is_explained(tmp_path: Path) -> None:
+    assert checks.seccomp_problem() is None  # this machine's
+    actions = tmp_path / "actions_avail"
+    actions.write_text("kill_process kill_thread trap\n")  # no errno
+    for problem in (checks.seccomp_problem(actions), checks.seccomp_problem(tmp_path / "absent")):
+        assert problem is not None
+        assert "CONFIG_SECCOMP_FILTER" in problem and "sandbox: none" in problem
 
 
 def test_the_factory_refuses_with_the_message(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -598,7 +598,7 @@ class Sandbox:
     def begin_reset(self, tree_payloads: Iterable[bytes]) -> None:
         """Start making this sandbox fresh for the entry's next game, without waiting:
         the launcher kills every process, empties /entry, /tmp and /dev/shm, removes
-        IPC objects and keyrings (launcher.c ``do_reset``), then takes a new working
+        IPC objects (launcher.c ``do_reset``), then takes a new working
         copy (``tree_payloads``: ``put_messages`` of the entry). ``end_reset`` waits
         for the answer; ``HostError`` if the launcher is gone."""
         if self._closed:

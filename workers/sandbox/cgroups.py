@@ -9,6 +9,9 @@ to the cgroup that allocated it. So each sandbox gets its own cgroup:
   small slack for the launcher); past it the kernel reclaims, then fails the
   allocation or OOM-kills inside the cgroup, and ``oom_kills`` tells the host
   (verdict ``memory_limit``);
+* TCP buffers: kernel memory that no process maps either, and the host's
+  ``tcp_mem`` is shared by every socket of the machine, the worker's broker
+  connection included (``tcp_buffer_limit``);
 * pids: a cap on tasks (threads included), whatever user they run as;
 * CPU accounting: every CPU second of every process, reaped or not;
 * freezer: a persistent entry is frozen between its turns. The launcher
@@ -59,6 +62,29 @@ RMDIR_PAUSE_S = 0.002
 V1_CONTROLLERS = ("memory", "pids", "freezer", "cpuacct")
 #: what the run log and the report say when no cgroup can be made
 RLIMIT_ONLY = "memory: rlimit only"
+#: the most a sandbox's TCP buffers may pin on cgroup v1 (tcp_buffer_limit)
+TCP_BUFFER_CAP_BYTES = 64 << 20
+
+
+def tcp_buffer_limit(memory_bytes: int) -> int:
+    """What a sandbox's TCP socket buffers may pin on cgroup v1 (docs/config.md,
+    "What the sandbox refuses and charges").
+
+    v1 counts socket buffers apart from ``memory.limit_in_bytes``, in
+    ``memory.kmem.tcp.*``, and charges nothing there until a limit is written:
+    without one, unread loopback connections inside the sandbox's own network
+    namespace pin the host's ``tcp_mem`` (hundreds of MiB from one process),
+    which once full starves every socket of the worker. The sandbox's memory
+    limit, as v2 (one counter) would let the buffers take at most, but never
+    more than ``TCP_BUFFER_CAP_BYTES``: the limits of every sandbox a worker
+    runs at once must add up to well below the host's ``tcp_mem`` pressure
+    threshold (``/proc/sys/net/ipv4/tcp_mem``: 1.1 GiB on the reference
+    machine), and nothing a contest program
+    does over loopback needs more. Past it the kernel puts the cgroup's
+    sockets under pressure: sends block or fail (EAGAIN), incoming segments
+    are dropped until the reader reads; nothing is killed.
+    """
+    return min(memory_bytes, TCP_BUFFER_CAP_BYTES)
 
 
 class CgroupError(HostError):
@@ -192,6 +218,10 @@ class CgroupV1(SandboxCgroup):
                 _write(mem / "memory.memsw.limit_in_bytes", str(memory_bytes))
             with contextlib.suppress(OSError):
                 _write(mem / "memory.swappiness", "0")  # nice to have: not every kernel takes it
+            if (mem / "memory.kmem.tcp.limit_in_bytes").exists():
+                # before any task is in: a socket is charged to the cgroup it was made in
+                # only if accounting was on then (tcp_buffer_limit)
+                _write(mem / "memory.kmem.tcp.limit_in_bytes", str(tcp_buffer_limit(memory_bytes)))
             _write(dirs["pids"] / "pids.max", str(tasks))
             os.mkdir(dirs["freezer"] / "entry", 0o700)
         except OSError as e:
@@ -251,6 +281,10 @@ class CgroupV2(SandboxCgroup):
         self._peak_fd: int | None = None  # held once the peak was reset (reset_peak)
         try:
             os.mkdir(path, 0o700)
+            # memory.max bounds socket buffers too: v2 charges them to the one memory
+            # counter (memory.stat "sock"; Documentation/admin-guide/cgroup-v2.rst), so
+            # there is no separate TCP limit to set (unless the kernel was booted with
+            # cgroup.memory=nosocket, which turns that charge off)
             _write(path / "memory.max", str(memory_bytes))
             if (path / "memory.swap.max").exists():
                 _write(path / "memory.swap.max", "0")

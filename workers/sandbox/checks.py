@@ -11,6 +11,7 @@ import functools
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from workers.sandbox.base import HostError
 
@@ -76,6 +77,27 @@ PROBE_ARGS = (
 )
 
 
+#: what the kernel's seccomp can do (since Linux 4.14); the entries' filter returns errnos
+SECCOMP_ACTIONS = Path("/proc/sys/kernel/seccomp/actions_avail")
+
+
+def seccomp_problem(actions: Path = SECCOMP_ACTIONS) -> str | None:
+    """None if the kernel takes the entries' seccomp filter (workers/sandbox/entry_filter.h),
+    else why not: without it every move would fail to start, charged to no one."""
+    try:
+        available = actions.read_text().split()
+    except OSError:
+        available = []
+    if "errno" in available:
+        return None
+    return (
+        f"the kernel has no seccomp filters ({actions} missing or without 'errno'), which the "
+        "sandbox needs to refuse entries kernel keyrings, ptrace and namespaces; use a kernel built "
+        "with CONFIG_SECCOMP_FILTER (every distribution's is), or run trusted entries only with "
+        "'sandbox: none' in the config (--sandbox none)"
+    )
+
+
 @functools.cache
 def sandbox_problem() -> str | None:
     """None if sandboxes work here, else what is wrong and how to fix it (cached per process)."""
@@ -98,6 +120,9 @@ def sandbox_problem() -> str | None:
         return (
             f"bubblewrap cannot create a sandbox here ({why}); user namespaces may be disabled; " + FIX_HINT
         )
+    seccomp = seccomp_problem()
+    if seccomp is not None:
+        return seccomp
     try:
         from workers.sandbox.launcher import launcher_binary
 

@@ -50,6 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "entry_filter.h"
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -285,7 +287,7 @@ static void do_sync(void) {
  * OP_RESET (workers/sandbox/pool.py reuses a sandbox for the same entry's next
  * game): every process is killed, and everything a game can leave behind is
  * removed: the files of /entry, /tmp and /dev/shm, the IPC namespace's SysV
- * segments, queues and semaphores, the user keyrings (per user namespace).
+ * segments, queues and semaphores (keyrings: see the end of do_reset).
  * POSIX message queues cannot be listed without a mount we cannot make
  * here; no entry can create one (RLIMIT_MSGQUEUE 0, start_child). The host then PUTs a fresh working copy; the first
  * failure is reported at the next SYNC, and the host never reuses a sandbox
@@ -374,9 +376,8 @@ static void do_reset(void) {
     remove_sysv("shm");
     remove_sysv("msg");
     remove_sysv("sem");
-    /* KEYCTL_CLEAR of the user and user-session keyrings; "no keyring" is fine */
-    syscall(SYS_keyctl, 7, -4);
-    syscall(SYS_keyctl, 7, -5);
+    /* No keyring to clear: entries cannot make or reach a key (entry_filter.h), and a
+       KEYCTL_CLEAR here would create the uid's keyrings, shown in every sandbox's /proc/keys. */
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -608,6 +609,8 @@ static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int o
        (OP_RESET cannot list them) */
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
     umask(022);
+    /* last: the filter refuses nothing the lines above need (entry_filter.h) */
+    if (install_entry_filter() < 0) child_fail("(the seccomp filter could not be installed)");
     execvp(argv[0], argv);
     child_fail(argv[0]);
     return -1;

@@ -32,6 +32,8 @@ from workers.sandbox.base import HostError
 from workers.sandbox.limits import cpu_rlimit_s
 
 LAUNCHER_SOURCE = Path(__file__).with_name("launcher.c")
+#: the entries' seccomp filter, which launcher.c includes (part of the launcher's digest)
+ENTRY_FILTER_SOURCE = Path(__file__).with_name("entry_filter.h")
 
 # requests (launcher.c: OP_*)
 OP_PUT, OP_SYNC, OP_RUN, OP_SPAWN, OP_ABORT, OP_KILL, OP_QUIT, OP_RESET = range(1, 9)
@@ -72,7 +74,7 @@ def launcher_binary() -> Path:
     written binary. The sandbox gets a copy through bwrap ``--file``, so this
     directory need not be readable by the sandbox's user.
     """
-    source = LAUNCHER_SOURCE.read_bytes()
+    source = LAUNCHER_SOURCE.read_bytes() + ENTRY_FILTER_SOURCE.read_bytes()
     digest = hashlib.sha256(source).hexdigest()[:16]
     target = cache_dir() / "sandbox" / f"launcher-{digest}"
     if target.is_file() and os.access(target, os.X_OK):

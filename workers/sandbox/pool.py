@@ -11,8 +11,9 @@ game of that entry with those limits takes it back.
 What a reset guarantees (launcher.c ``do_reset``; a test proves each): no
 process of the previous game is alive (the PID namespace is emptied with
 SIGKILL and reaped), and nothing it wrote is left: /entry, /tmp and
-/dev/shm are emptied and the working copy put there afresh, SysV IPC objects,
-POSIX message queues and the user keyrings are removed, the cgroup is thawed
+/dev/shm are emptied and the working copy put there afresh, SysV IPC objects
+and POSIX message queues are removed (no entry can make a kernel key: its
+seccomp filter refuses keyctl, add_key, request_key), the cgroup is thawed
 and its peak memory and OOM-kill count start again. Whatever fails in a
 reset closes that sandbox for good, and the next game gets a new one: a
 reset never weakens isolation, it can only save time. What does carry over
