@@ -135,7 +135,8 @@ def standings_table(
     t = Table(title=_text(_stage_title(stage)), title_justify="left", header_style="bold")
     t.add_column("#", justify="right", no_wrap=True)
     # the one column a reader cannot do without: never folded, never narrower than its longest name
-    t.add_column("entry", no_wrap=True, min_width=max((len(inert(r.entry)) for r in stage.standings), default=5))
+    name_width = max((len(inert(r.entry)) for r in stage.standings), default=5)
+    t.add_column("entry", no_wrap=True, min_width=name_width)
     counts = [c for c in ("games", "wins", "ties", "losses") if c in shown]
     for col in (*counts, "points", *(["score"] if "score" in shown else [])):
         t.add_column(col, justify="right", no_wrap=True)
