@@ -289,12 +289,13 @@ def _print_small(measured: Rounds, sandboxes: list[str], rounds: int) -> None:
         )
 
 
-def _print_long(measured: Rounds, sandbox: str, rounds: int) -> None:
+def _print_long(measured: Rounds, sandbox: str, rounds: int, entrants: int, games: int) -> None:
     med = statistics.median
     splits = measured.splits(sandbox)
     runs, bares = measured.runs[sandbox], measured.bares
     print(
-        f"  long config: bare script {med(b.wall_s for b in bares):.2f} s ({bares[-1].moves} moves), "
+        f"  long config ({entrants} entries, {games} games per pair): "
+        f"bare script {med(b.wall_s for b in bares):.2f} s ({bares[-1].moves} moves), "
         f"sandbox {sandbox}: tourney run {med(r.wall_s for r in runs):.2f} s ({runs[-1].moves} moves, "
         f"{runs[-1].matches} matches; start-up {med(s.start_up_s for s in splits):.2f} s, per-match "
         f"overhead {med(s.per_match_overhead_ms for s in splits):.1f} ms); ratios "
@@ -319,8 +320,7 @@ def main(quick: bool = False, rounds: int = 1) -> None:
     sandboxes = list(dict.fromkeys([_sandbox(), "none"]))
     load = os.getloadavg()
     print(
-        f"end to end: {entrants} native mnk entries ({BOARD}), {games} games per pair, round robin "
-        f"(long config: {long_entrants} entries, sandbox {sandboxes[0]} only); "
+        f"end to end: {entrants} native mnk entries ({BOARD}), {games} games per pair, round robin; "
         f"{workers} workers / bare processes; sandboxes {', '.join(sandboxes)} side by side; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
@@ -350,7 +350,7 @@ def main(quick: bool = False, rounds: int = 1) -> None:
         )
         # no warm-up run: the small config's runs warmed the caches, and a long one is costly
         measured = _play_rounds(tmp / "long", {sandboxes[0]: long_config}, rounds, workers, warm_up=False)
-        _print_long(measured, sandboxes[0], rounds)
+        _print_long(measured, sandboxes[0], rounds, long_entrants, long_games)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
