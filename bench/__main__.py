@@ -16,20 +16,33 @@ BENCHMARKS = {
     "fairtime": "bench.fairtime_bench",
     "coordinator": "bench.coordinator_bench",
 }
+#: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
+TAKES_ROUNDS = {"e2e"}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m bench", description=__doc__)
     parser.add_argument("names", nargs="*", help=f"benchmarks to run: {', '.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        metavar="N",
+        help=f"rounds of {', '.join(sorted(TAKES_ROUNDS))} (default: its own)",
+    )
     args = parser.parse_args(argv)
+    if args.rounds is not None and args.rounds < 1:
+        parser.error(f"--rounds: {args.rounds} is not a number of rounds; expected 1 or more")
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
     for name in args.names or list(BENCHMARKS):
         print(f"== {name}", flush=True)
         module = importlib.import_module(BENCHMARKS[name])
-        module.main(args.quick)
+        if args.rounds is not None and name in TAKES_ROUNDS:
+            module.main(args.quick, rounds=args.rounds)
+        else:
+            module.main(args.quick)
     return 0
 
 

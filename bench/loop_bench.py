@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bench.e2e_bench import BOARD, _bare_script, _played, _tourney_run
+from bench.e2e_bench import BOARD, _bare_script, _orders, tourney_run
 from bench.throughput_bench import _sandbox, greedy_mnk_config
 from runner.storage.store import RunStore
 
@@ -77,14 +77,15 @@ def main(quick: bool = False) -> None:
             tmp, name="loop", seed=13, board=BOARD, entrants=entrants, games=games, sandbox=sandboxes[-1]
         )
         run_dir = tmp / "run"
-        _tourney_run(config, run_dir, processes)  # the specs and artifacts the sides play
-        orders, _ = _played(run_dir)
+        tourney_run(config, run_dir, processes)  # the specs and artifacts the sides play
+        orders = _orders(run_dir)
         sides = [*sandboxes, "bare"]
         walls: dict[str, list[float]] = {side: [] for side in sides}
         for r in range(rounds):
             for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
                 if side == "bare":
-                    wall, moves = _bare_script(orders, processes)
+                    bare = _bare_script(orders, processes)
+                    wall, moves = bare.wall_s, bare.moves
                 else:
                     wall, moves = _executor(run_dir, side, processes)
                 walls[side].append(wall)
