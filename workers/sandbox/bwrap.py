@@ -115,8 +115,10 @@ SANDBOX_ENV = {
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-#: the launcher itself counts against the sandbox's RLIMIT_NPROC
-LAUNCHER_PROCS = 1
+#: the launcher's processes count against the sandbox's RLIMIT_NPROC: its manager, the
+#: game's init, the next game's made ahead, and the last game's while it is torn down
+#: (launcher.c manage_games)
+LAUNCHER_PROCS = 4
 #: how long bwrap may take to set a sandbox up (it takes milliseconds)
 START_TIMEOUT_S = 30.0
 #: past a move's own deadline, how long the launcher has to answer before the
@@ -312,10 +314,13 @@ def bwrap_argv(
         ENTRY_DIR,
         "--info-fd",
         str(info_fd),
-        # for the launcher's inode-capped mounts only: it drops every capability
-        # before it reads a request (launcher.c setup_mounts, drop_capabilities)
+        # for the launcher's inode-capped mounts and each game's fresh namespaces
+        # (/proc, loopback up) only: the process that serves a game drops every
+        # capability before it reads a request (launcher.c game_init)
         "--cap-add",
         "CAP_SYS_ADMIN",
+        "--cap-add",
+        "CAP_NET_ADMIN",
         "--",
         LAUNCHER_PATH,
         str(ctl_fd),
@@ -539,8 +544,9 @@ class Sandbox:
         wait for a sample (under load one takes several milliseconds).
         """
         watch = TreeWatch(
-            self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024
-        )
+            self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024,
+            skip_children=True,
+        )  # fmt: skip
         give_up = deadline + HOST_SLACK_S
         stopped_for: StopReason | None = None
         cost = 0.0  # the slowest sample so far
@@ -805,6 +811,7 @@ class BwrapProcess(InteractiveProcess):
             self._sandbox.pid,
             cpu_limit_ms=self._cpu_limit_s * 1000.0 if self._cpu_limit_s is not None else None,
             memory_limit_kb=self.limits.memory_mb * 1024,
+            skip_children=True,
         )
         watch.usage = self._usage
         return watch

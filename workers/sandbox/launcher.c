@@ -9,12 +9,13 @@
  * fork+exec here, which is cheaper than Python's subprocess.run of the same
  * program outside.
  *
- * Why PID 1: orphans are reparented to us, so "a descendant outlived the
- * move" is simply "we still have a child after the move's process exited",
- * kill(-1, SIGKILL) reaches every process in the sandbox and nothing else,
- * and no process inside can signal us (the kernel drops signals to a
- * namespace's init that it has no handler for). PR_SET_DUMPABLE 0 keeps the
- * entry (same uid) from ptracing us or reading our fds through /proc.
+ * Why PID 1: each game is served by a game's init (manage_games below), PID 1
+ * of that game's own PID namespace. Orphans are reparented to it, so "a
+ * descendant outlived the move" is simply "it still has a child after the
+ * move's process exited", kill(-1, SIGKILL) reaches every process of the game
+ * and nothing else, and no process inside can signal it (the kernel drops
+ * signals to a namespace's init that it has no handler for). PR_SET_DUMPABLE 0
+ * keeps the entry (same uid) from ptracing it or reading its fds through /proc.
  *
  * Wire format (native byte order; mirrored by workers/sandbox/launcher.py):
  * every message is a header {u32 op, u32 len} and len bytes of payload.
@@ -34,6 +35,8 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/msg.h>
@@ -283,13 +286,14 @@ static void do_sync(void) {
 
 /*
  * OP_RESET (workers/sandbox/pool.py reuses a sandbox for the same entry's next
- * game): every process is killed, and everything a game can leave behind is
- * removed: the files of /entry, /tmp and /dev/shm, the IPC namespace's SysV
- * segments, queues and semaphores, the user keyrings (per user namespace).
- * POSIX message queues cannot be listed without a mount we cannot make
- * here; no entry can create one (RLIMIT_MSGQUEUE 0, start_child). The host then PUTs a fresh working copy; the first
- * failure is reported at the next SYNC, and the host never reuses a sandbox
- * whose reset failed.
+ * game): the game's init kills every process of its game and removes what a
+ * game can leave in the places all games share: the files of /entry, /tmp and
+ * /dev/shm, and the user keyrings (per user namespace). Its PID, network and
+ * IPC namespaces (the PID counter, loopback counters and TIME_WAIT ports,
+ * SysV objects and POSIX message queues) are not emptied but dropped: the next
+ * game runs in fresh ones (start_game). Whatever fails here ends the game's
+ * init without telling the manager it is done, so the manager, and with it
+ * the sandbox, ends: the host never reuses a sandbox whose reset failed.
  */
 #define WIPE_MAX_DEPTH 64
 
@@ -346,37 +350,16 @@ static void wipe_mount(const char *path) {
     close(fd);
 }
 
-/* Remove every SysV object listed in /proc/sysvipc/<kind> (its id is the 2nd column). */
-static void remove_sysv(const char *kind) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/sysvipc/%s", kind);
-    FILE *f = fopen(path, "re");
-    if (!f) return; /* no SysV IPC in this kernel: nothing can be left */
-    char line[512];
-    if (!fgets(line, sizeof line, f)) { fclose(f); return; } /* the header */
-    while (fgets(line, sizeof line, f)) {
-        long key, id;
-        if (sscanf(line, "%ld %ld", &key, &id) != 2) continue;
-        int r;
-        if (kind[1] == 'h') r = shmctl((int)id, IPC_RMID, NULL);
-        else if (kind[1] == 's') r = msgctl((int)id, IPC_RMID, NULL);
-        else r = semctl((int)id, 0, IPC_RMID);
-        if (r < 0 && errno != EINVAL && errno != EIDRM) reset_failed(path, errno);
-    }
-    fclose(f);
-}
-
-static void do_reset(void) {
+/* 0 when the shared places are empty again, else put_errno (put_path says where). */
+static int do_reset(void) {
     put_errno = 0;
     wipe_mount("/tmp");
     wipe_mount("/dev/shm");
     wipe_mount(entry_root);
-    remove_sysv("shm");
-    remove_sysv("msg");
-    remove_sysv("sem");
     /* KEYCTL_CLEAR of the user and user-session keyrings; "no keyring" is fine */
     syscall(SYS_keyctl, 7, -4);
     syscall(SYS_keyctl, 7, -5);
+    return put_errno;
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -604,8 +587,8 @@ static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int o
     if (rq->nofile) set_limit(RLIMIT_NOFILE, rq->nofile, rq->nofile);
     if (rq->nproc) set_limit(RLIMIT_NPROC, rq->nproc, rq->nproc);
     set_limit(RLIMIT_CORE, 0, 0);
-    /* no POSIX message queue: one would outlive the game in a reused sandbox
-       (OP_RESET cannot list them) */
+    /* no POSIX message queue: nothing in a game needs one (and each game's IPC
+       namespace is its own: none would outlive it anyway) */
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
     umask(022);
     execvp(argv[0], argv);
@@ -853,8 +836,9 @@ static void session(struct msg *m, int spawn) {
  * holds millions of empty files (kernel memory that no process maps). bwrap
  * gives us CAP_SYS_ADMIN in the sandbox's user namespace for this alone; we
  * mount in a mount namespace of our own (the one bwrap made belongs to a
- * user namespace we hold no capability in) and drop every capability before
- * reading a single request.
+ * user namespace we hold no capability in). The manager keeps its
+ * capabilities to make each game's namespaces and runs no entry code; each
+ * game's init drops every one before it reads a single request (game_init).
  */
 static void setup_mounts(char *spec) {
     if (unshare(CLONE_NEWNS) < 0) die("unshare mount namespace");
@@ -897,26 +881,65 @@ static void drop_capabilities(void) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD|-1 [MOUNTS]]]\n");
-        return 2;
-    }
-    ctl = atoi(argv[1]);
-    if (argc > 2) entry_root = argv[2];
-    if (argc > 3) entry_cgroup = atoi(argv[3]);
-    if (argc > 4 && argv[4][0]) setup_mounts(argv[4]);
+/* ---- games: fresh PID, network and IPC namespaces for each ---------------- */
+
+/*
+ * The launcher bwrap starts is the sandbox's manager: it keeps the capabilities
+ * bwrap gave it (CAP_SYS_ADMIN and CAP_NET_ADMIN, in the sandbox's own user
+ * namespace) and never runs entry code. Each game is played by a game's init,
+ * its child: PID 1 of new PID, network and IPC namespaces, with /proc mounted
+ * for them and loopback up, every capability dropped. It serves the host's
+ * requests for that game; at OP_RESET it kills its game, empties the shared
+ * places (do_reset), says so and exits, and its namespaces go with it: the
+ * next game finds the PID counter at 1, loopback's counters at zero, no socket
+ * and no SysV object of the last game (docs/config.md, "Sandbox reuse").
+ *
+ * Making a network namespace takes milliseconds, so the manager makes the next
+ * game's init while a game is played (a spare, waiting for its "go"): a reset
+ * costs the host one hand-over, not a namespace set-up.
+ */
+struct game {
+    int go_w;   /* a byte: take over the control socket */
+    int done_r; /* a byte: my game is reset and I am leaving; EOF without it: I failed or quit */
+};
+
+/* fork() into new namespaces: glibc's clone() wants a stack of its own, and
+   bubblewrap does the same (raw_clone) */
+static pid_t clone_namespaces(unsigned long flags) {
+#if defined(__s390__) || defined(__CRIS__)
+    return (pid_t)syscall(SYS_clone, NULL, flags | SIGCHLD, NULL, NULL, NULL);
+#else
+    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+#endif
+}
+
+static void game_fail(const char *what) {
+    fprintf(stderr, "tourney launcher: a game's namespaces: %s: %s\n", what, strerror(errno));
+    _exit(112);
+}
+
+/* The game's init: its namespaces made ready, then the host's requests until a reset. */
+static void game_init(int go_r, int done_w) {
+    signal(SIGCHLD, SIG_DFL);
+    /* our mounts are ours: none of them propagates back to the manager */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) game_fail("make mounts private");
+    /* a /proc of this PID namespace: the entry sees its own game's processes only */
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) game_fail("mount /proc");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strcpy(ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) game_fail("read loopback's flags");
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) game_fail("bring loopback up");
+    close(s);
     drop_capabilities();
-    if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
-    if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
-                              fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))
-        die("cgroup fd");
-    /* nothing but the control socket (and the cgroup file, close-on-exec)
-       may reach the entry's processes */
-    close_all_but(ctl, entry_cgroup, -1);
-    prctl(PR_SET_DUMPABLE, 0);
-    /* a write to a pipe its reader closed must not kill the launcher */
-    signal(SIGPIPE, SIG_IGN);
+    char go;
+    ssize_t r;
+    do r = read(go_r, &go, 1);
+    while (r < 0 && errno == EINTR);
+    if (r != 1) _exit(0); /* the manager is gone: so is the sandbox */
+    close(go_r);
     for (;;) {
         struct msg m;
         if (dying) { /* a killed move's last processes: gone before anything else runs */
@@ -933,10 +956,14 @@ int main(int argc, char **argv) {
             kill_all(NULL);
             send_msg(REPLY_OK, NULL, 0, NULL, 0, NULL, 0);
             break;
-        case OP_RESET: /* answered by the SYNC after the fresh working copy's PUTs */
+        case OP_RESET: /* the next game's init answers the SYNC after the fresh working copy's PUTs */
             kill_all(NULL);
-            do_reset();
-            break;
+            if (do_reset()) {
+                fprintf(stderr, "tourney launcher: %s: %s\n", put_path, strerror(put_errno));
+                _exit(113);
+            }
+            if (write(done_w, "r", 1) != 1) _exit(113);
+            _exit(0);
         case OP_QUIT: kill_all(NULL); _exit(0);
         default: break; /* OP_ABORT after the move ended: nothing to stop */
         }
@@ -944,5 +971,78 @@ int main(int argc, char **argv) {
         free(m.data);
     }
     kill_all(NULL);
+    _exit(0);
+}
+
+/* A game's init, waiting for its "go" (die: the sandbox cannot play without one). */
+static struct game start_game(void) {
+    int go[2], done[2];
+    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) die("pipe");
+    pid_t pid = clone_namespaces(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS);
+    if (pid < 0) die("clone a game's namespaces");
+    if (pid == 0) {
+        close(go[1]);
+        close(done[0]);
+        game_init(go[0], done[1]);
+    }
+    close(go[0]);
+    close(done[1]);
+    return (struct game){go[1], done[0]};
+}
+
+static void end_sandbox(int status) {
+    kill(-1, SIGKILL);
+    while (wait(NULL) > 0 || errno == EINTR) {}
+    _exit(status);
+}
+
+/* The manager: games one after another, until one ends without a reset. */
+static void manage_games(void) {
+    /* no zombie game inits: the kernel reaps them (each game's init undoes this) */
+    signal(SIGCHLD, SIG_IGN);
+    /* not before the host's first request: until then it may still be moving us
+       into the sandbox's cgroup, and a game's init made earlier would stay out */
+    struct pollfd first = {ctl, POLLIN, 0};
+    while (poll(&first, 1, -1) < 0)
+        if (errno != EINTR) die("poll");
+    struct game cur = start_game(), spare;
+    if (write(cur.go_w, "g", 1) != 1) die("start a game");
+    spare = start_game();
+    for (;;) {
+        char done;
+        ssize_t r;
+        do r = read(cur.done_r, &done, 1);
+        while (r < 0 && errno == EINTR);
+        if (r != 1) end_sandbox(0); /* it quit, failed, or the host is gone */
+        if (write(spare.go_w, "g", 1) != 1) end_sandbox(1);
+        close(cur.go_w);
+        close(cur.done_r);
+        /* the old init's namespaces are torn down (and it is reaped: SIGCHLD is
+           ignored here) while the next game is already being answered */
+        cur = spare;
+        spare = start_game();
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD|-1 [MOUNTS]]]\n");
+        return 2;
+    }
+    ctl = atoi(argv[1]);
+    if (argc > 2) entry_root = argv[2];
+    if (argc > 3) entry_cgroup = atoi(argv[3]);
+    if (argc > 4 && argv[4][0]) setup_mounts(argv[4]);
+    if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
+    if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
+                              fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))
+        die("cgroup fd");
+    /* nothing but the control socket (and the cgroup file, close-on-exec)
+       may reach the entry's processes */
+    close_all_but(ctl, entry_cgroup, -1);
+    prctl(PR_SET_DUMPABLE, 0);
+    /* a write to a pipe its reader closed must not kill the launcher */
+    signal(SIGPIPE, SIG_IGN);
+    manage_games();
     return 0;
 }

@@ -46,8 +46,18 @@ class TreeUsage:
 class TreeWatch:
     """Samples the descendants of one process (the sandbox's launcher)."""
 
-    def __init__(self, root_pid: int, *, cpu_limit_ms: float | None, memory_limit_kb: int | None):
+    def __init__(
+        self,
+        root_pid: int,
+        *,
+        cpu_limit_ms: float | None,
+        memory_limit_kb: int | None,
+        skip_children: bool = False,
+    ):
         self.cpu_limit_ms = cpu_limit_ms
+        #: the root's own children are not the entry's (the bwrap launcher's game inits, whose
+        #: reaped children's CPU is that of the game's earlier moves): only their descendants are
+        self.skip_children = skip_children
         self.memory_limit_kb = memory_limit_kb
         self.usage = TreeUsage()
         self.interval_s = SAMPLE_INTERVAL_S
@@ -63,6 +73,12 @@ class TreeWatch:
         procs = descendants(self._root)
         if procs is None:
             return None
+        if self.skip_children:
+            try:
+                own = set(_child_pids(self._root.pid))
+            except OSError:
+                return None
+            procs = [p for p in procs if p.pid not in own]
         cpu_s = 0.0
         rss = 0
         alive = 0
