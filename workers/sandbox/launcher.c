@@ -80,9 +80,6 @@ enum {
 #define MAX_MSG (64u << 20)
 /* a process that has begun to exit (task flag PF_EXITING in /proc/PID/stat) */
 #define PF_EXITING_FLAG 0x00000004ul
-/* signals whose arrival we take for "it was told to go" (SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGTERM) */
-#define ENDING_SIGNALS ((1ull << (SIGHUP - 1)) | (1ull << (SIGINT - 1)) | (1ull << (SIGQUIT - 1)) | \
-                        (1ull << (SIGKILL - 1)) | (1ull << (SIGTERM - 1)))
 /* descendants remembered as exiting during one grace (more are simply looked at again) */
 #define MAX_REMEMBERED 256
 /* after a kill, how long the answer may wait for the killed to be reaped */
@@ -95,7 +92,7 @@ struct __attribute__((packed)) run_req {
     uint32_t nofile, nproc;           /* 0: no limit */
     uint32_t stdout_cap, stderr_keep;
     uint32_t argc, stdin_len;
-    uint32_t exit_grace_ms;           /* how long descendants on their way out may take to go */
+    uint32_t exit_grace_ms;           /* how long descendants may take to go, on the move's clock */
 };
 
 struct __attribute__((packed)) result {
@@ -439,48 +436,14 @@ static int reap_exited(struct session *s) {
     }
 }
 
-/* How many processes besides us are alive, and the name of one of them. */
-static uint32_t count_alive(char comm[16]) {
-    uint32_t n = 0;
-    DIR *d = opendir("/proc");
-    if (!d) return 1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 1) continue;
-        if (n++ == 0) {
-            char path[64];
-            snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                ssize_t r = read(fd, comm, 15);
-                close(fd);
-                if (r > 0) {
-                    comm[r] = 0;
-                    char *nl = strchr(comm, '\n');
-                    if (nl) *nl = 0;
-                }
-            }
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-/* The hex value of a "Name:\t<hex>" line of /proc/PID/status text, 0 if absent. */
-static uint64_t status_mask(const char *text, const char *name) {
-    const char *p = strstr(text, name);
-    return p ? strtoull(p + strlen(name), NULL, 16) : 0;
-}
-
 /*
- * Whether a process is on its way out: a zombie or dead, already in the
- * kernel's exit path (PF_EXITING: a fatal signal's group exit sets it before
- * anything else happens), or with an ending signal pending (blocked or not).
- * Such a process runs none of its own code any more (or is about to
- * run only its handler), so when it is gone depends only on when the loaded
- * machine schedules it: that must not decide a verdict.
+ * Whether a process is in the kernel's exit path: a zombie or dead, or with
+ * PF_EXITING set (exit_signals(), first thing in do_exit, also for every
+ * thread of a group killed by a fatal signal). Such a process runs none of its
+ * own code any more, so when it is gone depends only on when the machine
+ * schedules it: it never counts as left behind (docs/config.md). A pending
+ * signal proves nothing: a process can block the one it was sent, or raise it
+ * itself, and go on computing.
  */
 static int is_exiting(long pid) {
     char path[64], buf[4096];
@@ -497,41 +460,48 @@ static int is_exiting(long pid) {
     char state = p[2];
     if (state == 'Z' || state == 'X' || state == 'x') return 1;
     unsigned long flags = 0;
-    if (sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & PF_EXITING_FLAG)) return 1;
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 1;
-    r = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (r <= 0) return 1;
-    buf[r] = 0;
-    /* blocked too: a searcher finishing a step with signals blocked was told all the same */
-    uint64_t pending = status_mask(buf, "\nSigPnd:") | status_mask(buf, "\nShdPnd:");
-    return (pending & ENDING_SIGNALS) != 0;
+    return sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & PF_EXITING_FLAG);
 }
 
 /*
- * 1 when every process left in the sandbox (but us) is on its way out.
- * A process once seen exiting stays so for this grace (its handler may be
- * running now, with the signal no longer pending): `seen` remembers it.
+ * How many processes besides us are alive and not exiting (0: every one left
+ * is on its way out), and the name of one of them. `seen` remembers those
+ * already seen exiting during one grace (once exiting, always), so a grace
+ * reads each dying process once.
  */
-static int all_exiting(long *seen, int *nseen) {
+static uint32_t count_alive(char comm[16], long *seen, int *nseen) {
+    uint32_t n = 0;
     DIR *d = opendir("/proc");
-    if (!d) return 0;
-    int all = 1;
+    if (!d) return 1;
     struct dirent *e;
-    while (all && (e = readdir(d))) {
+    while ((e = readdir(d))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end || pid <= 1) continue;
         int known = 0;
         for (int i = 0; i < *nseen && !known; i++) known = seen[i] == pid;
         if (known) continue;
-        if (!is_exiting(pid)) all = 0;
-        else if (*nseen < MAX_REMEMBERED) seen[(*nseen)++] = pid;
+        if (is_exiting(pid)) {
+            if (*nseen < MAX_REMEMBERED) seen[(*nseen)++] = pid;
+            continue;
+        }
+        if (n++ == 0 && comm) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                ssize_t r = read(fd, comm, 15);
+                close(fd);
+                if (r > 0) {
+                    comm[r] = 0;
+                    char *nl = strchr(comm, '\n');
+                    if (nl) *nl = 0;
+                }
+            }
+        }
     }
     closedir(d);
-    return all;
+    return n;
 }
 
 static void set_limit(int resource, uint64_t soft, uint64_t hard) {
@@ -694,6 +664,7 @@ static void session(struct msg *m, int spawn) {
     size_t cap = rq.stdout_cap, keep = rq.stderr_keep ? rq.stderr_keep : 4096;
     uint64_t deadline = rq.wall_ms ? t0 + (uint64_t)rq.wall_ms * 1000000ull : 0;
     int stop = 0, quit = 0, ack_kill = 0;
+    int dying_left = 0; /* processes in their exit path outlived the move: reaped after it */
     while (!stop) {
         struct pollfd pf[5];
         int n = 0, i_ctl, i_pid, i_out = -1, i_err = -1, i_in = -1;
@@ -776,27 +747,38 @@ static void session(struct msg *m, int spawn) {
                 if (got <= 0) break;
             }
             /*
-             * Anyone left? Descendants already on their way out (signalled by
-             * the program before it exited, or exiting) get up to
-             * exit_grace_ms to go; one that is alive and not exiting is
-             * charged at once, without waiting.
+             * Anyone left? The move is not over until every process it left is
+             * gone or in the kernel's exit path: until then, at most
+             * exit_grace_ms and never past the deadline, the clock runs on the
+             * move's wall time (and what they use, on its CPU), so nothing a
+             * leftover does after the exit is free. One still alive and not
+             * exiting then is left_processes (docs/config.md).
              */
             uint64_t grace_end = now_ns() + (uint64_t)rq.exit_grace_ms * 1000000ull;
+            if (deadline && grace_end > deadline) grace_end = deadline;
             long seen[MAX_REMEMBERED];
             int nseen = 0;
-            while (reap_exited(&s) && now_ns() < grace_end && all_exiting(seen, &nseen)) {
+            while (reap_exited(&s) && count_alive(NULL, seen, &nseen) > 0) {
+                uint64_t t = now_ns();
+                if (t >= grace_end) {
+                    if (deadline && t >= deadline) res.flags |= F_TIMEOUT;
+                    else {
+                        res.flags |= F_LEFT;
+                        res.left_count = count_alive(res.left_comm, seen, &nseen);
+                    }
+                    break;
+                }
                 struct timespec nap = {0, 1000000L};
                 nanosleep(&nap, NULL);
             }
-            if (reap_exited(&s)) {
-                res.flags |= F_LEFT;
-                res.left_count = count_alive(res.left_comm);
-            }
+            /* the move ends here: what is left is in its exit path, or is killed now */
+            res.wall_us = (now_ns() - t0) / 1000;
+            dying_left = reap_exited(&s);
             break;
         }
     }
-    if (!s.top_reaped || (res.flags & (F_LEFT | F_TIMEOUT | F_STDOUT_OVER | F_ABORTED)) || ack_kill ||
-        quit) {
+    if (!s.top_reaped || (res.flags & (F_LEFT | F_TIMEOUT | F_STDOUT_OVER | F_ABORTED)) || dying_left ||
+        ack_kill || quit) {
         if (!s.top_reaped) res.flags |= F_KILLED;
         if (quit) kill_all(&s);
         else if (!kill_all_for(&s, REAP_BUDGET_NS)) dying = 1;
