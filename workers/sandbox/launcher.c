@@ -284,11 +284,12 @@ static void do_sync(void) {
 /*
  * OP_RESET (workers/sandbox/pool.py reuses a sandbox for the same entry's next
  * game): the game's init kills every process of its game and removes what a
- * game can leave in the places all games share: the files of /entry, /tmp and
- * /dev/shm, and the user keyrings (per user namespace). Its PID, network and
- * IPC namespaces (the PID counter, loopback counters and TIME_WAIT ports,
- * SysV objects and POSIX message queues) are not emptied but dropped: the next
- * game runs in fresh ones (start_game). Whatever fails here ends the game's
+ * game can leave in what all games share: the files of /entry (the host reads
+ * the working copy through the manager's mount namespace) and the user
+ * keyrings (per user namespace). Its PID, network and IPC namespaces (the PID
+ * counter, loopback counters and TIME_WAIT ports, SysV objects and POSIX
+ * message queues) and its /tmp and /dev/shm are not emptied but dropped: the
+ * next game runs in fresh ones (start_game, game_init). Whatever fails here ends the game's
  * init without telling the manager it is done, so the manager, and with it
  * the sandbox, ends: the host never reuses a sandbox whose reset failed.
  */
@@ -350,8 +351,7 @@ static void wipe_mount(const char *path) {
 /* 0 when the shared places are empty again, else put_errno (put_path says where). */
 static int do_reset(void) {
     put_errno = 0;
-    wipe_mount("/tmp");
-    wipe_mount("/dev/shm");
+    /* /tmp and /dev/shm go with this game's mount namespace (game_init) */
     wipe_mount(entry_root);
     /* KEYCTL_CLEAR of the user and user-session keyrings; "no keyring" is fine */
     syscall(SYS_keyctl, 7, -4);
@@ -822,6 +822,11 @@ static void session(struct msg *m, int spawn) {
  * capabilities to make each game's namespaces and runs no entry code; each
  * game's init drops every one before it reads a single request (game_init).
  */
+/* the tmpfs mounted afresh by each game's init: all but the entry's working copy */
+#define MAX_GAME_TMPFS 4
+static struct { char path[64], opts[128]; } game_tmpfs[MAX_GAME_TMPFS];
+static int n_game_tmpfs = 0;
+
 static void setup_mounts(char *spec) {
     if (unshare(CLONE_NEWNS) < 0) die("unshare mount namespace");
     for (char *item = strtok(spec, ","); item; item = strtok(NULL, ",")) {
@@ -833,6 +838,11 @@ static void setup_mounts(char *spec) {
         char opts[128];
         snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
         if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
+        if (strcmp(item, entry_root) != 0 && n_game_tmpfs < MAX_GAME_TMPFS && strlen(item) < 64) {
+            strcpy(game_tmpfs[n_game_tmpfs].path, item);
+            strcpy(game_tmpfs[n_game_tmpfs].opts, opts);
+            n_game_tmpfs++;
+        }
     }
     /* bwrap's --chdir left us in the tmpfs the new /entry now covers */
     if (chdir(entry_root) < 0) die("chdir");
@@ -907,6 +917,11 @@ static void game_init(int go_r, int done_w) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) game_fail("make mounts private");
     /* a /proc of this PID namespace: the entry sees its own game's processes only */
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) game_fail("mount /proc");
+    /* /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers its inodes
+       afresh (a reused one would count on from the last game's files) */
+    for (int i = 0; i < n_game_tmpfs; i++)
+        if (mount("tmpfs", game_tmpfs[i].path, "tmpfs", MS_NOSUID | MS_NODEV, game_tmpfs[i].opts) < 0)
+            game_fail(game_tmpfs[i].path);
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct ifreq ifr;
     memset(&ifr, 0, sizeof ifr);
