@@ -289,9 +289,10 @@ static void do_sync(void) {
  * keyrings (per user namespace). Its PID, network and IPC namespaces (the PID
  * counter, loopback counters and TIME_WAIT ports, SysV objects and POSIX
  * message queues) and its /tmp and /dev/shm are not emptied but dropped: the
- * next game runs in fresh ones (start_game, game_init). Whatever fails here ends the game's
- * init without telling the manager it is done, so the manager, and with it
- * the sandbox, ends: the host never reuses a sandbox whose reset failed.
+ * next game runs in fresh ones (start_game, game_init). Whatever fails here
+ * ends the game's init without telling the manager it is done, so the
+ * manager, and with it the sandbox, ends: the host never reuses a sandbox
+ * whose reset failed.
  */
 #define WIPE_MAX_DEPTH 64
 
@@ -838,7 +839,12 @@ static void setup_mounts(char *spec) {
         char opts[128];
         snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
         if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
-        if (strcmp(item, entry_root) != 0 && n_game_tmpfs < MAX_GAME_TMPFS && strlen(item) < 64) {
+        if (strcmp(item, entry_root) != 0) {
+            /* never left out: nobody empties these between games */
+            if (n_game_tmpfs == MAX_GAME_TMPFS || strlen(item) >= sizeof game_tmpfs[0].path) {
+                errno = EINVAL;
+                die("mount spec");
+            }
             strcpy(game_tmpfs[n_game_tmpfs].path, item);
             strcpy(game_tmpfs[n_game_tmpfs].opts, opts);
             n_game_tmpfs++;
