@@ -297,14 +297,16 @@ print("sent")
 """
 #: what a game can read of its PID, network and IPC namespaces and its scratch tmpfs: its
 #: shell's pid, loopback's received packets, TCP connections opened, sockets in /proc/net/tcp
-#: (TIME_WAIT included), SysV objects, the inode number a new file in /tmp and /dev/shm gets
+#: (TIME_WAIT included), SysV objects, the inode number a new file in /tmp, /dev/shm and
+#: /entry gets
 NAMESPACE_STATE = (
     "echo pid $$; "
     'awk \'$1 == "lo:" {print "lo_rx_packets", $3}\' /proc/net/dev; '
     'awk \'$1 == "Tcp:" && $6 ~ /^[0-9]+$/ {print "tcp_active_opens", $6}\' /proc/net/snmp; '
     "echo tcp_sockets $(tail -n +2 /proc/net/tcp | wc -l); "
     "echo sysv $(cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | grep -c '^ *[0-9-]'); "
-    "for d in /tmp /dev/shm; do touch $d/.probe; echo inode$d $(stat -c %i $d/.probe); rm $d/.probe; done"
+    "for d in /tmp /dev/shm /entry; do "
+    "touch $d/.probe; echo inode$d $(stat -c %i $d/.probe); rm $d/.probe; done"
 )
 
 
@@ -318,15 +320,17 @@ def test_each_game_gets_fresh_pid_network_and_ipc_namespaces(
     pooled: ReusingHostFactory, entry_dir: Path
 ) -> None:
     """Issue 25 item 4: the PID counter, loopback's counters, TIME_WAIT sockets, SysV ids and
-    the inode counters of /tmp and /dev/shm of game 1 are not there in game 2 of the same
-    reused sandbox."""
+    the inode counters of /tmp, /dev/shm and /entry of game 1 are not there in game 2 of the
+    same reused sandbox."""
     game1 = pooled.open(entry_dir, QUICK, "X")
     pid = game1.launcher_pid  # type: ignore[attr-defined]
     fresh = namespace_state(game1)
     assert {k: v for k, v in fresh.items() if not k.startswith("inode")} == {
         "pid": 2, "lo_rx_packets": 0, "tcp_active_opens": 0, "tcp_sockets": 0, "sysv": 0,
     }  # fmt: skip
-    many_files = "for d in /tmp /dev/shm; do for i in $(seq 40); do touch $d/f$i; done; done; echo made"
+    many_files = (
+        "for d in /tmp /dev/shm /entry; do for i in $(seq 40); do touch $d/f$i; done; done; echo made"
+    )
     assert sh(game1, many_files).stdout == b"made\n"
     assert sh(game1, "for i in $(seq 50); do /bin/true; done; echo forked").stdout == b"forked\n"
     assert game1.run(["python3", "-c", LOOPBACK_TRAFFIC], b"", QUICK).stdout == b"sent\n"
@@ -335,7 +339,7 @@ def test_each_game_gets_fresh_pid_network_and_ipc_namespaces(
     used = namespace_state(game1)  # what game 2 must not see
     assert used["pid"] > 50 and used["lo_rx_packets"] > 0 and used["tcp_active_opens"] == 1
     assert used["tcp_sockets"] >= 1 and used["sysv"] == 3  # the client's TIME_WAIT socket
-    assert used["inode/tmp"] > fresh["inode/tmp"] + 40 and used["inode/dev/shm"] > fresh["inode/dev/shm"] + 40
+    assert all(used[f"inode{d}"] > fresh[f"inode{d}"] + 40 for d in ("/tmp", "/dev/shm", "/entry"))
     game1.close()
 
     game2 = pooled.open(entry_dir, QUICK, "X")

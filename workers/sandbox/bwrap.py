@@ -100,7 +100,7 @@ from workers.sandbox.launcher import (
     tree_stats,
 )
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
-from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
+from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch, child_pids
 
 #: the working copy and the launcher, as paths inside the sandbox
 ENTRY_DIR = "/entry"
@@ -447,8 +447,33 @@ class Sandbox:
 
     @property
     def workdir(self) -> Path:
-        """The working copy as the host sees it (readable while the sandbox lives)."""
-        return Path(f"/proc/{self.pid}/root{ENTRY_DIR}")
+        """The working copy as the host sees it (readable while the game lives): in the
+        mount namespace of the current game's init, which mounts a fresh /entry for its game."""
+        return Path(f"/proc/{self.game_pid()}/root{ENTRY_DIR}")
+
+    def game_pid(self) -> int:
+        """The host pid of the current game's init (launcher.c ``game_init``): of the
+        launcher's children, the one whose /entry is not the launcher's own (a spare shows
+        the launcher's until its game starts); the latest such, should the last game's
+        init still be on its way out."""
+        try:
+            own = os.stat(f"/proc/{self.pid}/root{ENTRY_DIR}").st_dev
+            children = child_pids(self.pid)
+        except OSError as e:
+            raise HostError(f"sandbox launcher is gone ({e})") from e
+        games: list[tuple[int, int]] = []
+        for pid in children:
+            try:
+                if os.stat(f"/proc/{pid}/root{ENTRY_DIR}").st_dev == own:
+                    continue
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    started = int(f.read().rpartition(b")")[2].split()[19])
+            except (OSError, ValueError, IndexError):
+                continue  # gone, or on its way out
+            games.append((started, pid))
+        if not games:
+            raise HostError("the sandbox has no game running")
+        return max(games)[1]
 
     def _stderr_text(self) -> str:
         err = self._proc.stderr
@@ -603,9 +628,10 @@ class Sandbox:
 
     def begin_reset(self, tree_payloads: Iterable[bytes]) -> None:
         """Start making this sandbox fresh for the entry's next game, without waiting:
-        the launcher kills every process, empties /entry, /tmp and /dev/shm, removes
-        IPC objects and keyrings (launcher.c ``do_reset``), then takes a new working
-        copy (``tree_payloads``: ``put_messages`` of the entry). ``end_reset`` waits
+        the game's init kills every process and clears the keyrings (launcher.c
+        ``do_reset``) and leaves with its namespaces and tmpfs; the next game's init,
+        in fresh ones, takes a new working copy (``tree_payloads``: ``put_messages`` of
+        the entry). ``end_reset`` waits
         for the answer; ``HostError`` if the launcher is gone."""
         if self._closed:
             raise HostError("sandbox already closed")

@@ -283,81 +283,21 @@ static void do_sync(void) {
 
 /*
  * OP_RESET (workers/sandbox/pool.py reuses a sandbox for the same entry's next
- * game): the game's init kills every process of its game and removes what a
- * game can leave in what all games share: the files of /entry (the host reads
- * the working copy through the manager's mount namespace) and the user
- * keyrings (per user namespace). Its PID, network and IPC namespaces (the PID
- * counter, loopback counters and TIME_WAIT ports, SysV objects and POSIX
- * message queues) and its /tmp and /dev/shm are not emptied but dropped: the
- * next game runs in fresh ones (start_game, game_init). Whatever fails here
- * ends the game's init without telling the manager it is done, so the
- * manager, and with it the sandbox, ends: the host never reuses a sandbox
- * whose reset failed.
+ * game): the game's init kills every process of its game and clears what all
+ * games share, the user keyrings (per user namespace). Everything else a game
+ * can leave is not emptied but dropped with the game's init: its PID, network
+ * and IPC namespaces (the PID counter, loopback counters and TIME_WAIT ports,
+ * SysV objects and POSIX message queues), and in its mount namespace its own
+ * /entry, /tmp and /dev/shm (a fresh tmpfs also numbers inodes afresh). The
+ * next game runs in fresh ones (start_game, game_init). A game's init that
+ * fails ends without telling the manager it is done, so the manager, and
+ * with it the sandbox, ends: the host never reuses a sandbox whose reset
+ * failed.
  */
-#define WIPE_MAX_DEPTH 64
-
-static void reset_failed(const char *where, int err) {
-    if (put_errno) return;
-    put_errno = err ? err : EIO;
-    snprintf(put_path, sizeof put_path, "reset: %.190s", where);
-}
-
-/* Remove everything inside the directory dfd (not dfd itself). */
-static void wipe_dir(int dfd, int depth, const char *where) {
-    if (depth > WIPE_MAX_DEPTH) { reset_failed(where, ELOOP); return; }
-    /* the entry owns its files and may have taken away our write or search permission */
-    fchmod(dfd, 0700);
-    int lfd = dup(dfd);
-    if (lfd < 0) { reset_failed(where, errno); return; }
-    DIR *d = fdopendir(lfd);
-    if (!d) { close(lfd); reset_failed(where, errno); return; }
-    int passes = 0;
-    for (;;) {
-        rewinddir(d);
-        int seen = 0;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            seen++;
-            struct stat st;
-            if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) { reset_failed(where, errno); break; }
-            if (S_ISDIR(st.st_mode)) {
-                int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0 && fchmodat(dfd, e->d_name, 0700, 0) == 0)
-                    sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0) { reset_failed(where, errno); break; }
-                wipe_dir(sub, depth + 1, where);
-                close(sub);
-                if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0) { reset_failed(where, errno); break; }
-            } else if (unlinkat(dfd, e->d_name, 0) < 0) {
-                reset_failed(where, errno);
-                break;
-            }
-        }
-        /* readdir while removing may skip names: look again until nothing is left */
-        if (put_errno || seen == 0) break;
-        if (++passes == 8) { reset_failed(where, ENOTEMPTY); break; }
-    }
-    closedir(d);
-}
-
-static void wipe_mount(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) { reset_failed(path, errno); return; }
-    wipe_dir(fd, 0, path);
-    fchmod(fd, 0755); /* as setup_mounts made it */
-    close(fd);
-}
-
-/* 0 when the shared places are empty again, else put_errno (put_path says where). */
-static int do_reset(void) {
-    put_errno = 0;
-    /* /tmp and /dev/shm go with this game's mount namespace (game_init) */
-    wipe_mount(entry_root);
+static void do_reset(void) {
     /* KEYCTL_CLEAR of the user and user-session keyrings; "no keyring" is fine */
     syscall(SYS_keyctl, 7, -4);
     syscall(SYS_keyctl, 7, -5);
-    return put_errno;
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -823,7 +763,7 @@ static void session(struct msg *m, int spawn) {
  * capabilities to make each game's namespaces and runs no entry code; each
  * game's init drops every one before it reads a single request (game_init).
  */
-/* the tmpfs mounted afresh by each game's init: all but the entry's working copy */
+/* the tmpfs mounted afresh by each game's init (/tmp, /dev/shm, /entry) */
 #define MAX_GAME_TMPFS 4
 static struct { char path[64], opts[128]; } game_tmpfs[MAX_GAME_TMPFS];
 static int n_game_tmpfs = 0;
@@ -839,16 +779,14 @@ static void setup_mounts(char *spec) {
         char opts[128];
         snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
         if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
-        if (strcmp(item, entry_root) != 0) {
-            /* never left out: nobody empties these between games */
-            if (n_game_tmpfs == MAX_GAME_TMPFS || strlen(item) >= sizeof game_tmpfs[0].path) {
-                errno = EINVAL;
-                die("mount spec");
-            }
-            strcpy(game_tmpfs[n_game_tmpfs].path, item);
-            strcpy(game_tmpfs[n_game_tmpfs].opts, opts);
-            n_game_tmpfs++;
+        /* never left out: nobody empties these between games */
+        if (n_game_tmpfs == MAX_GAME_TMPFS || strlen(item) >= sizeof game_tmpfs[0].path) {
+            errno = EINVAL;
+            die("mount spec");
         }
+        strcpy(game_tmpfs[n_game_tmpfs].path, item);
+        strcpy(game_tmpfs[n_game_tmpfs].opts, opts);
+        n_game_tmpfs++;
     }
     /* bwrap's --chdir left us in the tmpfs the new /entry now covers */
     if (chdir(entry_root) < 0) die("chdir");
@@ -887,10 +825,10 @@ static void drop_capabilities(void) {
  * namespace) and never runs entry code. Each game is played by a game's init,
  * its child: PID 1 of new PID, network and IPC namespaces, with /proc mounted
  * for them and loopback up, every capability dropped. It serves the host's
- * requests for that game; at OP_RESET it kills its game, empties the shared
- * places (do_reset), says so and exits, and its namespaces go with it: the
- * next game finds the PID counter at 1, loopback's counters at zero, no socket
- * and no SysV object of the last game (docs/config.md, "Sandbox reuse").
+ * requests for that game; at OP_RESET it kills its game, clears the keyrings
+ * (do_reset), says so and exits, and its namespaces go with it: the next game
+ * finds the PID counter at 1, loopback's counters at zero, no socket, no SysV
+ * object and no file of the last game (docs/config.md, "Sandbox reuse").
  *
  * Making a network namespace takes milliseconds, so the manager makes the next
  * game's init while a game is played (a spare, waiting for its "go"): a reset
@@ -923,11 +861,6 @@ static void game_init(int go_r, int done_w) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) game_fail("make mounts private");
     /* a /proc of this PID namespace: the entry sees its own game's processes only */
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) game_fail("mount /proc");
-    /* /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers its inodes
-       afresh (a reused one would count on from the last game's files) */
-    for (int i = 0; i < n_game_tmpfs; i++)
-        if (mount("tmpfs", game_tmpfs[i].path, "tmpfs", MS_NOSUID | MS_NODEV, game_tmpfs[i].opts) < 0)
-            game_fail(game_tmpfs[i].path);
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct ifreq ifr;
     memset(&ifr, 0, sizeof ifr);
@@ -936,13 +869,24 @@ static void game_init(int go_r, int done_w) {
     ifr.ifr_flags |= IFF_UP;
     if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) game_fail("bring loopback up");
     close(s);
-    drop_capabilities();
     char go;
     ssize_t r;
     do r = read(go_r, &go, 1);
     while (r < 0 && errno == EINTR);
     if (r != 1) _exit(0); /* the manager is gone: so is the sandbox */
     close(go_r);
+    /*
+     * /entry, /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers
+     * its inodes afresh (a reused one would count on from the last game's
+     * files). Mounted after the "go": until then the manager's /entry is what
+     * this init shows, so the host tells the game's init from a spare by it
+     * (bwrap.py Sandbox.game_pid).
+     */
+    for (int i = 0; i < n_game_tmpfs; i++)
+        if (mount("tmpfs", game_tmpfs[i].path, "tmpfs", MS_NOSUID | MS_NODEV, game_tmpfs[i].opts) < 0)
+            game_fail(game_tmpfs[i].path);
+    if (chdir(entry_root) < 0) game_fail("chdir");
+    drop_capabilities();
     for (;;) {
         struct msg m;
         if (dying) { /* a killed move's last processes: gone before anything else runs */
@@ -961,10 +905,7 @@ static void game_init(int go_r, int done_w) {
             break;
         case OP_RESET: /* the next game's init answers the SYNC after the fresh working copy's PUTs */
             kill_all(NULL);
-            if (do_reset()) {
-                fprintf(stderr, "tourney launcher: %s: %s\n", put_path, strerror(put_errno));
-                _exit(113);
-            }
+            do_reset();
             if (write(done_w, "r", 1) != 1) _exit(113);
             _exit(0);
         case OP_QUIT: kill_all(NULL); _exit(0);

@@ -13,8 +13,8 @@ proves each): no process of the previous game is alive (its PID namespace is
 emptied with SIGKILL and reaped), and nothing it could observe is left: the
 next game runs in fresh PID, network and IPC namespaces (its PID counter,
 loopback's counters, sockets, SysV objects and POSIX message queues start
-afresh), /entry, /tmp and /dev/shm are emptied and the working copy put
-there afresh, the user keyrings are cleared, the cgroup is thawed and its
+afresh), /entry, /tmp and /dev/shm are fresh tmpfs (inode numbers too) and
+the working copy is put there afresh, the user keyrings are cleared, the cgroup is thawed and its
 peak memory and OOM-kill count start again. Whatever fails in a reset closes
 that sandbox for good, and the next game gets a new one: a reset never
 weakens isolation, it can only save time.

@@ -75,7 +75,7 @@ class TreeWatch:
             return None
         if self.skip_children:
             try:
-                own = set(_child_pids(self._root.pid))
+                own = set(child_pids(self._root.pid))
             except OSError:
                 return None
             procs = [p for p in procs if p.pid not in own]
@@ -119,7 +119,7 @@ def descendants(root: psutil.Process) -> list[psutil.Process] | None:
     taken from the very entry it watches. Without that file (a kernel built without
     ``CONFIG_PROC_CHILDREN``), psutil's way."""
     try:
-        pids = _child_pids(root.pid)
+        pids = child_pids(root.pid)
     except FileNotFoundError:
         if not os.path.exists(f"/proc/{root.pid}"):
             return None
@@ -136,13 +136,13 @@ def descendants(root: psutil.Process) -> list[psutil.Process] | None:
         seen.add(pid)
         try:
             found.append(psutil.Process(pid))
-            pids.extend(_child_pids(pid))
+            pids.extend(child_pids(pid))
         except (psutil.Error, OSError):
             continue  # gone between the listing and the read: its children went to a subreaper
     return found
 
 
-def _child_pids(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
     """The children of every thread of ``pid``; FileNotFoundError when it (or the file) is gone."""
     pids: list[int] = []
     for tid in os.listdir(f"/proc/{pid}/task"):
