@@ -968,7 +968,11 @@ class BwrapHost(EntryHost):
 
     def __init__(self, sandbox: Sandbox):
         self._sandbox = sandbox
-        self.workdir = sandbox.workdir
+
+    @property
+    def workdir(self) -> Path:  # type: ignore[override]  # read-only here: never assigned
+        """Looked up when asked (the current game's init): not on every game's way in."""
+        return self._sandbox.workdir
 
     @property
     def launcher_pid(self) -> int:

@@ -162,8 +162,12 @@ class PooledHost(EntryHost):
         self._pool = pool
         self._key = key
         self._payloads = payloads
-        self.workdir = sandbox.workdir
         self.launcher_pid = sandbox.pid
+
+    @property
+    def workdir(self) -> Path:  # type: ignore[override]  # read-only here: never assigned
+        """Looked up when asked (the current game's init): not on every game's way in."""
+        return self._live().workdir
 
     def _live(self) -> Sandbox:
         if self._sandbox is None:
