@@ -141,10 +141,14 @@ def setup_costs(factory: BwrapHostFactory, entry: Path, reps: int) -> tuple[floa
     return statistics.median(with_ms), statistics.median(without_ms)
 
 
-def reused_setup_ms(factory: BwrapHostFactory, entry: Path, reps: int) -> float:
+def reused_setup_ms(factory: BwrapHostFactory, entry: Path, reps: int, between_s: float = 0.0) -> float:
     """Median ms a game's sandbox costs when it is reused (``workers.sandbox.pool``, as
     matches are played): open then close, back to back, so each open waits for the
-    whole reset the previous close started (in a match it overlaps the game's end)."""
+    whole reset the previous close started (in a match it overlaps the game's end).
+
+    Back to back, the launcher must also make each next game's namespaces (about a
+    millisecond, launcher.c ``manage_games``) between two empty games; in a match it
+    makes them while a game is played. ``between_s`` (untimed) between games shows that."""
     from workers.sandbox.pool import ReusingHostFactory, SandboxPool
 
     pooled = ReusingHostFactory(factory, SandboxPool(max_idle=2))
@@ -152,6 +156,7 @@ def reused_setup_ms(factory: BwrapHostFactory, entry: Path, reps: int) -> float:
         pooled.open(entry, Limits(), "A").close()  # the one new sandbox
         times: list[float] = []
         for _ in range(reps):
+            time.sleep(between_s)
             t = time.perf_counter()
             pooled.open(entry, Limits(), "A").close()
             times.append((time.perf_counter() - t) * 1000.0)
@@ -198,6 +203,11 @@ def main(quick: bool = False) -> None:
         _line(
             "  reused sandbox (reset between games), median open+close",
             f"{reused_ms:.2f} ms; bare native move {bare_ms:.3f} ms",
+        )
+        spaced_ms = reused_setup_ms(factory, native, 20 if quick else 100, between_s=0.01)
+        _line(
+            "  the same, games 10 ms apart (the next game's namespaces made meanwhile, as in a match)",
+            f"{spaced_ms / bare_ms:.2f} bare moves ({spaced_ms:.2f} ms)",
         )
         setup_ms, setup_plain_ms = setup_costs(factory, native, 5 if quick else 21)
         _line(

@@ -69,9 +69,9 @@ class LimitsModel(BaseModel):
         default=300,
         ge=0,
         le=10_000,
-        description="After a move's program exits, how long its descendants that are already on their "
-        "way out (sent SIGTERM/SIGKILL/SIGINT/SIGHUP/SIGQUIT, exiting, or zombies) may take to go "
-        "before they count as left_processes; a descendant alive and not exiting is charged at once.",
+        description="After a move's program exits, how long its descendants may take to go (or to enter "
+        "the kernel's exit path) before they count as left_processes; this time is the move's own (its "
+        "wall clock runs on, never past the move's deadline). Zombies and exiting processes never count.",
     )
 
     def to_limits(self) -> Limits:

@@ -70,8 +70,8 @@ class Limits:
     open_files: int = 64
     file_size_mb: int = 16
     game_wall_s: float | None = None  # persistent protocols: whole-game budget
-    #: after a move's program exits, how long descendants already on their way out
-    #: (signalled, exiting, zombies) may take to go before they count as left_processes
+    #: after a move's program exits, how long descendants may take to go (or to enter the
+    #: kernel's exit path) before they count as left_processes: on the move's clock
     exit_grace_ms: int = 300
 
     @property

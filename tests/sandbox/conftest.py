@@ -9,6 +9,7 @@ bubblewrap cannot work.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import threading
@@ -44,6 +45,28 @@ EASY = Limits(move_wall_s=10.0)
 
 def pid_namespace(pid: int) -> str:
     return os.readlink(f"/proc/{pid}/ns/pid")
+
+
+#: ioctl on a namespace fd: the namespace it is nested in (linux/nsfs.h NS_GET_PARENT)
+NS_GET_PARENT = 0xB702
+
+
+def pid_namespaces(pid: int) -> list[str]:
+    """The PID namespace of ``pid`` and every one it is nested in, innermost first: an
+    entry's processes are in their game's namespace, nested in the sandbox's."""
+    chain = []
+    fd = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY)
+    try:
+        while True:
+            chain.append(os.readlink(f"/proc/self/fd/{fd}"))
+            try:
+                parent = fcntl.ioctl(fd, NS_GET_PARENT)
+            except OSError:  # the initial namespace (or one outside ours): the end of the chain
+                return chain
+            os.close(fd)
+            fd = parent
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -100,7 +123,8 @@ class Recorder(HostFactory):
     def survivors(self) -> list[str]:
         """Processes still alive from any sandbox this factory opened.
 
-        A process counts if it is in one of our sandboxes' PID namespaces and
+        A process counts if it is in one of our sandboxes' PID namespaces (or in a
+        game's namespace nested in one) and
         was born before that sandbox was closed: the kernel reuses namespace
         inode numbers, so a later sandbox (another test's) may show ours.
         """
@@ -112,10 +136,10 @@ class Recorder(HostFactory):
                     found.append(f"launcher {rec.pid}")
         for p in psutil.process_iter(["pid", "name", "create_time", "status"]):
             with contextlib.suppress(OSError):
-                ns = pid_namespace(p.info["pid"])
+                chain = pid_namespaces(p.info["pid"])
                 for rec in self.sandboxes:
                     born_inside = rec.closed_at is None or p.info["create_time"] <= rec.closed_at
-                    if ns == rec.namespace and born_inside and p.info["status"] != psutil.STATUS_ZOMBIE:
+                    if rec.namespace in chain and born_inside and p.info["status"] != psutil.STATUS_ZOMBIE:
                         found.append(f"{p.info['pid']} {p.info['name']}")
         return found
 

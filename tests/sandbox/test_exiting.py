@@ -1,5 +1,6 @@
-"""The rule for leftovers on their way out (``workers.sandbox.exiting``): the kernel's view of real
-processes, and the grace loop with a fake clock (it waits only while every leftover is exiting)."""
+"""The rule for leftovers after a move's program exits (``workers.sandbox.exiting``): the kernel's
+view of real processes (only its exit path counts as exiting), and the grace loop with a fake clock
+(it waits while some leftover still runs its own code, at most the grace)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class Clock:
         self.now += s
 
 
-def test_a_running_process_is_not_exiting_a_signalled_or_dead_one_is() -> None:
+def test_a_running_or_signalled_process_is_not_exiting_a_dead_one_is() -> None:
     code = (
         "import signal, time\n"
         "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
@@ -37,8 +38,8 @@ def test_a_running_process_is_not_exiting_a_signalled_or_dead_one_is() -> None:
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
         assert not is_exiting(proc.pid)
-        os.kill(proc.pid, signal.SIGTERM)  # pending (blocked): it was told to go
-        assert is_exiting(proc.pid)
+        os.kill(proc.pid, signal.SIGTERM)  # pending (blocked): told to go, but it runs on
+        assert not is_exiting(proc.pid)
         proc.kill()
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # dead, not reaped: a zombie
         assert is_exiting(proc.pid)
@@ -50,35 +51,39 @@ def test_a_running_process_is_not_exiting_a_signalled_or_dead_one_is() -> None:
     assert is_exiting(proc.pid)  # gone
 
 
-def test_a_leftover_not_exiting_is_returned_at_once() -> None:
+def test_a_leftover_that_goes_within_the_grace_is_not_returned() -> None:
     clock = Clock()
+    alive = [[10, 11], [10, 11], [11], []]
     left = leftovers_after_grace(
-        lambda: [10, 11], 5.0, exiting=lambda pid: pid == 10, clock=clock, sleep=clock.sleep
-    )
-    assert left == [10, 11] and clock.sleeps == 0
-
-
-def test_exiting_leftovers_are_waited_for_until_they_go() -> None:
-    clock = Clock()
-    alive = [[7, 8], [7, 8], [8], []]
-    left = leftovers_after_grace(
-        lambda: alive.pop(0), 0.3, exiting=lambda pid: True, clock=clock, sleep=clock.sleep
+        lambda: alive.pop(0), 5.0, exiting=lambda pid: False, clock=clock, sleep=clock.sleep
     )
     assert left == [] and clock.sleeps == 3
 
 
-def test_the_grace_ends() -> None:
+def test_exiting_leftovers_are_not_waited_for() -> None:
     clock = Clock()
-    left = leftovers_after_grace(lambda: [7], 0.3, exiting=lambda pid: True, clock=clock, sleep=clock.sleep)
+    left = leftovers_after_grace(
+        lambda: [7, 8], 5.0, exiting=lambda pid: True, clock=clock, sleep=clock.sleep
+    )
+    assert left == [] and clock.sleeps == 0
+
+
+def test_a_leftover_still_running_when_the_grace_ends_is_returned() -> None:
+    clock = Clock()
+    left = leftovers_after_grace(
+        lambda: [7, 8], 0.3, exiting=lambda pid: pid == 8, clock=clock, sleep=clock.sleep
+    )
     assert left == [7] and 0.3 <= clock.now < 0.31
 
 
-def test_once_seen_exiting_it_stays_so_for_the_grace() -> None:
-    # its SIGTERM handler runs now: the signal is no longer pending
+def test_once_seen_exiting_it_is_not_looked_at_again() -> None:
     clock = Clock()
-    seen = iter([True])
-    alive = [[7], [7], []]
-    left = leftovers_after_grace(
-        lambda: alive.pop(0), 1.0, exiting=lambda pid: next(seen, False), clock=clock, sleep=clock.sleep
-    )
-    assert left == []
+    looked: list[int] = []
+
+    def exiting(pid: int) -> bool:
+        looked.append(pid)
+        return pid == 7
+
+    alive = [[7, 8], [7, 8], [7]]
+    left = leftovers_after_grace(lambda: alive.pop(0), 1.0, exiting=exiting, clock=clock, sleep=clock.sleep)
+    assert left == [] and looked == [7, 8, 8]

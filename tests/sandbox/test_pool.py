@@ -19,7 +19,7 @@ from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory
 from workers.sandbox.pool import PooledHost, ReusingHostFactory, SandboxPool
 
-from .conftest import pid_namespace
+from .conftest import pid_namespace, pid_namespaces
 
 QUICK = Limits(move_wall_s=5.0)
 #: SysV shared memory segments, message queues and semaphore sets in the sandbox
@@ -76,10 +76,10 @@ def pooled(bwrap_factory: HostFactory) -> Iterator[ReusingHostFactory]:
 
 def _inside(p: psutil.Process, launchers: list[tuple[int, float, str]]) -> bool:
     try:
-        ns = pid_namespace(p.pid)
+        chain = pid_namespaces(p.pid)
     except OSError:
         return False
-    return any(ns == n and p.info["create_time"] >= born - 1 for _, born, n in launchers)
+    return any(n in chain and p.info["create_time"] >= born - 1 for _, born, n in launchers)
 
 
 def test_the_next_game_reuses_the_sandbox(pooled: ReusingHostFactory, entry_dir: Path) -> None:
@@ -141,7 +141,9 @@ def test_an_entry_cannot_keep_a_process_past_its_game(pooled: ReusingHostFactory
     proc = game1.spawn(["sh", "-c", "sleep 300 & sleep 300 & echo up; wait"], QUICK)
     assert proc.read_line(5.0) == "up"
     launcher = psutil.Process(game1.launcher_pid)  # type: ignore[attr-defined]
-    entry_procs = [(p.pid, p.create_time()) for p in launcher.children(recursive=True)]
+    # the launcher's own children are its game inits (this game's and the next's)
+    below = launcher.children(recursive=True)
+    entry_procs = [(p.pid, p.create_time()) for p in below if p.ppid() != launcher.pid]
     assert len(entry_procs) == 3  # sh and its two sleeps
     game1.close()
     game2 = pooled.open(entry_dir, QUICK, "X")
@@ -277,3 +279,75 @@ def test_the_pool_keeps_at_most_max_idle_bytes_of_working_copies(
         h.close()
     # the 400 kB one is never kept; of the others, the oldest goes to stay under 300 kB
     assert len(pooled.pool) == 2
+
+
+#: game 1's traffic: a loopback TCP connection the client closes first (its socket stays in
+#: TIME_WAIT for a minute), and a UDP datagram
+LOOPBACK_TRAFFIC = """
+import socket
+server = socket.create_server(("127.0.0.1", 0))
+client = socket.create_connection(server.getsockname())
+conn, _ = server.accept()
+client.close()
+conn.close()
+server.close()
+udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+udp.sendto(b"x", ("127.0.0.1", 9))
+print("sent")
+"""
+#: what a game can read of its PID, network and IPC namespaces and its scratch tmpfs: its
+#: shell's pid, loopback's received packets, TCP connections opened, sockets in /proc/net/tcp
+#: (TIME_WAIT included), SysV objects, the inode number a new file in /tmp, /dev/shm and
+#: /entry gets
+NAMESPACE_STATE = (
+    "echo pid $$; "
+    'awk \'$1 == "lo:" {print "lo_rx_packets", $3}\' /proc/net/dev; '
+    'awk \'$1 == "Tcp:" && $6 ~ /^[0-9]+$/ {print "tcp_active_opens", $6}\' /proc/net/snmp; '
+    "echo tcp_sockets $(tail -n +2 /proc/net/tcp | wc -l); "
+    "echo sysv $(cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | grep -c '^ *[0-9-]'); "
+    "for d in /tmp /dev/shm /entry; do "
+    "touch $d/.probe; echo inode$d $(stat -c %i $d/.probe); rm $d/.probe; done"
+)
+
+
+def namespace_state(host: EntryHost) -> dict[str, int]:
+    out = sh(host, NAMESPACE_STATE)
+    assert out.failure is None, out.detail
+    return {k: int(v) for k, v in (line.split() for line in out.stdout.decode().splitlines())}
+
+
+def test_each_game_gets_fresh_pid_network_and_ipc_namespaces(
+    pooled: ReusingHostFactory, entry_dir: Path
+) -> None:
+    """Issue 25 item 4: the PID counter, loopback's counters, TIME_WAIT sockets, SysV ids and
+    the inode counters of /tmp, /dev/shm and /entry of game 1 are not there in game 2 of the
+    same reused sandbox."""
+    game1 = pooled.open(entry_dir, QUICK, "X")
+    pid = game1.launcher_pid  # type: ignore[attr-defined]
+    fresh = namespace_state(game1)
+    assert {k: v for k, v in fresh.items() if not k.startswith("inode")} == {
+        "pid": 2, "lo_rx_packets": 0, "tcp_active_opens": 0, "tcp_sockets": 0, "sysv": 0,
+    }  # fmt: skip
+    many_files = (
+        "for d in /tmp /dev/shm /entry; do for i in $(seq 40); do touch $d/f$i; done; done; echo made"
+    )
+    assert sh(game1, many_files).stdout == b"made\n"
+    assert sh(game1, "for i in $(seq 50); do /bin/true; done; echo forked").stdout == b"forked\n"
+    assert game1.run(["python3", "-c", LOOPBACK_TRAFFIC], b"", QUICK).stdout == b"sent\n"
+    made = sh(game1, "ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcmk -S 1 >/dev/null; echo made")
+    assert made.stdout == b"made\n"
+    used = namespace_state(game1)  # what game 2 must not see
+    assert used["pid"] > 50 and used["lo_rx_packets"] > 0 and used["tcp_active_opens"] == 1
+    assert used["tcp_sockets"] >= 1 and used["sysv"] == 3  # the client's TIME_WAIT socket
+    assert all(used[f"inode{d}"] > fresh[f"inode{d}"] + 40 for d in ("/tmp", "/dev/shm", "/entry"))
+    game1.close()
+
+    game2 = pooled.open(entry_dir, QUICK, "X")
+    try:
+        assert game2.launcher_pid == pid  # type: ignore[attr-defined]
+        assert namespace_state(game2) == fresh
+        # its /proc shows its own game's processes only: its init (the launcher) and this move's
+        procs = sh(game2, "ps -e -o pid=,comm= > /tmp/procs; cat /tmp/procs").stdout.decode().split()
+        assert procs[:2] == ["1", "launcher"] and sorted(procs[3::2]) == ["ps", "sh"]
+    finally:
+        game2.close()

@@ -100,7 +100,7 @@ from workers.sandbox.launcher import (
     tree_stats,
 )
 from workers.sandbox.limits import BUILD_LOG_TAIL, STDERR_TAIL, cpu_rlimit_s
-from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
+from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch, child_pids
 
 #: the working copy and the launcher, as paths inside the sandbox
 ENTRY_DIR = "/entry"
@@ -115,8 +115,10 @@ SANDBOX_ENV = {
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-#: the launcher itself counts against the sandbox's RLIMIT_NPROC
-LAUNCHER_PROCS = 1
+#: the launcher's processes count against the sandbox's RLIMIT_NPROC: its manager, the
+#: game's init, the next game's made ahead, and the last game's while it is torn down
+#: (launcher.c manage_games)
+LAUNCHER_PROCS = 4
 #: how long bwrap may take to set a sandbox up (it takes milliseconds)
 START_TIMEOUT_S = 30.0
 #: past a move's own deadline, how long the launcher has to answer before the
@@ -312,10 +314,13 @@ def bwrap_argv(
         ENTRY_DIR,
         "--info-fd",
         str(info_fd),
-        # for the launcher's inode-capped mounts only: it drops every capability
-        # before it reads a request (launcher.c setup_mounts, drop_capabilities)
+        # for the launcher's inode-capped mounts and each game's fresh namespaces
+        # (/proc, loopback up) only: the process that serves a game drops every
+        # capability before it reads a request (launcher.c game_init)
         "--cap-add",
         "CAP_SYS_ADMIN",
+        "--cap-add",
+        "CAP_NET_ADMIN",
         "--",
         LAUNCHER_PATH,
         str(ctl_fd),
@@ -442,8 +447,33 @@ class Sandbox:
 
     @property
     def workdir(self) -> Path:
-        """The working copy as the host sees it (readable while the sandbox lives)."""
-        return Path(f"/proc/{self.pid}/root{ENTRY_DIR}")
+        """The working copy as the host sees it (readable while the game lives): in the
+        mount namespace of the current game's init, which mounts a fresh /entry for its game."""
+        return Path(f"/proc/{self.game_pid()}/root{ENTRY_DIR}")
+
+    def game_pid(self) -> int:
+        """The host pid of the current game's init (launcher.c ``game_init``): of the
+        launcher's children, the one whose /entry is not the launcher's own (a spare shows
+        the launcher's until its game starts); the latest such, should the last game's
+        init still be on its way out."""
+        try:
+            own = os.stat(f"/proc/{self.pid}/root{ENTRY_DIR}").st_dev
+            children = child_pids(self.pid)
+        except OSError as e:
+            raise HostError(f"sandbox launcher is gone ({e})") from e
+        games: list[tuple[int, int]] = []
+        for pid in children:
+            try:
+                if os.stat(f"/proc/{pid}/root{ENTRY_DIR}").st_dev == own:
+                    continue
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    started = int(f.read().rpartition(b")")[2].split()[19])
+            except (OSError, ValueError, IndexError):
+                continue  # gone, or on its way out
+            games.append((started, pid))
+        if not games:
+            raise HostError("the sandbox has no game running")
+        return max(games)[1]
 
     def _stderr_text(self) -> str:
         err = self._proc.stderr
@@ -539,8 +569,9 @@ class Sandbox:
         wait for a sample (under load one takes several milliseconds).
         """
         watch = TreeWatch(
-            self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024
-        )
+            self.pid, cpu_limit_ms=limits.cpu_s * 1000.0, memory_limit_kb=limits.memory_mb * 1024,
+            skip_children=True,
+        )  # fmt: skip
         give_up = deadline + HOST_SLACK_S
         stopped_for: StopReason | None = None
         cost = 0.0  # the slowest sample so far
@@ -597,9 +628,10 @@ class Sandbox:
 
     def begin_reset(self, tree_payloads: Iterable[bytes]) -> None:
         """Start making this sandbox fresh for the entry's next game, without waiting:
-        the launcher kills every process, empties /entry, /tmp and /dev/shm, removes
-        IPC objects (launcher.c ``do_reset``), then takes a new working
-        copy (``tree_payloads``: ``put_messages`` of the entry). ``end_reset`` waits
+        the game's init kills every process (launcher.c
+        ``do_reset``) and leaves with its namespaces and tmpfs; the next game's init,
+        in fresh ones, takes a new working copy (``tree_payloads``: ``put_messages`` of
+        the entry). ``end_reset`` waits
         for the answer; ``HostError`` if the launcher is gone."""
         if self._closed:
             raise HostError("sandbox already closed")
@@ -805,6 +837,7 @@ class BwrapProcess(InteractiveProcess):
             self._sandbox.pid,
             cpu_limit_ms=self._cpu_limit_s * 1000.0 if self._cpu_limit_s is not None else None,
             memory_limit_kb=self.limits.memory_mb * 1024,
+            skip_children=True,
         )
         watch.usage = self._usage
         return watch
@@ -935,7 +968,11 @@ class BwrapHost(EntryHost):
 
     def __init__(self, sandbox: Sandbox):
         self._sandbox = sandbox
-        self.workdir = sandbox.workdir
+
+    @property
+    def workdir(self) -> Path:  # type: ignore[override]  # read-only here: never assigned
+        """Looked up when asked (the current game's init): not on every game's way in."""
+        return self._sandbox.workdir
 
     @property
     def launcher_pid(self) -> int:

@@ -9,12 +9,13 @@
  * fork+exec here, which is cheaper than Python's subprocess.run of the same
  * program outside.
  *
- * Why PID 1: orphans are reparented to us, so "a descendant outlived the
- * move" is simply "we still have a child after the move's process exited",
- * kill(-1, SIGKILL) reaches every process in the sandbox and nothing else,
- * and no process inside can signal us (the kernel drops signals to a
- * namespace's init that it has no handler for). PR_SET_DUMPABLE 0 keeps the
- * entry (same uid) from ptracing us or reading our fds through /proc.
+ * Why PID 1: each game is served by a game's init (manage_games below), PID 1
+ * of that game's own PID namespace. Orphans are reparented to it, so "a
+ * descendant outlived the move" is simply "it still has a child after the
+ * move's process exited", kill(-1, SIGKILL) reaches every process of the game
+ * and nothing else, and no process inside can signal it (the kernel drops
+ * signals to a namespace's init that it has no handler for). PR_SET_DUMPABLE 0
+ * keeps the entry (same uid) from ptracing it or reading its fds through /proc.
  *
  * Wire format (native byte order; mirrored by workers/sandbox/launcher.py):
  * every message is a header {u32 op, u32 len} and len bytes of payload.
@@ -34,6 +35,8 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/msg.h>
@@ -79,9 +82,6 @@ enum {
 #define MAX_MSG (64u << 20)
 /* a process that has begun to exit (task flag PF_EXITING in /proc/PID/stat) */
 #define PF_EXITING_FLAG 0x00000004ul
-/* signals whose arrival we take for "it was told to go" (SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGTERM) */
-#define ENDING_SIGNALS ((1ull << (SIGHUP - 1)) | (1ull << (SIGINT - 1)) | (1ull << (SIGQUIT - 1)) | \
-                        (1ull << (SIGKILL - 1)) | (1ull << (SIGTERM - 1)))
 /* descendants remembered as exiting during one grace (more are simply looked at again) */
 #define MAX_REMEMBERED 256
 /* after a kill, how long the answer may wait for the killed to be reaped */
@@ -94,7 +94,7 @@ struct __attribute__((packed)) run_req {
     uint32_t nofile, nproc;           /* 0: no limit */
     uint32_t stdout_cap, stderr_keep;
     uint32_t argc, stdin_len;
-    uint32_t exit_grace_ms;           /* how long descendants on their way out may take to go */
+    uint32_t exit_grace_ms;           /* how long descendants may take to go, on the move's clock */
 };
 
 struct __attribute__((packed)) result {
@@ -285,99 +285,21 @@ static void do_sync(void) {
 
 /*
  * OP_RESET (workers/sandbox/pool.py reuses a sandbox for the same entry's next
- * game): every process is killed, and everything a game can leave behind is
- * removed: the files of /entry, /tmp and /dev/shm, the IPC namespace's SysV
- * segments, queues and semaphores (keyrings: see the end of do_reset).
- * POSIX message queues cannot be listed without a mount we cannot make
- * here; no entry can create one (RLIMIT_MSGQUEUE 0, start_child). The host then PUTs a fresh working copy; the first
- * failure is reported at the next SYNC, and the host never reuses a sandbox
- * whose reset failed.
+ * game): the game's init kills every process of its game. No entry can make
+ * or reach a kernel key (entry_filter.h refuses keyctl, add_key, request_key),
+ * and a KEYCTL_CLEAR here would itself create the uid's keyrings, which every
+ * sandbox's /proc/keys then lists, so keyrings are left alone. Everything a game
+ * can leave is not emptied but dropped with the game's init: its PID, network
+ * and IPC namespaces (the PID counter, loopback counters and TIME_WAIT ports,
+ * SysV objects and POSIX message queues), and in its mount namespace its own
+ * /entry, /tmp and /dev/shm (a fresh tmpfs also numbers inodes afresh). The
+ * next game runs in fresh ones (start_game, game_init). A game's init that
+ * fails ends without telling the manager it is done, so the manager, and
+ * with it the sandbox, ends: the host never reuses a sandbox whose reset
+ * failed.
  */
-#define WIPE_MAX_DEPTH 64
-
-static void reset_failed(const char *where, int err) {
-    if (put_errno) return;
-    put_errno = err ? err : EIO;
-    snprintf(put_path, sizeof put_path, "reset: %.190s", where);
-}
-
-/* Remove everything inside the directory dfd (not dfd itself). */
-static void wipe_dir(int dfd, int depth, const char *where) {
-    if (depth > WIPE_MAX_DEPTH) { reset_failed(where, ELOOP); return; }
-    /* the entry owns its files and may have taken away our write or search permission */
-    fchmod(dfd, 0700);
-    int lfd = dup(dfd);
-    if (lfd < 0) { reset_failed(where, errno); return; }
-    DIR *d = fdopendir(lfd);
-    if (!d) { close(lfd); reset_failed(where, errno); return; }
-    int passes = 0;
-    for (;;) {
-        rewinddir(d);
-        int seen = 0;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            seen++;
-            struct stat st;
-            if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) { reset_failed(where, errno); break; }
-            if (S_ISDIR(st.st_mode)) {
-                int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0 && fchmodat(dfd, e->d_name, 0700, 0) == 0)
-                    sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0) { reset_failed(where, errno); break; }
-                wipe_dir(sub, depth + 1, where);
-                close(sub);
-                if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0) { reset_failed(where, errno); break; }
-            } else if (unlinkat(dfd, e->d_name, 0) < 0) {
-                reset_failed(where, errno);
-                break;
-            }
-        }
-        /* readdir while removing may skip names: look again until nothing is left */
-        if (put_errno || seen == 0) break;
-        if (++passes == 8) { reset_failed(where, ENOTEMPTY); break; }
-    }
-    closedir(d);
-}
-
-static void wipe_mount(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) { reset_failed(path, errno); return; }
-    wipe_dir(fd, 0, path);
-    fchmod(fd, 0755); /* as setup_mounts made it */
-    close(fd);
-}
-
-/* Remove every SysV object listed in /proc/sysvipc/<kind> (its id is the 2nd column). */
-static void remove_sysv(const char *kind) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/sysvipc/%s", kind);
-    FILE *f = fopen(path, "re");
-    if (!f) return; /* no SysV IPC in this kernel: nothing can be left */
-    char line[512];
-    if (!fgets(line, sizeof line, f)) { fclose(f); return; } /* the header */
-    while (fgets(line, sizeof line, f)) {
-        long key, id;
-        if (sscanf(line, "%ld %ld", &key, &id) != 2) continue;
-        int r;
-        if (kind[1] == 'h') r = shmctl((int)id, IPC_RMID, NULL);
-        else if (kind[1] == 's') r = msgctl((int)id, IPC_RMID, NULL);
-        else r = semctl((int)id, 0, IPC_RMID);
-        if (r < 0 && errno != EINVAL && errno != EIDRM) reset_failed(path, errno);
-    }
-    fclose(f);
-}
-
 static void do_reset(void) {
-    put_errno = 0;
-    wipe_mount("/tmp");
-    wipe_mount("/dev/shm");
-    wipe_mount(entry_root);
-    remove_sysv("shm");
-    remove_sysv("msg");
-    remove_sysv("sem");
-    /* No keyring to clear: entries cannot make or reach a key (entry_filter.h), and a
-       KEYCTL_CLEAR here would create the uid's keyrings, shown in every sandbox's /proc/keys. */
+    /* nothing to clear in the shared kernel state: see above */
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -457,48 +379,14 @@ static int reap_exited(struct session *s) {
     }
 }
 
-/* How many processes besides us are alive, and the name of one of them. */
-static uint32_t count_alive(char comm[16]) {
-    uint32_t n = 0;
-    DIR *d = opendir("/proc");
-    if (!d) return 1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 1) continue;
-        if (n++ == 0) {
-            char path[64];
-            snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                ssize_t r = read(fd, comm, 15);
-                close(fd);
-                if (r > 0) {
-                    comm[r] = 0;
-                    char *nl = strchr(comm, '\n');
-                    if (nl) *nl = 0;
-                }
-            }
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-/* The hex value of a "Name:\t<hex>" line of /proc/PID/status text, 0 if absent. */
-static uint64_t status_mask(const char *text, const char *name) {
-    const char *p = strstr(text, name);
-    return p ? strtoull(p + strlen(name), NULL, 16) : 0;
-}
-
 /*
- * Whether a process is on its way out: a zombie or dead, already in the
- * kernel's exit path (PF_EXITING: a fatal signal's group exit sets it before
- * anything else happens), or with an ending signal pending (blocked or not).
- * Such a process runs none of its own code any more (or is about to
- * run only its handler), so when it is gone depends only on when the loaded
- * machine schedules it: that must not decide a verdict.
+ * Whether a process is in the kernel's exit path: a zombie or dead, or with
+ * PF_EXITING set (exit_signals(), first thing in do_exit, also for every
+ * thread of a group killed by a fatal signal). Such a process runs none of its
+ * own code any more, so when it is gone depends only on when the machine
+ * schedules it: it never counts as left behind (docs/config.md). A pending
+ * signal proves nothing: a process can block the one it was sent, or raise it
+ * itself, and go on computing.
  */
 static int is_exiting(long pid) {
     char path[64], buf[4096];
@@ -515,41 +403,48 @@ static int is_exiting(long pid) {
     char state = p[2];
     if (state == 'Z' || state == 'X' || state == 'x') return 1;
     unsigned long flags = 0;
-    if (sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & PF_EXITING_FLAG)) return 1;
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 1;
-    r = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (r <= 0) return 1;
-    buf[r] = 0;
-    /* blocked too: a searcher finishing a step with signals blocked was told all the same */
-    uint64_t pending = status_mask(buf, "\nSigPnd:") | status_mask(buf, "\nShdPnd:");
-    return (pending & ENDING_SIGNALS) != 0;
+    return sscanf(p + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & PF_EXITING_FLAG);
 }
 
 /*
- * 1 when every process left in the sandbox (but us) is on its way out.
- * A process once seen exiting stays so for this grace (its handler may be
- * running now, with the signal no longer pending): `seen` remembers it.
+ * How many processes besides us are alive and not exiting (0: every one left
+ * is on its way out), and the name of one of them. `seen` remembers those
+ * already seen exiting during one grace (once exiting, always), so a grace
+ * reads each dying process once.
  */
-static int all_exiting(long *seen, int *nseen) {
+static uint32_t count_alive(char comm[16], long *seen, int *nseen) {
+    uint32_t n = 0;
     DIR *d = opendir("/proc");
-    if (!d) return 0;
-    int all = 1;
+    if (!d) return 1;
     struct dirent *e;
-    while (all && (e = readdir(d))) {
+    while ((e = readdir(d))) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         if (*end || pid <= 1) continue;
         int known = 0;
         for (int i = 0; i < *nseen && !known; i++) known = seen[i] == pid;
         if (known) continue;
-        if (!is_exiting(pid)) all = 0;
-        else if (*nseen < MAX_REMEMBERED) seen[(*nseen)++] = pid;
+        if (is_exiting(pid)) {
+            if (*nseen < MAX_REMEMBERED) seen[(*nseen)++] = pid;
+            continue;
+        }
+        if (n++ == 0 && comm) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                ssize_t r = read(fd, comm, 15);
+                close(fd);
+                if (r > 0) {
+                    comm[r] = 0;
+                    char *nl = strchr(comm, '\n');
+                    if (nl) *nl = 0;
+                }
+            }
+        }
     }
     closedir(d);
-    return all;
+    return n;
 }
 
 static void set_limit(int resource, uint64_t soft, uint64_t hard) {
@@ -605,8 +500,8 @@ static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int o
     if (rq->nofile) set_limit(RLIMIT_NOFILE, rq->nofile, rq->nofile);
     if (rq->nproc) set_limit(RLIMIT_NPROC, rq->nproc, rq->nproc);
     set_limit(RLIMIT_CORE, 0, 0);
-    /* no POSIX message queue: one would outlive the game in a reused sandbox
-       (OP_RESET cannot list them) */
+    /* no POSIX message queue: nothing in a game needs one (and each game's IPC
+       namespace is its own: none would outlive it anyway) */
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
     umask(022);
     /* last: the filter refuses nothing the lines above need (entry_filter.h) */
@@ -714,6 +609,7 @@ static void session(struct msg *m, int spawn) {
     size_t cap = rq.stdout_cap, keep = rq.stderr_keep ? rq.stderr_keep : 4096;
     uint64_t deadline = rq.wall_ms ? t0 + (uint64_t)rq.wall_ms * 1000000ull : 0;
     int stop = 0, quit = 0, ack_kill = 0;
+    int dying_left = 0; /* processes in their exit path outlived the move: reaped after it */
     while (!stop) {
         struct pollfd pf[5];
         int n = 0, i_ctl, i_pid, i_out = -1, i_err = -1, i_in = -1;
@@ -796,27 +692,38 @@ static void session(struct msg *m, int spawn) {
                 if (got <= 0) break;
             }
             /*
-             * Anyone left? Descendants already on their way out (signalled by
-             * the program before it exited, or exiting) get up to
-             * exit_grace_ms to go; one that is alive and not exiting is
-             * charged at once, without waiting.
+             * Anyone left? The move is not over until every process it left is
+             * gone or in the kernel's exit path: until then, at most
+             * exit_grace_ms and never past the deadline, the clock runs on the
+             * move's wall time (and what they use, on its CPU), so nothing a
+             * leftover does after the exit is free. One still alive and not
+             * exiting then is left_processes (docs/config.md).
              */
             uint64_t grace_end = now_ns() + (uint64_t)rq.exit_grace_ms * 1000000ull;
+            if (deadline && grace_end > deadline) grace_end = deadline;
             long seen[MAX_REMEMBERED];
             int nseen = 0;
-            while (reap_exited(&s) && now_ns() < grace_end && all_exiting(seen, &nseen)) {
+            while (reap_exited(&s) && count_alive(NULL, seen, &nseen) > 0) {
+                uint64_t t = now_ns();
+                if (t >= grace_end) {
+                    if (deadline && t >= deadline) res.flags |= F_TIMEOUT;
+                    else {
+                        res.flags |= F_LEFT;
+                        res.left_count = count_alive(res.left_comm, seen, &nseen);
+                    }
+                    break;
+                }
                 struct timespec nap = {0, 1000000L};
                 nanosleep(&nap, NULL);
             }
-            if (reap_exited(&s)) {
-                res.flags |= F_LEFT;
-                res.left_count = count_alive(res.left_comm);
-            }
+            /* the move ends here: what is left is in its exit path, or is killed now */
+            res.wall_us = (now_ns() - t0) / 1000;
+            dying_left = reap_exited(&s);
             break;
         }
     }
-    if (!s.top_reaped || (res.flags & (F_LEFT | F_TIMEOUT | F_STDOUT_OVER | F_ABORTED)) || ack_kill ||
-        quit) {
+    if (!s.top_reaped || (res.flags & (F_LEFT | F_TIMEOUT | F_STDOUT_OVER | F_ABORTED)) || dying_left ||
+        ack_kill || quit) {
         if (!s.top_reaped) res.flags |= F_KILLED;
         if (quit) kill_all(&s);
         else if (!kill_all_for(&s, REAP_BUDGET_NS)) dying = 1;
@@ -856,9 +763,15 @@ static void session(struct msg *m, int spawn) {
  * holds millions of empty files (kernel memory that no process maps). bwrap
  * gives us CAP_SYS_ADMIN in the sandbox's user namespace for this alone; we
  * mount in a mount namespace of our own (the one bwrap made belongs to a
- * user namespace we hold no capability in) and drop every capability before
- * reading a single request.
+ * user namespace we hold no capability in). The manager keeps its
+ * capabilities to make each game's namespaces and runs no entry code; each
+ * game's init drops every one before it reads a single request (game_init).
  */
+/* the tmpfs mounted afresh by each game's init (/tmp, /dev/shm, /entry) */
+#define MAX_GAME_TMPFS 4
+static struct { char path[64], opts[128]; } game_tmpfs[MAX_GAME_TMPFS];
+static int n_game_tmpfs = 0;
+
 static void setup_mounts(char *spec) {
     if (unshare(CLONE_NEWNS) < 0) die("unshare mount namespace");
     for (char *item = strtok(spec, ","); item; item = strtok(NULL, ",")) {
@@ -870,6 +783,14 @@ static void setup_mounts(char *spec) {
         char opts[128];
         snprintf(opts, sizeof opts, "size=%s,nr_inodes=%s,mode=0755", bytes, inodes);
         if (mount("tmpfs", item, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) die(item);
+        /* never left out: nobody empties these between games */
+        if (n_game_tmpfs == MAX_GAME_TMPFS || strlen(item) >= sizeof game_tmpfs[0].path) {
+            errno = EINVAL;
+            die("mount spec");
+        }
+        strcpy(game_tmpfs[n_game_tmpfs].path, item);
+        strcpy(game_tmpfs[n_game_tmpfs].opts, opts);
+        n_game_tmpfs++;
     }
     /* bwrap's --chdir left us in the tmpfs the new /entry now covers */
     if (chdir(entry_root) < 0) die("chdir");
@@ -900,26 +821,76 @@ static void drop_capabilities(void) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD|-1 [MOUNTS]]]\n");
-        return 2;
-    }
-    ctl = atoi(argv[1]);
-    if (argc > 2) entry_root = argv[2];
-    if (argc > 3) entry_cgroup = atoi(argv[3]);
-    if (argc > 4 && argv[4][0]) setup_mounts(argv[4]);
+/* ---- games: fresh PID, network and IPC namespaces for each ---------------- */
+
+/*
+ * The launcher bwrap starts is the sandbox's manager: it keeps the capabilities
+ * bwrap gave it (CAP_SYS_ADMIN and CAP_NET_ADMIN, in the sandbox's own user
+ * namespace) and never runs entry code. Each game is played by a game's init,
+ * its child: PID 1 of new PID, network and IPC namespaces, with /proc mounted
+ * for them and loopback up, every capability dropped. It serves the host's
+ * requests for that game; at OP_RESET it kills its game (do_reset), says so
+ * and exits, and its namespaces go with it: the next game
+ * finds the PID counter at 1, loopback's counters at zero, no socket, no SysV
+ * object and no file of the last game (docs/config.md, "Sandbox reuse").
+ *
+ * Making a network namespace takes milliseconds, so the manager makes the next
+ * game's init while a game is played (a spare, waiting for its "go"): a reset
+ * costs the host one hand-over, not a namespace set-up.
+ */
+struct game {
+    int go_w;   /* a byte: take over the control socket */
+    int done_r; /* a byte: my game is reset and I am leaving; EOF without it: I failed or quit */
+};
+
+/* fork() into new namespaces: glibc's clone() wants a stack of its own, and
+   bubblewrap does the same (raw_clone) */
+static pid_t clone_namespaces(unsigned long flags) {
+#if defined(__s390__) || defined(__CRIS__)
+    return (pid_t)syscall(SYS_clone, NULL, flags | SIGCHLD, NULL, NULL, NULL);
+#else
+    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+#endif
+}
+
+static void game_fail(const char *what) {
+    fprintf(stderr, "tourney launcher: a game's namespaces: %s: %s\n", what, strerror(errno));
+    _exit(112);
+}
+
+/* The game's init: its namespaces made ready, then the host's requests until a reset. */
+static void game_init(int go_r, int done_w) {
+    signal(SIGCHLD, SIG_DFL);
+    /* our mounts are ours: none of them propagates back to the manager */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) game_fail("make mounts private");
+    /* a /proc of this PID namespace: the entry sees its own game's processes only */
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) game_fail("mount /proc");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strcpy(ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) game_fail("read loopback's flags");
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) game_fail("bring loopback up");
+    close(s);
+    char go;
+    ssize_t r;
+    do r = read(go_r, &go, 1);
+    while (r < 0 && errno == EINTR);
+    if (r != 1) _exit(0); /* the manager is gone: so is the sandbox */
+    close(go_r);
+    /*
+     * /entry, /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers
+     * its inodes afresh (a reused one would count on from the last game's
+     * files). Mounted after the "go": until then the manager's /entry is what
+     * this init shows, so the host tells the game's init from a spare by it
+     * (bwrap.py Sandbox.game_pid).
+     */
+    for (int i = 0; i < n_game_tmpfs; i++)
+        if (mount("tmpfs", game_tmpfs[i].path, "tmpfs", MS_NOSUID | MS_NODEV, game_tmpfs[i].opts) < 0)
+            game_fail(game_tmpfs[i].path);
+    if (chdir(entry_root) < 0) game_fail("chdir");
     drop_capabilities();
-    if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
-    if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
-                              fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))
-        die("cgroup fd");
-    /* nothing but the control socket (and the cgroup file, close-on-exec)
-       may reach the entry's processes */
-    close_all_but(ctl, entry_cgroup, -1);
-    prctl(PR_SET_DUMPABLE, 0);
-    /* a write to a pipe its reader closed must not kill the launcher */
-    signal(SIGPIPE, SIG_IGN);
     for (;;) {
         struct msg m;
         if (dying) { /* a killed move's last processes: gone before anything else runs */
@@ -936,10 +907,11 @@ int main(int argc, char **argv) {
             kill_all(NULL);
             send_msg(REPLY_OK, NULL, 0, NULL, 0, NULL, 0);
             break;
-        case OP_RESET: /* answered by the SYNC after the fresh working copy's PUTs */
+        case OP_RESET: /* the next game's init answers the SYNC after the fresh working copy's PUTs */
             kill_all(NULL);
             do_reset();
-            break;
+            if (write(done_w, "r", 1) != 1) _exit(113);
+            _exit(0);
         case OP_QUIT: kill_all(NULL); _exit(0);
         default: break; /* OP_ABORT after the move ended: nothing to stop */
         }
@@ -947,5 +919,78 @@ int main(int argc, char **argv) {
         free(m.data);
     }
     kill_all(NULL);
+    _exit(0);
+}
+
+/* A game's init, waiting for its "go" (die: the sandbox cannot play without one). */
+static struct game start_game(void) {
+    int go[2], done[2];
+    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) die("pipe");
+    pid_t pid = clone_namespaces(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS);
+    if (pid < 0) die("clone a game's namespaces");
+    if (pid == 0) {
+        close(go[1]);
+        close(done[0]);
+        game_init(go[0], done[1]);
+    }
+    close(go[0]);
+    close(done[1]);
+    return (struct game){go[1], done[0]};
+}
+
+static void end_sandbox(int status) {
+    kill(-1, SIGKILL);
+    while (wait(NULL) > 0 || errno == EINTR) {}
+    _exit(status);
+}
+
+/* The manager: games one after another, until one ends without a reset. */
+static void manage_games(void) {
+    /* no zombie game inits: the kernel reaps them (each game's init undoes this) */
+    signal(SIGCHLD, SIG_IGN);
+    /* not before the host's first request: until then it may still be moving us
+       into the sandbox's cgroup, and a game's init made earlier would stay out */
+    struct pollfd first = {ctl, POLLIN, 0};
+    while (poll(&first, 1, -1) < 0)
+        if (errno != EINTR) die("poll");
+    struct game cur = start_game(), spare;
+    if (write(cur.go_w, "g", 1) != 1) die("start a game");
+    spare = start_game();
+    for (;;) {
+        char done;
+        ssize_t r;
+        do r = read(cur.done_r, &done, 1);
+        while (r < 0 && errno == EINTR);
+        if (r != 1) end_sandbox(0); /* it quit, failed, or the host is gone */
+        if (write(spare.go_w, "g", 1) != 1) end_sandbox(1);
+        close(cur.go_w);
+        close(cur.done_r);
+        /* the old init's namespaces are torn down (and it is reaped: SIGCHLD is
+           ignored here) while the next game is already being answered */
+        cur = spare;
+        spare = start_game();
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: launcher CONTROL_FD [ENTRY_DIR [ENTRY_CGROUP_FD|-1 [MOUNTS]]]\n");
+        return 2;
+    }
+    ctl = atoi(argv[1]);
+    if (argc > 2) entry_root = argv[2];
+    if (argc > 3) entry_cgroup = atoi(argv[3]);
+    if (argc > 4 && argv[4][0]) setup_mounts(argv[4]);
+    if (ctl < 3 || fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) die("control fd");
+    if (entry_cgroup >= 0 && (entry_cgroup < 3 || entry_cgroup == ctl ||
+                              fcntl(entry_cgroup, F_SETFD, FD_CLOEXEC) < 0))
+        die("cgroup fd");
+    /* nothing but the control socket (and the cgroup file, close-on-exec)
+       may reach the entry's processes */
+    close_all_but(ctl, entry_cgroup, -1);
+    prctl(PR_SET_DUMPABLE, 0);
+    /* a write to a pipe its reader closed must not kill the launcher */
+    signal(SIGPIPE, SIG_IGN);
+    manage_games();
     return 0;
 }

@@ -383,9 +383,12 @@ def run_process(
                         pass
             over_cap = over_cap or len(out) > cap
         killed_by_us = not reaper.poll()
-        # descendants already on their way out get the grace; any other is charged at once
-        grace_s = limits.exit_grace_ms / 1000.0
+        # leftovers get the grace to go, on the move's clock and never past its deadline
+        # (workers.sandbox.exiting): still running then is left_processes, or a timeout
+        grace_s = min(limits.exit_grace_ms / 1000.0, max(0.0, deadline - time.monotonic()))
         left = [] if killed_by_us else leftovers_after_grace(lambda: _live_members(pgid), grace_s)
+        if left and time.monotonic() >= deadline:
+            timed_out, left = True, []
         left_comm = _comm(left)  # before the kill: a killed process may be gone by the time we look
         _kill_group(pgid)
         reaper.wait()

@@ -8,16 +8,17 @@ contents, the limits (which size its tmpfs and cgroup), and the thread
 (``--die-with-parent`` ties a sandbox to the thread that opened it). The next
 game of that entry with those limits takes it back.
 
-What a reset guarantees (launcher.c ``do_reset``; a test proves each): no
-process of the previous game is alive (the PID namespace is emptied with
-SIGKILL and reaped), and nothing it wrote is left: /entry, /tmp and
-/dev/shm are emptied and the working copy put there afresh, SysV IPC objects
-and POSIX message queues are removed (no entry can make a kernel key: its
-seccomp filter refuses keyctl, add_key, request_key), the cgroup is thawed
-and its peak memory and OOM-kill count start again. Whatever fails in a
-reset closes that sandbox for good, and the next game gets a new one: a
-reset never weakens isolation, it can only save time. What does carry over
-is invisible to the rules: PID numbers keep counting up.
+What a reset guarantees (launcher.c ``do_reset``, ``manage_games``; a test
+proves each): no process of the previous game is alive (its PID namespace is
+emptied with SIGKILL and reaped), and nothing it could observe is left: the
+next game runs in fresh PID, network and IPC namespaces (its PID counter,
+loopback's counters, sockets, SysV objects and POSIX message queues start
+afresh), /entry, /tmp and /dev/shm are fresh tmpfs (inode numbers too) and
+the working copy is put there afresh (no entry can make a kernel key: its seccomp
+filter refuses keyctl, add_key, request_key), the cgroup is thawed and its
+peak memory and OOM-kill count start again. Whatever fails in a reset closes
+that sandbox for good, and the next game gets a new one: a reset never
+weakens isolation, it can only save time.
 
 The reset is asynchronous: ``close`` sends it and returns; ``open`` waits
 for its answer (by then long done). At most ``MAX_IDLE`` sandboxes are kept;
@@ -44,7 +45,7 @@ from workers.sandbox.tree import walk_lstat
 
 log = logging.getLogger(__name__)
 
-#: idle sandboxes kept per process (each holds two processes, its entry's copy and a cgroup)
+#: idle sandboxes kept per process (each holds a few processes, its entry's copy and a cgroup)
 MAX_IDLE = 16
 #: and at most this many bytes of working copies in them (each copy lives in memory, in a tmpfs)
 MAX_IDLE_BYTES = 256 << 20
@@ -162,8 +163,12 @@ class PooledHost(EntryHost):
         self._pool = pool
         self._key = key
         self._payloads = payloads
-        self.workdir = sandbox.workdir
         self.launcher_pid = sandbox.pid
+
+    @property
+    def workdir(self) -> Path:  # type: ignore[override]  # read-only here: never assigned
+        """Looked up when asked (the current game's init): not on every game's way in."""
+        return self._live().workdir
 
     def _live(self) -> Sandbox:
         if self._sandbox is None:

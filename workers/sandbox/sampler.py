@@ -46,8 +46,18 @@ class TreeUsage:
 class TreeWatch:
     """Samples the descendants of one process (the sandbox's launcher)."""
 
-    def __init__(self, root_pid: int, *, cpu_limit_ms: float | None, memory_limit_kb: int | None):
+    def __init__(
+        self,
+        root_pid: int,
+        *,
+        cpu_limit_ms: float | None,
+        memory_limit_kb: int | None,
+        skip_children: bool = False,
+    ):
         self.cpu_limit_ms = cpu_limit_ms
+        #: the root's own children are not the entry's (the bwrap launcher's game inits, whose
+        #: reaped children's CPU is that of the game's earlier moves): only their descendants are
+        self.skip_children = skip_children
         self.memory_limit_kb = memory_limit_kb
         self.usage = TreeUsage()
         self.interval_s = SAMPLE_INTERVAL_S
@@ -63,6 +73,12 @@ class TreeWatch:
         procs = descendants(self._root)
         if procs is None:
             return None
+        if self.skip_children:
+            try:
+                own = set(child_pids(self._root.pid))
+            except OSError:
+                return None
+            procs = [p for p in procs if p.pid not in own]
         cpu_s = 0.0
         rss = 0
         alive = 0
@@ -103,7 +119,7 @@ def descendants(root: psutil.Process) -> list[psutil.Process] | None:
     taken from the very entry it watches. Without that file (a kernel built without
     ``CONFIG_PROC_CHILDREN``), psutil's way."""
     try:
-        pids = _child_pids(root.pid)
+        pids = child_pids(root.pid)
     except FileNotFoundError:
         if not os.path.exists(f"/proc/{root.pid}"):
             return None
@@ -120,13 +136,13 @@ def descendants(root: psutil.Process) -> list[psutil.Process] | None:
         seen.add(pid)
         try:
             found.append(psutil.Process(pid))
-            pids.extend(_child_pids(pid))
+            pids.extend(child_pids(pid))
         except (psutil.Error, OSError):
             continue  # gone between the listing and the read: its children went to a subreaper
     return found
 
 
-def _child_pids(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
     """The children of every thread of ``pid``; FileNotFoundError when it (or the file) is gone."""
     pids: list[int] = []
     for tid in os.listdir(f"/proc/{pid}/task"):
