@@ -11,9 +11,11 @@
  *
  * Why here and hand-written: bwrap --seccomp would filter the launcher too,
  * and the launcher needs unshare/mount at start and its reset; libseccomp is
- * not on every CI machine (no libseccomp-dev), and the list is short. So the
- * launcher's child installs it just before exec (start_child), for every
- * move, persistent process and build; the launcher itself stays unfiltered.
+ * not on every CI machine (no libseccomp-dev), and the list is short. So each
+ * game's init installs it once, after dropping its capabilities (launcher.c
+ * game_init): every move, persistent process and build of the game descends
+ * from it and inherits it; the manager, which makes namespaces, stays
+ * unfiltered.
  *
  * What a refused call gets: EPERM, never a kill, so a runtime that probes
  * (a JIT trying io_uring or userfaultfd, a libc trying clone3) falls back and

@@ -504,8 +504,7 @@ static pid_t start_child(const struct run_req *rq, char **argv, int in_fd, int o
        namespace is its own: none would outlive it anyway) */
     set_limit(RLIMIT_MSGQUEUE, 0, 0);
     umask(022);
-    /* last: the filter refuses nothing the lines above need (entry_filter.h) */
-    if (install_entry_filter() < 0) child_fail("(the seccomp filter could not be installed)");
+    /* the seccomp filter is already on: the game's init installed it (game_init) */
     execvp(argv[0], argv);
     child_fail(argv[0]);
     return -1;
@@ -891,6 +890,15 @@ static void game_init(int go_r, int done_w) {
             game_fail(game_tmpfs[i].path);
     if (chdir(entry_root) < 0) game_fail("chdir");
     drop_capabilities();
+    /*
+     * Once per game, here, rather than in every move's child before its exec:
+     * every process of the game descends from this init and inherits the
+     * filter, and installing one costs 40-60 us, a tenth of a native move.
+     * Nothing this init does from here on (requests, vfork+exec, kills, cgroup
+     * writes) is on the filter's list (entry_filter.h); the manager, which makes
+     * namespaces and mounts, stays unfiltered.
+     */
+    if (install_entry_filter() < 0) game_fail("install the seccomp filter");
     for (;;) {
         struct msg m;
         if (dying) { /* a killed move's last processes: gone before anything else runs */
