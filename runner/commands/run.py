@@ -325,6 +325,7 @@ def _play(
         cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
     timing = Timing.from_env()
     republish: Callable[[], None] | None = None
+    slots = 1  # matches played at once by this run's own workers (StageContext.slots)
     if args.inline:
         dispatcher: Dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "inline" / "artifacts")
         mode = "inline"
@@ -345,6 +346,7 @@ def _play(
             count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
             if cluster.workers is not None:  # as above: built while they start
                 cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
+        slots = max(count, 1)
         # one local worker process plays ``count`` matches at once (``LocalWorkers``)
         local = f"1 local worker ({count} match(es) at once)" if count else "no local worker"
         mode = local + (", remote workers welcome" if args.broker else "")
@@ -367,6 +369,7 @@ def _play(
         republish=republish,
         on_accepted=_on_first_result(_preload_report_modules, warmer),
         on_tick=_supervisor(cluster.workers, store, progress) if cluster.workers is not None else None,
+        slots=slots,
     )
     memory = health_check.result()  # SandboxUnavailable: exit 2, before any match is dispatched
     if config.sandbox != "none" and memory:

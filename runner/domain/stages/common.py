@@ -35,6 +35,9 @@ class StageContext:
     boards: Mapping[str, BoardSpec]  # the config's named boards (to tell per_round ones)
     opponents: tuple[str, ...] = ()  # seed opponents available to this stage
     max_players: int = 2  # the game's
+    #: matches the run can play at once (its worker slots), for planners that keep every
+    #: worker busy (sprt); 1 where nothing is being played (tourney standings, report)
+    slots: int = 1
 
     @property
     def name(self) -> str:
@@ -76,6 +79,8 @@ class StageOutcome:
     waits_for_every_result: bool = False
     #: a stage planned lazily (round robin): what plans its next matches one result at a time
     window: PlanWindow | None = None
+    #: one line on where a running stage stands, for the live progress (sprt: LLR and bounds)
+    summary: str = ""
 
 
 def one_round_outcome(
@@ -183,7 +188,5 @@ def pair_off(
     def source(p: int, remaining: list[int]) -> list[int]:
         return [position[c] for c in candidates(names[p], [names[x] for x in remaining])]
 
-    pairs = pair_positions(
-        len(names), source, lambda a, b: met(names[a], names[b]), PAIRING_SEARCH_BUDGET
-    )
+    pairs = pair_positions(len(names), source, lambda a, b: met(names[a], names[b]), PAIRING_SEARCH_BUDGET)
     return [(names[a], names[b]) for a, b in pairs]
