@@ -88,7 +88,7 @@ def test_a_clearly_stronger_engine_is_accepted_at_the_first_pair_the_llr_leaves_
     # the pairs in flight when the deciding pair was still unplayed are played and kept: 3 more
     assert len(state.matches) == decided - 1 + 4
     assert sum(r.games for r in st.standings) == 2 * 2 * len(state.matches)
-    assert st.standings[0].entry == "e001" and st.standings[0].status == "H1 accepted"
+    assert st.standings[0].entry == "e001" and st.standings[0].status == "engine: H1 accepted"
 
 
 def test_equal_entries_accept_h0_against_a_large_elo_gap() -> None:

@@ -140,7 +140,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     tallies = tally_matches([(m.players, g) for m, g in played], st.scoring, two)
     ranking = rank_entries(two, tallies, st.rank_by)
     extras = pair_extras([(m.players, g) for m, g in played], two)
-    status = {e: reading.decision for e in two} if reading.decision else None
+    status = {engine: f"engine: {reading.decision or 'running'}", baseline: "baseline"}
     done = bool(reading.decision) and len(played) == len(planned)
     everything = Pentanomial.from_pair_points(pair_points(g, engine) for _, g in played)
     test = f"SPRT ({st.model} Elo, elo0={st.elo0:g}, elo1={st.elo1:g}, alpha={st.alpha:g}, beta={st.beta:g})"
