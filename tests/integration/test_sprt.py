@@ -4,6 +4,7 @@ or inline, the real sandbox, real entry processes (m,n,k sample entries)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,13 @@ def test_sprt_accepts_h1_for_the_stronger_engine_on_real_workers(tmp_path: Path)
 def test_sprt_accepts_h0_when_the_engine_is_the_weaker_inline(tmp_path: Path) -> None:
     stage = {"elo0": 0, "elo1": 50, "model": "logistic", "engine": "random-1", "baseline": "greedy-1"}
     config = _config(tmp_path, "sprt-h0", stage)
-    done = tourney("run", config, "--inline", "--no-progress", cwd=tmp_path, timeout=300)
+    # plain progress (stdout is a pipe), a line every 0.1 s: the live LLR is in them
+    every = {"TOURNEY_PROGRESS_EVERY_S": "0.1"}
+    done = tourney("run", config, "--inline", cwd=tmp_path, timeout=300, extra_env=every)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(
+        r"stage test \d+/\d+ \| SPRT running: LLR [-+]\d\.\d\d in \[-2\.94, 2\.94\]", done.stdout
+    )
     state, st = _stage(tmp_path / "runs" / "sprt-h0")
     assert "H0 accepted" in st.notes[0]
     decided = int(st.notes[0].rsplit("after ", 1)[1].split()[0])

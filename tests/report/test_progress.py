@@ -116,3 +116,17 @@ def test_live_display_shows_stages_rate_eta_verdicts_and_workers() -> None:
     assert "crash 2, timeout 1" in text
     assert "3 connected" in text and "4 matches running" in text
     assert "worker w2 lost; requeued 1 match" in text
+
+
+def test_a_stage_detail_shows_in_the_plain_line_and_beside_the_live_bar() -> None:
+    detail = "SPRT running: LLR +1.23 in [-2.94, 2.94] after 40 pairs"
+    sprt = ProgressSnapshot([StageProgress("test", 40, 42, "running", detail)], 80, 900, 3.0)
+    out = io.StringIO()
+    with RunProgress("sprt", "plain", out=out) as p:
+        p.update(sprt)
+    assert f"stage test 40/42 | {detail} |" in out.getvalue()
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    with RunProgress("sprt", "live", console=console) as p:
+        p.update(sprt)
+    assert detail in buf.getvalue()
