@@ -209,6 +209,12 @@ class TwoPlayerStage(StageBase):
         ge=2,
         description="Games per pairing on each board; must be even: each side moves first equally often.",
     )
+    penta: bool = Field(
+        default=False,
+        description="Standings add each entry's Elo +- 95% and the pentanomial counts of its colour-swapped "
+        "game pairs (LL, LD, DD+WL, WD, WW), as fastchess -report penta=true (round_robin, gauntlet, "
+        "seeding).",
+    )
 
     @field_validator("games_per_pairing")
     @classmethod

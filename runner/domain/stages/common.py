@@ -17,6 +17,7 @@ from runner.domain.boards import BoardSpec, derive_seed, round_board_id
 from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
 from runner.domain.stages.base import PlanWindow, RoundInfo, StandingRow
+from runner.domain.stages.pair_stats import pair_extras
 from runner.domain.stages.pairing import pair_positions
 
 if TYPE_CHECKING:
@@ -91,11 +92,13 @@ def one_round_outcome(
     tallies = tally_matches(played, ctx.stage.scoring, entrants)
     ranking = rank_entries(entrants, tallies, ctx.stage.rank_by)
     boards = ",".join(dict.fromkeys(m.board_id for m in matches))
+    # pair statistics on request (``penta: true``): the standings' Elo and pentanomial columns
+    extra = pair_extras(played, entrants) if getattr(ctx.stage, "penta", False) else None
     return StageOutcome(
         matches=matches,
         rounds=[RoundInfo(1, "", tuple(m.match_id for m in matches), board_id=boards)],
         done=len(played) == len(matches),
-        standings=standing_rows(ranking, tallies),
+        standings=standing_rows(ranking, tallies, extra=extra),
         ranking=ranking,
         waits_for_every_result=True,
     )
