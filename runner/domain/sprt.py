@@ -62,6 +62,11 @@ class Pentanomial:
         c[cell_of(pair_points)] += 1
         return Pentanomial((c[0], c[1], c[2], c[3], c[4]))
 
+    def mirrored(self) -> Pentanomial:
+        """The same pairs from the other entry's side (its LL is our WW ...)."""
+        c = self.counts
+        return Pentanomial((c[4], c[3], c[2], c[1], c[0]))
+
     @property
     def pairs(self) -> int:
         return sum(self.counts)

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from runner.config import TournamentConfig
 from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.sprt import Pentanomial, SprtBounds, llr
+from runner.domain.stages import sprt as sprt_stage
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.requirements import admission
 from runner.domain.stages.tournament import advance
@@ -153,3 +154,34 @@ def test_named_engine_and_baseline_among_more_entrants() -> None:
 def test_bad_options_are_refused(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=re.escape(message)):
         _config(**options)
+
+
+def _outcome(state: TournamentState) -> tuple[object, ...]:
+    st = state.stages[0]
+    return ([m.match_id for m in state.matches], st.status, st.notes, st.summary, st.standings)
+
+
+def test_folding_results_in_gives_what_planning_from_nothing_gives() -> None:
+    cfg = _config(elo0=-2, elo1=2, alpha=0.001, beta=0.001)
+    rng = random.Random(4)
+    results: dict[str, list[GameRecord]] = {}
+    for _ in range(12):
+        state = advance(cfg, results, slots=5)
+        fold = next(iter(sprt_stage._FOLDS.values()))
+        sprt_stage._FOLDS.clear()
+        assert _outcome(advance(cfg, results, slots=5)) == _outcome(state)
+        sprt_stage._FOLDS.clear()
+        advance(cfg, results, slots=5)
+        pending = [m for m in state.matches if m.match_id not in results]
+        for m in pending[::-1][:3]:  # out of order: the last pairs of the window first
+            results[m.match_id] = _play(m, rng, 0.4)
+    # an accepted rerun replaces a folded result: the next plan starts a fresh fold
+    first = state.matches[0].match_id
+    before = advance(cfg, results, slots=5)
+    assert first in results and "running, LLR" in before.stages[0].notes[0]
+    fold = next(iter(sprt_stage._FOLDS.values()))
+    results[first] = [_game(o, "e002") for o in state.matches[0].orders]
+    after = advance(cfg, results, slots=5)
+    assert next(iter(sprt_stage._FOLDS.values())) is not fold
+    sprt_stage._FOLDS.clear()
+    assert _outcome(advance(cfg, results, slots=5)) == _outcome(after) != _outcome(before)

@@ -52,13 +52,15 @@ def pair_extras(
     played: Iterable[tuple[Sequence[str], Sequence[GameRecord]]], entries: Sequence[str]
 ) -> dict[str, dict[str, float]]:
     """The standings' extra values per entry: Elo, its 95% half-width, the five cells."""
-    out: dict[str, dict[str, float]] = {}
-    for entry, penta in pentanomials(played, entries).items():
-        extra = {cell: float(n) for cell, n in zip(CELLS, penta.counts, strict=True)}
-        est = elo_estimate(penta)
-        if est.elo is not None:
-            extra["elo"] = round(est.elo, 1)
-        if est.error is not None:
-            extra["elo±"] = round(est.error, 1)
-        out[entry] = extra
-    return out
+    return {entry: penta_extras(penta) for entry, penta in pentanomials(played, entries).items()}
+
+
+def penta_extras(penta: Pentanomial) -> dict[str, float]:
+    """One entry's extra standings values from its pentanomial (``PAIR_COLUMNS``)."""
+    extra = {cell: float(n) for cell, n in zip(CELLS, penta.counts, strict=True)}
+    est = elo_estimate(penta)
+    if est.elo is not None:
+        extra["elo"] = round(est.elo, 1)
+    if est.error is not None:
+        extra["elo±"] = round(est.error, 1)
+    return extra
