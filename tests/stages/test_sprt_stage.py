@@ -15,7 +15,7 @@ from runner.domain.sprt import Pentanomial, SprtBounds, llr
 from runner.domain.stages import sprt as sprt_stage
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.requirements import admission
-from runner.domain.stages.tournament import advance
+from runner.domain.stages.tournament import advance, standings_document
 from tests.stages.sim import make_config
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
@@ -90,6 +90,8 @@ def test_a_clearly_stronger_engine_is_accepted_at_the_first_pair_the_llr_leaves_
     assert len(state.matches) == decided - 1 + 4
     assert sum(r.games for r in st.standings) == 2 * 2 * len(state.matches)
     assert st.standings[0].entry == "e001" and st.standings[0].status == "engine: H1 accepted"
+    doc = standings_document(state)["stages"][0]  # tourney standings --json
+    assert doc["summary"] == st.summary and st.summary.startswith("SPRT H1 accepted: LLR +")
 
 
 def test_equal_entries_accept_h0_against_a_large_elo_gap() -> None:

@@ -255,6 +255,7 @@ def standings_document(state: TournamentState) -> dict[str, Any]:
                 "advancing": list(s.advancing),
                 "excluded": dict(s.excluded),
                 "notes": list(s.notes),
+                **({"summary": s.summary} if s.summary else {}),
                 "rounds": [
                     {
                         "round": r.round,
