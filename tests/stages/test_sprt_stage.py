@@ -142,6 +142,8 @@ def test_named_engine_and_baseline_among_more_entrants() -> None:
     state = advance(cfg, {}, slots=1)
     assert state.matches[0].orders == (("e003", "e001"), ("e001", "e003"))
     assert admission(cfg.stages[0], 3).objections == ()
+    done, _ = _run(cfg, slots=2, p_engine=0.7)
+    assert done.stages[0].advancing == ["e001", "e003"] and done.final_ranking[2] == "e002"  # e001 won
     assert admission(_config(3).stages[0], 3).objections  # unnamed: exactly two entrants
 
 
