@@ -110,6 +110,7 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
+
 # -- standings ------------------------------------------------------------------
 
 
@@ -129,6 +130,7 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
+
 # -- replay ---------------------------------------------------------------------
 
 
@@ -145,6 +147,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
     print_replay(data, match, k, make_console())
     return 0
+
 
 
 # -- report ---------------------------------------------------------------------
@@ -181,3 +184,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     for w in written:
         print(f"wrote {w}")
     return 0
+
+
