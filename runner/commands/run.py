@@ -344,6 +344,7 @@ def _play(
         cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
     timing = Timing.from_env()
     republish: Callable[[], None] | None = None
+    slots = 1  # matches played at once by this run's own workers (StageContext.slots)
     if args.inline:
         dispatcher: Dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "inline" / "artifacts")
         mode = "inline"
@@ -365,6 +366,7 @@ def _play(
             count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
             if cluster.workers is not None:  # as above: built while they start
                 cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
+        slots = max(count, 1)
         # one local worker process plays ``count`` matches at once (``LocalWorkers``)
         local = f"1 local worker ({count} match(es) at once)" if count else "no local worker"
         mode = local + (", remote workers welcome" if args.broker else "")
@@ -385,6 +387,7 @@ def _play(
         republish=republish,
         on_accepted=_on_first_result(_preload_report_modules, warmer, progress),
         on_tick=_supervisor(cluster, store, progress),
+        slots=slots,
     )
     memory = health_check.result()  # SandboxUnavailable: exit 3, before any match is dispatched
     if config.sandbox != "none" and memory:

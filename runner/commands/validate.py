@@ -38,6 +38,8 @@ def games_summary(config: TournamentConfig) -> str:
         f"{st.name} {c:,}" if c is not None else f"{st.name} (depends on results)"
         for st, c in zip(config.stages, counts, strict=True)
     ]
+    if not known:  # every stage depends on results (an sprt without max_pairs ...)
+        return f"  games: known only as the run goes ({'; '.join(parts)})"
     more = " or more" if len(known) < len(counts) else ""
     return f"  games: at most {sum(known):,}{more} ({'; '.join(parts)})"
 

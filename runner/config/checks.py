@@ -26,6 +26,7 @@ from runner.config.models import (
     GauntletStage,
     PermutationsStage,
     SeedingStage,
+    SprtStage,
     SystemTestStage,
 )
 from runner.config.seed_rules import start_board_rules
@@ -326,6 +327,11 @@ class Checker:
                     (*loc, "reference"),
                     f"no seed opponent {st.reference!r}{did_you_mean(st.reference, opponents)}",
                 )
+            if isinstance(st, SprtStage) and self.entries:
+                for key in ("engine", "baseline"):
+                    who = getattr(st, key)
+                    if who is not None and who not in self.entries:
+                        self.add((*loc, key), f"no entry {who!r}{did_you_mean(who, list(self.entries))}")
             self._object(loc, requirements.board_objections(st, boards))
             if isinstance(st, EliminationStage):
                 self._object(loc, requirements.finalist_objections(st))

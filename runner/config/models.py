@@ -26,6 +26,7 @@ from pydantic import (
     PrivateAttr,
     TypeAdapter,
     field_validator,
+    model_validator,
 )
 
 from runner.config.errors import ConfigProblem
@@ -213,6 +214,12 @@ class TwoPlayerStage(StageBase):
         ge=2,
         description="Games per pairing on each board; must be even: each side moves first equally often.",
     )
+    penta: bool = Field(
+        default=False,
+        description="Standings add each entry's Elo +- 95% and the pentanomial counts of its colour-swapped "
+        "game pairs (LL, LD, DD+WL, WD, WW), as fastchess -report penta=true (round_robin, gauntlet, "
+        "seeding).",
+    )
 
     @field_validator("games_per_pairing")
     @classmethod
@@ -349,6 +356,48 @@ class SwissStage(StageBase):
         return v
 
 
+class SprtStage(StageBase):
+    """Two entries play colour-swapped game pairs until the SPRT decides (docs/config.md, "sprt")."""
+
+    planner: Literal["sprt"] = Field(description="Which planner runs the stage.")
+    elo0: float = Field(description="H0: the engine is this many Elo (model's scale) stronger, at most.")
+    elo1: float = Field(description="H1: the engine is at least this many Elo stronger; above elo0.")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="Chance of accepting H1 when H0 holds.")
+    beta: float = Field(default=0.05, gt=0, lt=1, description="Chance of accepting H0 when H1 holds.")
+    model: Literal["normalized", "logistic"] = Field(
+        default="normalized",
+        description="Which Elo elo0 and elo1 are in: 'normalized' (fishtest's default, the t-value "
+        "scaled by 800/ln 10) or 'logistic' (the classic Elo scale, bounds on the expected score).",
+    )
+    max_pairs: int | None = Field(
+        default=None, ge=1, description="Stop inconclusive after this many game pairs; default: no cap."
+    )
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="Game pairs planned ahead of the decided ones; default: the run's worker slots "
+        "(its local workers), so every worker is busy. Set it when remote workers play.",
+    )
+    engine: str | None = Field(
+        default=None, description="The entry under test (with baseline): the stage's two players."
+    )
+    baseline: str | None = Field(default=None, description="The entry the engine is measured against.")
+    rank_by: list[RankKey] = Field(default=["points", "wins", "score"], min_length=1, description="Ranking.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SprtStage:
+        if self.elo1 <= self.elo0:
+            raise ValueError(f"elo1 ({self.elo1}) must be above elo0 ({self.elo0})")
+        if self.alpha + self.beta >= 1:
+            raise ValueError(f"alpha + beta must be below 1, not {self.alpha} + {self.beta}")
+        if (self.engine is None) != (self.baseline is None):
+            raise ValueError("name both engine and baseline, or neither (then the stage's two entrants)")
+        if self.engine is not None and self.engine == self.baseline:
+            raise ValueError("the engine and the baseline must differ")
+        return self
+
+
 AnyStage = (
     SystemTestStage
     | SeedingStage
@@ -358,6 +407,7 @@ AnyStage = (
     | PermutationsStage
     | KnockoutStage
     | SwissStage
+    | SprtStage
 )
 StageModel = Annotated[AnyStage, Field(discriminator="planner")]
 STAGE_MODELS: tuple[type[StageBase], ...] = get_args(AnyStage)

@@ -170,9 +170,13 @@ def tally_matches(
     played: Iterable[tuple[Sequence[str], Sequence[GameRecord]]],
     table: ScoringModel,
     names: Iterable[str] = (),
+    into: dict[str, Tally] | None = None,
 ) -> dict[str, Tally]:
-    """Tallies for every player of ``played`` (players, games); ``names`` get a row even with no game."""
-    out: dict[str, Tally] = {n: Tally() for n in names}
+    """Tallies for every player of ``played`` (players, games); ``names`` get a row even with no game.
+    With ``into``, the games are added to those tallies (a planner folding results in as they come)."""
+    out: dict[str, Tally] = into if into is not None else {}
+    for n in names:
+        out.setdefault(n, Tally())
     for players, games in played:
         for p in players:
             t = out.setdefault(p, Tally())

@@ -127,8 +127,12 @@ class Coordinator:
         republish: Callable[[], None] | None = None,
         on_accepted: Callable[[MatchSpec, list[GameRecord]], None] | None = None,
         on_tick: Callable[[], None] | None = None,
+        slots: int = 1,
     ) -> None:
         self.config = config
+        #: matches this run's workers play at once: planners that keep every worker busy
+        #: plan that many ahead (``StageContext.slots``; the sprt stage)
+        self.slots = slots
         #: told each result accepted in this session, with its spec (``tourney run`` replays
         #: them for the report meanwhile: ``runner.report.replay_memo``); must return at once
         self.on_accepted = on_accepted
@@ -175,7 +179,7 @@ class Coordinator:
 
     def replan(self) -> TournamentState:
         results = self._official_results()
-        state = advance(self.config, results, self._memo)
+        state = advance(self.config, results, self._memo, slots=self.slots)
         if self.check_resume:
             self._check_same_plan(state.matches)
             self.check_resume = False
@@ -574,7 +578,7 @@ class Coordinator:
                 done, total = counts.get(st.name, (0, 0))
                 if st.status == "running" and self._window is not None:
                     total = max(total, self._window.total)  # a lazy plan: all its matches to come
-                stages.append(StageProgress(st.name, done, total, st.status))
+                stages.append(StageProgress(st.name, done, total, st.status, st.summary))
         games, moves, verdicts = self._games, self._moves, self._verdicts
         reported = self.dispatcher.live()
         wanted = {(f.match_id, f.attempt) for f in self.store.in_flight_leases()} if reported else set()

@@ -59,6 +59,9 @@ class StageProgress:
     done: int  # matches with a result
     total: int  # matches planned so far (grows as rounds open)
     status: str  # waiting | running | done | skipped
+    #: where the stage stands beyond its matches (sprt: "SPRT running: LLR +1.20 in [-2.94, 2.94]
+    #: after 40 pairs"), shown beside its bar and in the plain line
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | N
     parts = [f"[{format_duration(snap.elapsed_s):>6}]"]
     if current is not None:
         parts.append(f"stage {current.name} {current.done}/{current.total}")
+        if current.detail:
+            parts.append(current.detail)
     rate = f"{games_per_s:.1f}/s" if games_per_s is not None else "?/s"
     parts += [
         f"matches {snap.matches_done}/{snap.matches_total}",
@@ -344,9 +349,10 @@ class RunProgress:
         style = {"done": "green", "running": "cyan", "waiting": "dim", "skipped": "dim"}
         for s in snap.stages:
             bar = ProgressBar(total=max(s.total, 1), completed=s.done if s.total else 0, width=30)
-            stages.add_row(
-                Text(inert(s.name)), bar, f"{s.done}/{s.total}", Text(s.status, style=style.get(s.status, ""))
-            )
+            status = Text(s.status, style=style.get(s.status, ""))
+            if s.detail:
+                status.append(f"  {inert(s.detail)}", style="bold")
+            stages.add_row(Text(inert(s.name)), bar, f"{s.done}/{s.total}", status)
         gps = self._rates.games_per_s()
         rate = f"{gps:.1f} games/s" if gps is not None else "? games/s"
         summary = Table.grid(padding=(0, 2))

@@ -20,6 +20,7 @@ from rich.text import Text
 from runner.domain.inert import inert
 from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import StageState
+from runner.domain.stages.pair_stats import PAIR_COLUMNS
 from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
 from runner.report.entry_notes import stderr_notes, warning_lines
@@ -92,8 +93,10 @@ def make_console() -> Console:
 
 
 def extra_columns(stage: StageState) -> list[str]:
-    """The tiebreak values behind a rank (seed, head_to_head, buchholz ...) not already shown."""
-    return sorted({k for r in stage.standings for k in r.extra} - SHOWN)
+    """The tiebreak values behind a rank (seed, head_to_head, buchholz ...) not already shown;
+    pair statistics first, in their own order (Elo, then LL .. WW as fastchess prints them)."""
+    keys = {k for r in stage.standings for k in r.extra} - SHOWN
+    return [k for k in PAIR_COLUMNS if k in keys] + sorted(keys - set(PAIR_COLUMNS))
 
 
 def _stage_title(stage: StageState) -> str:

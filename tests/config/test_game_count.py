@@ -51,3 +51,15 @@ def test_the_limit_lets_a_1000_entry_round_robin_through_and_refuses_one_more(pr
     (refused,) = game_objections(rr, 1_001, 0)
     assert "implies 1,001,000 games, more than the limit of 1,000,000 games per stage" in refused.message
     assert "under 2 GB" in refused.message
+
+
+def test_an_sprt_counts_its_max_pairs_or_says_it_is_known_only_as_the_run_goes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sprt = "planner: sprt\n    elo0: 0\n    elo1: 5\n    engine: alpha\n    baseline: beta"
+    path = write(project, edit("planner: round_robin", sprt))
+    assert cmd_validate(argparse.Namespace(config=str(path))) == 0
+    assert "games: known only as the run goes (rr (depends on results))" in capsys.readouterr().out
+    path = write(project, edit("planner: round_robin", sprt + "\n    max_pairs: 500"))
+    assert cmd_validate(argparse.Namespace(config=str(path))) == 0
+    assert "games: at most 1,000 (rr 1,000)" in capsys.readouterr().out

@@ -316,3 +316,18 @@ def test_an_unknown_placeholder_in_config_variants_is_located(project: Path) -> 
     assert len(got) == 1 and got[0].startswith(
         "10:60: entries[2].variants.args[3]: unknown placeholder {sise}"
     )
+
+
+def test_sprt_stage_problems_are_located(project: Path) -> None:
+    sprt = "planner: sprt\n    elo0: 0\n    elo1: 5"
+    got = problems(project, edit("planner: round_robin", sprt))
+    assert got == [
+        "11:5: stages[0]: an sprt stage plays exactly two entries, but up to 3 reach stage 'rr': "
+        "name the two with engine and baseline"
+    ]
+    got = problems(project, edit("planner: round_robin", sprt + "\n    engine: alpah\n    baseline: beta"))
+    assert got == ["15:13: stages[0].engine: no entry 'alpah' (did you mean 'alpha'?)"]
+    got = problems(project, edit("planner: round_robin", "planner: sprt\n    elo0: 5\n    elo1: 5"))
+    assert got == ["11:5: stages[0]: elo1 (5.0) must be above elo0 (5.0)"]
+    named = sprt + "\n    engine: gamma\n    baseline: beta"
+    assert load_config(write(project, edit("planner: round_robin", named))).stages[0].planner == "sprt"

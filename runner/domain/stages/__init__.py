@@ -16,6 +16,7 @@ from runner.config import (
     PermutationsStage,
     RoundRobinStage,
     SeedingStage,
+    SprtStage,
     StageBase,
     SwissStage,
     SystemTestStage,
@@ -28,6 +29,7 @@ from runner.domain.stages import (
     potm_elimination,
     round_robin,
     seeding,
+    sprt,
     swiss,
     system_test,
 )
@@ -45,6 +47,7 @@ _PLANS: dict[type[StageBase], Planner] = {
     PermutationsStage: permutations.plan,
     KnockoutStage: knockout.plan,
     SwissStage: swiss.plan,
+    SprtStage: sprt.plan,
 }
 PLANNERS: dict[str, Planner] = {planner_name(model): plan for model, plan in _PLANS.items()}
 

@@ -88,6 +88,8 @@ class StageState:
     notes: list[str] = field(default_factory=list)
     # the stage ranking's tie groups, shared places (runner.domain.stages.places); set once done
     groups: list[list[str]] = field(default_factory=list)
+    #: one line on where the stage stands (``StageOutcome.summary``): the live progress shows it
+    summary: str = ""
 
 
 @dataclass

@@ -17,6 +17,7 @@ from runner.domain.boards import BoardSpec, derive_seed, round_board_id
 from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
 from runner.domain.stages.base import PlanWindow, RoundInfo, StandingRow
+from runner.domain.stages.pair_stats import pair_extras
 from runner.domain.stages.pairing import pair_positions
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ class StageContext:
     boards: Mapping[str, BoardSpec]  # the config's named boards (to tell per_round ones)
     opponents: tuple[str, ...] = ()  # seed opponents available to this stage
     max_players: int = 2  # the game's
+    #: matches the run can play at once (its worker slots), for planners that keep every
+    #: worker busy (sprt); 1 where nothing is being played (tourney standings, report)
+    slots: int = 1
 
     @property
     def name(self) -> str:
@@ -76,6 +80,8 @@ class StageOutcome:
     waits_for_every_result: bool = False
     #: a stage planned lazily (round robin): what plans its next matches one result at a time
     window: PlanWindow | None = None
+    #: one line on where a running stage stands, for the live progress (sprt: LLR and bounds)
+    summary: str = ""
 
 
 def one_round_outcome(
@@ -86,11 +92,13 @@ def one_round_outcome(
     tallies = tally_matches(played, ctx.stage.scoring, entrants)
     ranking = rank_entries(entrants, tallies, ctx.stage.rank_by)
     boards = ",".join(dict.fromkeys(m.board_id for m in matches))
+    # pair statistics on request (``penta: true``): the standings' Elo and pentanomial columns
+    extra = pair_extras(played, entrants) if getattr(ctx.stage, "penta", False) else None
     return StageOutcome(
         matches=matches,
         rounds=[RoundInfo(1, "", tuple(m.match_id for m in matches), board_id=boards)],
         done=len(played) == len(matches),
-        standings=standing_rows(ranking, tallies),
+        standings=standing_rows(ranking, tallies, extra=extra),
         ranking=ranking,
         waits_for_every_result=True,
     )

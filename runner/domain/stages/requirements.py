@@ -23,6 +23,7 @@ from runner.config.models import (
     EliminationStage,
     KnockoutStage,
     PermutationsStage,
+    SprtStage,
     StageBase,
     SwissStage,
     SystemTestStage,
@@ -121,8 +122,22 @@ def unbreakable_tie(st: PermutationsStage, n: int, max_players: int) -> list[Obj
     ]
 
 
+def _sprt(st: SprtStage, n: int) -> tuple[int, list[Objection]]:
+    # named players: the others pass the stage by (ranked after the two); else exactly two play
+    if st.engine is not None or n <= 2:
+        return min(n, 2), []
+    return n, [
+        Objection(
+            (),
+            f"an sprt stage plays exactly two entries, but up to {n} reach stage {st.name!r}: "
+            "name the two with engine and baseline",
+        )
+    ]
+
+
 # planners not named here keep everyone they are given
 _RULES: dict[type[StageBase], Rule] = {
+    SprtStage: _sprt,
     EliminationStage: _elimination,
     KnockoutStage: _knockout,
     SwissStage: _swiss,
@@ -220,6 +235,8 @@ def stage_games(st: AnyStage, n: int, opponents: int) -> int | None:
         return n * boards
     if isinstance(st, PermutationsStage):
         return 0 if n > st.max_entrants else math.factorial(n) * boards * st.games_per_order
+    if isinstance(st, SprtStage) and st.max_pairs is not None:
+        return 2 * st.max_pairs
     return None
 
 

@@ -86,11 +86,14 @@ def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
     return eligible
 
 
-def advance(config: TournamentConfig, results: Results, memo: StageMemo | None = None) -> TournamentState:
+def advance(
+    config: TournamentConfig, results: Results, memo: StageMemo | None = None, slots: int = 1
+) -> TournamentState:
     """Every match that exists now, each stage's state, and the final ranking once finished.
 
     With a ``memo`` (``runner.domain.stages.memo``) a stage whose entrants and results are
-    unchanged since the last call is not planned again; the state is the same either way."""
+    unchanged since the last call is not planned again; the state is the same either way.
+    ``slots``: the matches the run can play at once (``StageContext.slots``)."""
     ranking = list(config.entry_specs())
     groups = [TieGroup(tuple(ranking), "")] if len(ranking) > 1 else [TieGroup((e,), "") for e in ranking]
     advancing = list(ranking)
@@ -119,7 +122,12 @@ def advance(config: TournamentConfig, results: Results, memo: StageMemo | None =
         if isinstance(st, SeedingStage | GauntletStage | SystemTestStage):
             opponents = tuple(config.seed_opponent_specs())
         ctx = StageContext(
-            stage=st, seed=config.seed, boards=config.boards, opponents=opponents, max_players=max_players
+            stage=st,
+            seed=config.seed,
+            boards=config.boards,
+            opponents=opponents,
+            max_players=max_players,
+            slots=slots,
         )
         planner = PLANNERS[st.planner]
         out = planner(ctx, entrants, results) if memo is None else memo.plan(planner, ctx, entrants, results)
@@ -133,6 +141,7 @@ def advance(config: TournamentConfig, results: Results, memo: StageMemo | None =
             standings=list(out.standings),
             excluded=dict(out.excluded),
             notes=list(out.notes),
+            summary=out.summary,
         )
         stages.append(state)
         if not out.done:
@@ -246,6 +255,7 @@ def standings_document(state: TournamentState) -> dict[str, Any]:
                 "advancing": list(s.advancing),
                 "excluded": dict(s.excluded),
                 "notes": list(s.notes),
+                **({"summary": s.summary} if s.summary else {}),
                 "rounds": [
                     {
                         "round": r.round,
