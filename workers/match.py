@@ -175,6 +175,7 @@ class _Game:
             Seat(name, seat, mark, players=len(self.order)),
             self.spec.limits,
             self.spec.board_text,
+            [self.spec.entries[n].engine for n in self.order],
         )
         self.protocols[seat] = proto
         verdict = proto.begin(self.state)
@@ -196,8 +197,14 @@ class _Game:
             self._forfeit(seat, Verdict(VerdictKind.ILLEGAL_MOVE, name, str(e)))
             return
         record = MoveRecord(
-            name, self.game.format_move(reply.move), round(reply.wall_ms, 2), round(reply.cpu_ms, 2)
+            name,
+            self.game.format_move(reply.move),
+            round(reply.wall_ms, 2),
+            round(reply.cpu_ms, 2),
+            reply.search,
         )
+        for watching in self.protocols.values():  # engines keep both clocks from the recorded time
+            watching.moved(seat, record.wall_ms)
         self.moves.append(record)
         self.history.append(reply.move)
         self.state = after

@@ -8,6 +8,7 @@ the entrants that can reach it (asked of the planners' ``runner.domain.stages.re
 
 from __future__ import annotations
 
+import contextlib
 import glob
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -21,6 +22,7 @@ from runner.config.models import (
     STAGE_ADAPTER,
     AnyStage,
     EliminationStage,
+    EngineModel,
     EntrySource,
     GauntletStage,
     PermutationsStage,
@@ -30,6 +32,7 @@ from runner.config.models import (
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
+from runner.domain.engine_clock import merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import (
     GameLoadError,
@@ -42,7 +45,7 @@ from runner.domain.games import (
 )
 from runner.domain.games.base import BoardError, Game
 from runner.domain.placeholders import run_arg_problems
-from runner.domain.registry import protocol_carries
+from runner.domain.registry import ENGINE_PROTOCOLS, protocol_carries
 
 if TYPE_CHECKING:
     from runner.domain.stages.requirements import Objection
@@ -224,6 +227,7 @@ class Checker:
                         replace(s, name=f"{v.prefix or s.name}-{i:0{width}d}", args=[*s.args, *extra])
                     )
             specs = made
+        specs = self._with_engine_settings(src, specs)
         game = self.data.get("game")
         known_game = isinstance(game, str) and is_game_reference(game)
         wrong_game = [s.name for s in specs if known_game and not same_game(s.game, str(game))]
@@ -262,6 +266,19 @@ class Checker:
                     f" and {len(names) - 3} more" if len(names) > 3 else ""
                 )
                 self.add(loc, f"entry names {shown} are already used by {dotted(first)}")
+
+    def _with_engine_settings(self, src: EntrySource, specs: list[EntrySpec]) -> list[EntrySpec]:
+        """Engines get the config's ``each:`` and their own ``engine:`` over entry.yaml's options."""
+        each: dict[str, Any] = {}
+        raw_each = self.data.get("each")
+        if isinstance(raw_each, dict):
+            with contextlib.suppress(ValueError):  # the schema pass reports it at its place
+                each = EngineModel.model_validate(raw_each).settings_dict()
+        own = src.engine.settings_dict() if src.engine is not None else {}
+        return [
+            replace(s, engine=merged(s.engine, each, own)) if s.protocol in ENGINE_PROTOCOLS else s
+            for s in specs
+        ]
 
     def _check_stages(
         self,

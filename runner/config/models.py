@@ -31,6 +31,7 @@ from pydantic import (
 from runner.config.errors import ConfigProblem
 from runner.domain.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
 from runner.domain.contracts import DEFAULT_MAX_MOVES, EntryRef, GameBound, Limits
+from runner.domain.engine_clock import TimeControl
 from runner.domain.entries import EntrySpec
 from runner.domain.games import GAME_NAMES, get_game
 from runner.domain.games.base import Game
@@ -99,6 +100,7 @@ class BoundModel(BaseModel):
     def to_bound(self) -> GameBound:
         return GameBound(**self.model_dump())
 
+
 class TimingModel(BaseModel):
     """How moves are timed (issue 14: seed 003's "the entire machine to itself")."""
 
@@ -139,6 +141,47 @@ class VariantsModel(BaseModel):
     keep_original: bool = Field(default=False, description="Keep the entry itself as well as its variants.")
 
 
+class EngineModel(BaseModel):
+    """How a chess engine thinks (docs/engines.md): its clock, per entry or for all (``each``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tc: str | None = Field(
+        default=None,
+        description="Time control as cutechess/fastchess write it: '40/60' (moves/seconds, repeating), "
+        "'10+0.1' (seconds + increment), '40/1:30+0.5'. Default 10+0.1 when no tc, st, nodes or depth.",
+    )
+    st: float | None = Field(default=None, gt=0, description="Seconds per move (UCI go movetime, xboard st).")
+    nodes: int | None = Field(default=None, ge=1, description="Nodes per move (UCI go nodes).")
+    depth: int | None = Field(default=None, ge=1, description="Plies per move (UCI go depth, xboard sd).")
+    timemargin: int | None = Field(
+        default=None,
+        ge=0,
+        le=60_000,
+        description="Milliseconds an engine may overstep its clock before its flag falls (default 50).",
+    )
+    options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Engine options (UCI setoption / xboard option): Hash, Threads..."
+    )
+
+    @field_validator("tc")
+    @classmethod
+    def _tc(cls, v: str | None) -> str | None:
+        if v is not None:
+            TimeControl.parse(v)  # its ValueError says what a tc looks like
+        return v
+
+    def settings_dict(self) -> dict[str, Any]:
+        """The keys set here, as ``EngineSettings.to_dict`` names them."""
+        names = {"tc": "tc", "st": "st_s", "nodes": "nodes", "depth": "depth", "timemargin": "timemargin_ms"}
+        d: dict[str, Any] = {
+            names[k]: v for k, v in self.model_dump(exclude={"options"}).items() if v is not None
+        }
+        if self.options:
+            d["options"] = dict(self.options)
+        return d
+
+
 class EntrySource(BaseModel):
     """Where entries come from: an entry directory or a glob of them."""
 
@@ -155,6 +198,10 @@ class EntrySource(BaseModel):
     )
     variants: VariantsModel | None = Field(
         default=None, description="Make numbered variants of each included entry."
+    )
+    engine: EngineModel | None = Field(
+        default=None,
+        description="Chess engines: this entry's clock and options, over `each` (docs/engines.md).",
     )
 
 
@@ -408,6 +455,11 @@ class TournamentConfig(BaseModel):
     )
     timing: TimingModel = Field(
         default_factory=TimingModel, description="Timing conditions: exclusive_cores (fair timing)."
+    )
+    each: EngineModel | None = Field(
+        default=None,
+        description="Chess engines: the clock and options of every engine (fastchess -each); an entry's "
+        "own `engine:` overrides it key by key (docs/engines.md).",
     )
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
