@@ -246,6 +246,7 @@ class Checker:
                 (*loc, "path"),
                 f"{entry_names(wrong_protocol)}: protocol {specs[0].protocol} cannot carry {game}",
             )
+        self._check_system_programs(loc, specs)
         taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:
@@ -266,6 +267,15 @@ class Checker:
                     f" and {len(names) - 3} more" if len(names) > 3 else ""
                 )
                 self.add(loc, f"entry names {shown} are already used by {dotted(first)}")
+
+    def _check_system_programs(self, loc: Loc, specs: list[EntrySpec]) -> None:
+        """An entry that runs a program of the system (``command: /usr/games/stockfish``) needs it
+        installed: one line naming the program, and the Debian package for /usr/games ones."""
+        programs = {s.run[0] for s in specs if s.run and s.run[0].startswith("/")}
+        missing = sorted(p for p in programs if not Path(p).exists())
+        for program in missing:
+            hint = f" (apt-get install {Path(program).name})" if program.startswith("/usr/games/") else ""
+            self.add((*loc, "path"), f"{program} is not installed on this machine{hint}")
 
     def _with_engine_settings(self, src: EntrySource, specs: list[EntrySpec]) -> list[EntrySpec]:
         """Engines get the config's ``each:`` and their own ``engine:`` over entry.yaml's options."""

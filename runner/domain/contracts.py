@@ -322,15 +322,13 @@ class MoveRecord:
     def to_dict(self) -> dict[str, Any]:
         # asdict's generic deep copy, once per move of every result, was a visible
         # share of a worker's time per match (issue 13); the fields are plain values
-        d: dict[str, Any] = {
+        return {
             "player": self.player,
             "move": self.move,
             "wall_ms": self.wall_ms,
             "cpu_ms": self.cpu_ms,
+            "search": self.search.to_dict() if self.search is not None else None,
         }
-        if self.search is not None:
-            d["search"] = self.search.to_dict()
-        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MoveRecord:
@@ -355,9 +353,7 @@ class SearchInfo:
     depth: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            k: v for k, v in (("cp", self.cp), ("mate", self.mate), ("depth", self.depth)) if v is not None
-        }
+        return {"cp": self.cp, "mate": self.mate, "depth": self.depth}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SearchInfo:

@@ -47,6 +47,8 @@ class TimeControl:
         base = m["base"]
         if ":" in base:
             minutes, seconds = base.split(":")
+            if float(seconds) >= 60:
+                raise ValueError(f"tc {text!r}: MIN:SEC takes seconds below 60")
             base_s = int(minutes) * 60 + float(seconds)
         else:
             base_s = float(base)

@@ -24,12 +24,12 @@ PROTOCOL_GAMES: Mapping[str, frozenset[str]] = MappingProxyType(
         "icfp98": frozenset({"pousse"}),
         "mnk": frozenset({"mnk", "gomoku"}),
         "gomocup": frozenset({"mnk", "gomoku"}),
-        # chess engines (docs/engines.md): persistent, on the engine protocol base
-        "uci": frozenset({"chess"}),
-        "xboard": frozenset({"chess"}),
         # the generic protocols carry every game, plugins included: see GENERIC_PROTOCOLS
         "text": frozenset(),
         "json": frozenset(),
+        # chess engines (docs/engines.md): persistent, on the engine protocol base
+        "uci": frozenset({"chess"}),
+        "xboard": frozenset({"chess"}),
     }
 )
 PROTOCOL_NAMES: tuple[str, ...] = tuple(PROTOCOL_GAMES)

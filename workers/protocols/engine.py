@@ -28,6 +28,7 @@ from typing import Any
 from runner.domain.contracts import Limits, SearchInfo, Verdict, VerdictKind
 from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.games.base import Game
+from runner.errors import EntryFault
 from workers.protocols.base import MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol, failure_verdict, one_line
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
@@ -55,7 +56,7 @@ class Refusal(Answer):
     detail: str
 
 
-class Failed(Exception):
+class Failed(EntryFault):
     """A verdict found while speaking to the engine (raised inside, returned at the boundary)."""
 
     def __init__(self, verdict: Verdict):

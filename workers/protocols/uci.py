@@ -87,7 +87,7 @@ class UciProtocol(EngineProtocol):
         fen = self.game.start_fen(self.board_text)
         if fen is None and not self._chess960:
             return "startpos"
-        return f"fen {fen or self.game.board_of(self.board_text).fen(shredder=True)}"
+        return f"fen {fen or self.game.board_of(self.board_text).fen()}"
 
     def _go(self) -> str:
         parts = ["go"]

@@ -18,11 +18,14 @@ of 100000+N or more is read as a mate), depth in plies.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, ClassVar
 
+import chess
+
 from runner.domain.contracts import VerdictKind
-from runner.domain.games.chess import Chess
+from runner.domain.games.chess import Chess, ChessState
 from workers.protocols.engine import (
     HANDSHAKE_S,
     Answer,
@@ -48,6 +51,7 @@ class XboardProtocol(EngineProtocol):
         self.features: dict[str, str] = {}
         self._seen = 0  # moves of the history the engine knows
         self._playing = False  # in play mode (after its first go), not force mode
+        self._board: chess.Board | None = None  # the position it is thinking on
 
     def handshake(self, deadline: float) -> None:
         self.send("xboard\nprotover 2\n")
@@ -88,6 +92,7 @@ class XboardProtocol(EngineProtocol):
         else:  # in play mode the opponent's move starts its search: clocks first
             lines += self._clocks()
             lines.append(self._usermove(new[0]))
+        self._board = state.board if isinstance(state, ChessState) else None
         self._seen = len(history) + 1  # once it answers, it knows its own move too
         self._playing = True
         self._proc().send("".join(lines))
@@ -97,7 +102,7 @@ class XboardProtocol(EngineProtocol):
         if not words:
             return None
         if words[0] == "move" and len(words) >= 2:
-            return MoveText(words[1])
+            return MoveText(self._as_uci(words[1]))
         if words[0] == "resign":
             return Refusal(VerdictKind.RESIGN, "resigned")
         if words[0] in ("Illegal", "Error") or line.startswith("Illegal move"):
@@ -154,6 +159,17 @@ class XboardProtocol(EngineProtocol):
         if self.features.get("ping") == "1":
             out.append("ping 1\n")
         return out
+
+    def _as_uci(self, text: str) -> str:
+        """An engine's move as UCI text: xboard engines may answer in SAN (``O-O``, ``Nf3``)."""
+        board = self._board
+        if board is None:
+            return text
+        with contextlib.suppress(ValueError):
+            return board.uci(board.parse_uci(text))
+        with contextlib.suppress(ValueError):
+            return board.uci(board.parse_san(text))
+        return text  # parse_move or the rules say what is wrong with it
 
     def _clocks(self) -> list[str]:
         if self.settings.tc is None:

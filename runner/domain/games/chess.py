@@ -96,7 +96,8 @@ class Chess(Game[ChessState, chess.Move]):
         board = self.board_of(board_text)
         if board_text.strip() == STARTPOS or board.fen() == chess.STARTING_FEN:
             return None
-        return board.fen(shredder=self.chess960)
+        # X-FEN (KQkq where unambiguous): what engines of both protocols read, Chess960 too
+        return board.fen()
 
     # -- play -----------------------------------------------------------
     def new_game(self, board_text: str, players: int) -> ChessState:

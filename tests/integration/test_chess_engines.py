@@ -1,0 +1,97 @@
+"""Chess engines through the real sandbox (docs/engines.md): `tourney play --game chess`.
+
+A fake UCI engine (tests/fixtures/chess/fake-uci/engine.py) plays a scripted game or
+misbehaves one way per variant; each misbehaviour is a verdict, and the worker never hangs
+(every run has a timeout far above what the verdict needs). Real engines (Debian's
+stockfish, gnuchess, phalanx) play where they are installed (.ci/run installs them).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import bwrap_problem
+from tests.integration.helpers import ROOT, assert_nothing_left, tourney, unique
+
+pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
+
+FAKE = ROOT / "tests" / "fixtures" / "chess" / "fake-uci"
+ENGINES = ROOT / "entries" / "chess"
+
+
+def fake_engine(tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the fake engine whose every variant carries a tag unique to this test, so
+    that its processes can be found (and must be gone) afterwards."""
+    tag = unique("fake-uci")
+    dest = tmp_path / "fake-uci"
+    shutil.copytree(FAKE, dest)
+    entry = dest / "entry.yaml"
+    entry.write_text(entry.read_text().replace("]}", f", {tag}]}}"))
+    return dest, tag
+
+
+def play(tmp_path: Path, *args: str | Path, timeout: float = 60) -> dict[str, Any]:
+    done = tourney("play", "--game", "chess", "--json", *args, cwd=tmp_path, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    games: dict[str, Any] = json.loads(done.stdout)["games"][0]
+    return games
+
+
+def test_a_scripted_game_ends_in_checkmate_and_both_engines_quit(tmp_path: Path) -> None:
+    fake, tag = fake_engine(tmp_path)
+    game = play(tmp_path, f"{fake}:fools-mate", f"{fake}:fools-mate")
+    assert [m["move"] for m in game["moves"]] == ["f2f3", "e7e5", "g2g4", "d8h4"]
+    assert game["verdict"] == {"kind": "normal", "player": None, "detail": "checkmate"}
+    assert game["winner"] == "fools-mate#2"
+    assert game["moves"][0]["search"] == {"cp": -25, "mate": None, "depth": 3}  # the engine's last info line
+    assert game["stderr"] == {"fools-mate": ["got quit"], "fools-mate#2": ["got quit"]}
+    assert_nothing_left([tag])
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "detail"),
+    [
+        ("crash", "crash", "exit code 3: bad engine: crashing on purpose"),
+        ("illegal", "illegal_move", "e2e5 is not legal in"),
+        ("malformed", "bad_output", "not a UCI move"),
+        ("no-uciok", "timeout", "no uciok within 5 s"),
+        ("no-readyok", "timeout", "no readyok within 5 s"),
+        ("ignores-stop", "timeout", "flag fell: no move with 1.000 s left of 1+0.01"),
+        ("flood", "bad_output", "printed over 64 KiB while thinking on one move"),
+    ],
+)
+def test_a_bad_engine_gets_its_verdict_and_leaves_nothing(
+    tmp_path: Path, mode: str, kind: str, detail: str
+) -> None:
+    fake, tag = fake_engine(tmp_path)
+    # the scripted engine is the opponent: the bad one moves first and fails on move 1
+    game = play(tmp_path, "--tc", "1+0.01", f"{fake}:{mode}", f"{fake}:fools-mate", timeout=30)
+    assert game["verdict"]["kind"] == kind
+    assert game["verdict"]["player"] == mode
+    assert detail in game["verdict"]["detail"]
+    assert game["winner"] == "fools-mate"
+    assert game["moves"] == []
+    assert_nothing_left([tag])
+
+
+def engine_or_skip(name: str) -> Path:
+    program = {"stockfish": "stockfish", "gnuchess": "gnuchess", "phalanx": "phalanx"}[name]
+    if shutil.which(program, path="/usr/games") is None:
+        pytest.skip(f"{program} is not installed (apt-get install {program})")
+    return ENGINES / name
+
+
+@pytest.mark.parametrize(("white", "black"), [("stockfish", "phalanx"), ("gnuchess", "stockfish")])
+def test_real_engines_play_a_whole_game_on_a_clock_without_losing_on_time(
+    tmp_path: Path, white: str, black: str
+) -> None:
+    game = play(tmp_path, "--tc", "2+0.05", engine_or_skip(white), engine_or_skip(black), timeout=120)
+    assert game["verdict"]["kind"] in ("normal", "resign"), game["verdict"]
+    assert len(game["moves"]) > 10
+    searched = [m for m in game["moves"] if m.get("search")]
+    assert len(searched) > len(game["moves"]) // 2  # both protocols report scores and depths
