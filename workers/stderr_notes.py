@@ -106,12 +106,15 @@ class RecordingProcess(InteractiveProcess):
     def send(self, text: str) -> None:
         self.inner.send(text)
 
-    def read_line(self, timeout_s: float) -> str | RunOutcome:
-        line = self.inner.read_line(timeout_s)
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        line = self.inner.read_line(timeout_s, pause=pause)
         if isinstance(line, RunOutcome) and not self._recorded:
             self._recorded = True  # an ended process reports the same end on every later read
             self.notes.add(self.entry, line.stderr_tail)
         return line
+
+    def pause(self) -> None:
+        self.inner.pause()
 
     @property
     def cpu_ms(self) -> float:

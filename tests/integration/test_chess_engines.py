@@ -49,7 +49,30 @@ def test_a_scripted_game_ends_in_checkmate_and_both_engines_quit(tmp_path: Path)
     assert game["verdict"] == {"kind": "normal", "player": None, "detail": "checkmate"}
     assert game["winner"] == "fools-mate#2"
     assert game["moves"][0]["search"] == {"cp": -25, "mate": None, "depth": 3}  # the engine's last info line
-    assert game["stderr"] == {"fools-mate": ["got quit"], "fools-mate#2": ["got quit"]}
+    assert game["stderr"]["fools-mate"][-1] == "got quit"
+    assert game["stderr"]["fools-mate#2"][-1] == "got quit"
+    assert_nothing_left([tag])
+
+
+def test_both_clocks_are_kept_from_the_measured_time_and_sent_to_the_engine(tmp_path: Path) -> None:
+    fake, _ = fake_engine(tmp_path)
+    game = play(tmp_path, "--tc", "40/2+0.5", f"{fake}:fools-mate", f"{fake}:fools-mate")
+    w0, b0 = (m["wall_ms"] for m in game["moves"][:2])
+    white_go = game["stderr"]["fools-mate"][:2]
+    black_go = game["stderr"]["fools-mate#2"][:2]
+    assert white_go[0] == "go wtime 2000 btime 2000 winc 500 binc 500 movestogo 40"
+    # black's first move: white has spent its first move and gained its increment
+    assert black_go[0] == f"go wtime {int(2000 - w0 + 500)} btime 2000 winc 500 binc 500 movestogo 40"
+    assert white_go[1] == (
+        f"go wtime {int(2000 - w0 + 500)} btime {int(2000 - b0 + 500)} winc 500 binc 500 movestogo 39"
+    )
+
+
+def test_time_per_move_flags_an_engine_past_st_and_the_margin(tmp_path: Path) -> None:
+    fake, tag = fake_engine(tmp_path)
+    game = play(tmp_path, "--st", "0.1", f"{fake}:ignores-stop", f"{fake}:fools-mate", timeout=30)
+    assert game["verdict"]["kind"] == "timeout"
+    assert game["verdict"]["detail"] == "flag fell: no move with st=0.1"
     assert_nothing_left([tag])
 
 

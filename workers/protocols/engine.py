@@ -93,6 +93,7 @@ class EngineProtocol(TextBoardProtocol):
             self.handshake(time.monotonic() + HANDSHAKE_S)
         except Failed as e:
             return e.verdict
+        self.proc.pause()  # ready: nothing of it runs until its first turn
         return None
 
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
@@ -106,10 +107,11 @@ class EngineProtocol(TextBoardProtocol):
             with contextlib.suppress(OSError):  # if it has gone, reading says how
                 self.ask_move(state, history)
             text = self._read_move(started + allowance_s)
+            wall_ms = (time.monotonic() - started) * 1000.0  # its clock stops as its move is read
+            proc.pause()  # it answered: nothing of it runs on the opponent's time
         except Failed as e:
             wall_ms = (time.monotonic() - started) * 1000.0
             return MoveReply(None, e.verdict, wall_ms, max(0.0, proc.cpu_ms - cpu_before))
-        wall_ms = (time.monotonic() - started) * 1000.0
         cpu_ms = max(0.0, proc.cpu_ms - cpu_before)
         if self.settings.timed and clock.spend(wall_ms)[1]:
             detail = f"flag fell: the move took {wall_ms / 1000.0:.3f} s with {clock.describe()}"
@@ -161,7 +163,7 @@ class EngineProtocol(TextBoardProtocol):
         ``timeout`` verdict at ``deadline``, or with how the engine ended before it."""
         proc = self._proc()
         while True:
-            line = proc.read_line(max(0.0, deadline - time.monotonic()))
+            line = proc.read_line(max(0.0, deadline - time.monotonic()), pause=False)
             if isinstance(line, RunOutcome):
                 raise Failed(self._ended(line, waiting_for))
             if accept(line):
@@ -176,7 +178,7 @@ class EngineProtocol(TextBoardProtocol):
         proc = self._proc()
         cap, taken = self.limits.output_kb * 1024, 0
         while True:
-            line = proc.read_line(max(0.0, deadline - time.monotonic()))
+            line = proc.read_line(max(0.0, deadline - time.monotonic()), pause=False)
             if isinstance(line, RunOutcome):
                 if line.failure is VerdictKind.TIMEOUT:
                     raise Failed(self._timed_out())

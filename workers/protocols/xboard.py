@@ -59,7 +59,7 @@ class XboardProtocol(EngineProtocol):
         # a protocol-1 engine sends no features: after FEATURE_WAIT_S of none, go on without
         wait_until = min(deadline, time.monotonic() + FEATURE_WAIT_S)
         while self.features.get("done") != "1":
-            line = proc.read_line(max(0.0, wait_until - time.monotonic()))
+            line = proc.read_line(max(0.0, wait_until - time.monotonic()), pause=False)
             if isinstance(line, RunOutcome):
                 if line.failure is VerdictKind.TIMEOUT and not self.features:
                     break
