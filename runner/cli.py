@@ -35,6 +35,7 @@ HANDLERS = {
     "replay": "runner.commands.report:cmd_replay",
     "report": "runner.commands.report:cmd_report",
     "build-log": "runner.commands.build_log:cmd_build_log",
+    "pgn": "runner.commands.pgn:cmd_pgn",
 }
 
 
@@ -163,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", help="write standings CSV here")
     s.add_argument("--json", help="write standings JSON here")
     s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")
+
+    s = sub.add_parser("pgn", help="write a chess run's games as PGN again (runs/NAME/games.pgn)")
+    s.add_argument("run_dir")
+    s.add_argument("-o", "--output", help="write here instead of RUN/games.pgn ('-': standard output)")
 
     s = sub.add_parser("build-log", help="print the full log of an entry's failed build")
     s.add_argument("run_dir")

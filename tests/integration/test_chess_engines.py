@@ -8,11 +8,13 @@ stockfish, gnuchess, phalanx) play where they are installed (.ci/run installs th
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
+import chess.pgn
 import pytest
 
 from tests.integration.conftest import bwrap_problem
@@ -118,3 +120,40 @@ def test_real_engines_play_a_whole_game_on_a_clock_without_losing_on_time(
     assert len(game["moves"]) > 10
     searched = [m for m in game["moves"] if m.get("search")]
     assert len(searched) > len(game["moves"]) // 2  # both protocols report scores and depths
+
+
+def test_a_chess_run_writes_games_pgn_and_tourney_pgn_writes_it_again(tmp_path: Path) -> None:
+    fake, tag = fake_engine(tmp_path)
+    config = tmp_path / "fools.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "name": "fools",
+                "game": "chess",
+                "each": {"tc": "5+0.1"},
+                "entries": [
+                    {"path": str(fake), "include": ["fools-mate"], "variants": {"count": 2, "prefix": "fm"}}
+                ],
+                "stages": [{"name": "rr", "planner": "round_robin", "games_per_pairing": 2}],
+            }
+        )
+    )
+    done = tourney("run", config, "--workers", "1", "--no-progress", cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir = tmp_path / "runs" / "fools"
+    written = (run_dir / "games.pgn").read_text()
+    games = []
+    stream = io.StringIO(written)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        games.append(game)
+    # each side is white once; the script mates white every time
+    assert [(g.headers["White"], g.headers["Result"]) for g in games] == [("fm-1", "0-1"), ("fm-2", "0-1")]
+    assert all(g.headers["TimeControl"] == "5+0.1" and g.headers["Termination"] == "normal" for g in games)
+    assert all(g.end().board().is_checkmate() for g in games)
+    assert games[0].next() is not None and games[0].next().comment.startswith("-0.25/3 ")  # type: ignore[union-attr]
+    again = tourney("pgn", run_dir, "-o", tmp_path / "again.pgn", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.pgn").read_text() == written
+    report = (run_dir / "report.html").read_text()
+    assert "rnbqkbnr" in report  # the board replay's first rank, in the report's data
+    assert_nothing_left([str(run_dir), tag])

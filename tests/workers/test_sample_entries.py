@@ -53,7 +53,10 @@ def test_sample_entry_plays_its_first_moves(cache: ArtifactCache, entry: Path) -
     name = spec.name
     opp_name = read_entry_yaml(Path(__file__).resolve().parents[1] / "fixtures" / opponent).name
     result = play(
-        cache, game, board, [entry, (opponent, OPPONENT_ARGS.get(game, []))],
+        cache,
+        game,
+        board,
+        [entry, (opponent, OPPONENT_ARGS.get(game, []))],
         orders=[[name, opp_name], [opp_name, name]],
         limits=Limits(move_wall_s=10.0),
         max_moves=MOVES.get(game, 4),
