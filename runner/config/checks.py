@@ -25,6 +25,7 @@ from runner.config.models import (
     EngineModel,
     EntrySource,
     GauntletStage,
+    OpeningsModel,
     PermutationsStage,
     SeedingStage,
     SystemTestStage,
@@ -44,6 +45,7 @@ from runner.domain.games import (
     same_game,
 )
 from runner.domain.games.base import BoardError, Game
+from runner.domain.openings import OPENINGS_BOARD, BookError
 from runner.domain.placeholders import run_arg_problems
 from runner.domain.registry import ENGINE_PROTOCOLS, protocol_carries
 
@@ -268,6 +270,28 @@ class Checker:
                 )
                 self.add(loc, f"entry names {shown} are already used by {dotted(first)}")
 
+    def _openings_ok(self) -> bool:
+        """Check the ``openings`` book (the game is chess, the book reads, its positions are legal);
+        whether stages may list the board ``openings``."""
+        raw = self.data.get("openings")
+        if raw is None:
+            return False
+        try:
+            model = OpeningsModel.model_validate(raw)
+        except ValidationError:
+            return True  # the schema pass reports it at its place
+        if self.data.get("game") != "chess":
+            self.add(("openings",), "an opening book needs game: chess")
+            return True
+        params = self.data.get("game_params")
+        chess960 = isinstance(params, dict) and params.get("variant") == "chess960"
+        seed = self.data.get("seed", 0)
+        try:
+            model.load(self.base_dir, seed if isinstance(seed, int) else 0, chess960)
+        except BookError as e:
+            self.add(("openings", "file"), str(e))
+        return True
+
     def _check_system_programs(self, loc: Loc, specs: list[EntrySpec]) -> None:
         """An entry that runs a program of the system (``command: /usr/games/stockfish``) needs it
         installed: one line naming the program, and the Debian package for /usr/games ones."""
@@ -300,7 +324,7 @@ class Checker:
         # imported while this package is still initialising
         from runner.domain.stages import requirements
 
-        defined = [*boards, DEFAULT_BOARD]
+        defined = [*boards, DEFAULT_BOARD, *([OPENINGS_BOARD] if self._openings_ok() else [])]
         raw_boards = self.data.get("boards")
         board_names = set(raw_boards) if isinstance(raw_boards, dict) else set()
         opponents = list(self.opponents)

@@ -35,6 +35,7 @@ from runner.domain.engine_clock import TimeControl
 from runner.domain.entries import EntrySpec
 from runner.domain.games import GAME_NAMES, get_game
 from runner.domain.games.base import Game
+from runner.domain.openings import OPENINGS_BOARD, Opening, read_book, select
 from runner.domain.registry import SandboxKind, sandbox_bind_problem
 from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
@@ -180,6 +181,29 @@ class EngineModel(BaseModel):
         if self.options:
             d["options"] = dict(self.options)
         return d
+
+
+class OpeningsModel(BaseModel):
+    """Chess: an opening book whose positions become boards (docs/engines.md, "Openings")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="An EPD (one position a line) or PGN book, relative to the config file.")
+    order: Literal["random", "sequential"] = Field(
+        default="sequential", description="Book order, or shuffled by the tournament seed (random)."
+    )
+    plies: int | None = Field(
+        default=None, ge=0, description="PGN books: play this many plies of each line (default: all)."
+    )
+    start: int = Field(default=1, ge=1, description="The first opening to use (1-based, in book order).")
+    count: int | None = Field(
+        default=None, ge=1, description="How many openings to use (default: all from start)."
+    )
+
+    def load(self, base_dir: Path, seed: int, chess960: bool) -> list[Opening]:
+        """The selected openings; ``BookError`` says what is wrong with the book."""
+        book = read_book(base_dir / self.file, plies=self.plies, chess960=chess960)
+        return select(book, order=self.order, start=self.start, count=self.count, seed=seed)
 
 
 class EntrySource(BaseModel):
@@ -462,6 +486,11 @@ class TournamentConfig(BaseModel):
         "own `engine:` overrides it key by key (docs/engines.md).",
     )
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
+    openings: OpeningsModel | None = Field(
+        default=None,
+        description="Chess: an opening book; its positions are the boards opening-001 ..., and a stage "
+        "that lists the board 'openings' plays each of them as a game pair (docs/engines.md).",
+    )
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
     seed_opponents: list[EntrySource] = Field(
         default_factory=list,
@@ -509,7 +538,23 @@ class TournamentConfig(BaseModel):
         self._entries = dict(entries)
         self._opponents = dict(seed_opponents or {})
         self._boards = None
+        self._expand_openings()
         return self
+
+    def _expand_openings(self) -> None:
+        """The book's selected positions as boards, and ``openings`` in a stage's boards as their
+        names (idempotent: a config bound again stays the same)."""
+        if self.openings is None or not any(OPENINGS_BOARD in st.boards for st in self.stages):
+            return
+        chess960 = self.game_params.get("variant") == "chess960"
+        chosen = self.openings.load(self._base_dir, self.seed, chess960)
+        for o in chosen:
+            self.boards.setdefault(o.name, BoardSpec(text=o.fen))
+        names = [o.name for o in chosen]
+        for st in self.stages:
+            if OPENINGS_BOARD in st.boards:
+                i = st.boards.index(OPENINGS_BOARD)
+                st.boards = [*st.boards[:i], *names, *st.boards[i + 1 :]]
 
     @property
     def base_dir(self) -> Path:
