@@ -53,7 +53,7 @@ def read_book(path: Path, *, plies: int | None = None, chess960: bool = False) -
 
 
 def _epd_openings(path: Path, text: str, chess960: bool) -> list[Opening]:
-    out = []
+    out: list[Opening] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -71,7 +71,7 @@ def _epd_openings(path: Path, text: str, chess960: bool) -> list[Opening]:
 
 
 def _pgn_openings(path: Path, text: str, plies: int | None, chess960: bool) -> list[Opening]:
-    out = []
+    out: list[Opening] = []
     stream = io.StringIO(text)
     while True:
         offset = stream.tell()
