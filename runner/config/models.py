@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from runner.config.errors import ConfigProblem
+from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import DEFAULT_BOARD, NAME_PATTERN, BoardResolver, BoardSpec
 from runner.domain.contracts import DEFAULT_MAX_MOVES, EntryRef, GameBound, Limits
 from runner.domain.engine_clock import TimeControl
@@ -204,6 +205,46 @@ class OpeningsModel(BaseModel):
         """The selected openings; ``BookError`` says what is wrong with the book."""
         book = read_book(base_dir / self.file, plies=self.plies, chess960=chess960)
         return select(book, order=self.order, start=self.start, count=self.count, seed=seed)
+
+
+class ResignModel(BaseModel):
+    """fastchess -resign: a side whose score stays this far below zero loses."""
+
+    model_config = ConfigDict(extra="forbid")
+    movecount: int = Field(
+        ge=1, description="Consecutive moves of the losing side's score at -score or worse."
+    )
+    score: int = Field(ge=1, description="Centipawns below zero (a mate against it counts).")
+    twosided: bool = Field(default=False, description="Only when the winning side's score agrees (>= score).")
+
+
+class DrawModel(BaseModel):
+    """fastchess -draw: a draw when both sides' scores stay near zero."""
+
+    model_config = ConfigDict(extra="forbid")
+    movenumber: int = Field(ge=0, description="Full moves played before a draw may be adjudicated.")
+    movecount: int = Field(ge=1, description="Consecutive moves of each side's score within score of zero.")
+    score: int = Field(ge=0, description="Centipawns from zero.")
+
+
+class AdjudicationModel(BaseModel):
+    """Chess: ending games from the engines' reported scores (docs/engines.md, "Adjudication")."""
+
+    model_config = ConfigDict(extra="forbid")
+    resign: ResignModel | None = Field(default=None, description="Adjudicate a loss (fastchess -resign).")
+    draw: DrawModel | None = Field(default=None, description="Adjudicate a draw (fastchess -draw).")
+    maxmoves: int | None = Field(
+        default=None,
+        ge=1,
+        description="A draw once each side made this many moves (fastchess -maxmoves).",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return Adjudication(
+            ResignRule(**self.resign.model_dump()) if self.resign else None,
+            DrawRule(**self.draw.model_dump()) if self.draw else None,
+            self.maxmoves,
+        ).to_dict()
 
 
 class EntrySource(BaseModel):
@@ -490,6 +531,12 @@ class TournamentConfig(BaseModel):
         default=None,
         description="Chess: an opening book; its positions are the boards opening-001 ..., and a stage "
         "that lists the board 'openings' plays each of them as a game pair (docs/engines.md).",
+    )
+    adjudication: AdjudicationModel | None = Field(
+        default=None,
+        description="Chess: end games from the engines' reported scores: resign, draw, maxmoves "
+        "(docs/engines.md); the coordinator accepts an adjudication only where the transcript's scores "
+        "give it.",
     )
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
     seed_opponents: list[EntrySource] = Field(

@@ -228,6 +228,8 @@ class MatchSpec:
     bound: GameBound = field(default_factory=GameBound)  # when a game is stopped and adjudicated
     #: fair timing (config ``timing.exclusive_cores``): the match holds a core of its own
     exclusive_cores: bool = False
+    #: adjudication from engines' reported scores (``runner.domain.adjudication``); empty: none
+    adjudication: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -291,6 +293,7 @@ class MatchSpec:
             "bound": self.bound.to_dict(),
             # only when asked for: specs stored or sent before fair timing read the same
             **({"exclusive_cores": True} if self.exclusive_cores else {}),
+            **({"adjudication": dict(self.adjudication)} if self.adjudication else {}),
         }
 
     @classmethod
@@ -307,6 +310,7 @@ class MatchSpec:
             # specs stored before bounds were configurable had the default move bound
             bound=GameBound.from_dict(d["bound"]) if "bound" in d else GameBound(),
             exclusive_cores=bool(d.get("exclusive_cores", False)),
+            adjudication=dict(d.get("adjudication") or {}),
         )
 
 

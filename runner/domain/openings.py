@@ -22,12 +22,13 @@ import chess
 import chess.pgn
 
 from runner.domain.seeds import derive_seed
+from runner.errors import UsageError
 
 #: the board name a stage lists to play every selected opening
 OPENINGS_BOARD = "openings"
 
 
-class BookError(ValueError):
+class BookError(UsageError, ValueError):
     """A book that cannot be read; the message starts ``FILE:LINE:`` where a line is at fault."""
 
 

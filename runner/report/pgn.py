@@ -23,6 +23,7 @@ from typing import TextIO
 import chess
 import chess.pgn
 
+from runner.domain.adjudication import ADJUDICATION
 from runner.domain.contracts import GameRecord, MatchSpec, SearchInfo, VerdictKind
 from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.games import get_game
@@ -84,7 +85,10 @@ def game_pgn(
     pgn.headers["Result"] = result_text(record)
     tcs = {s.describe() for s in settings}
     pgn.headers["TimeControl"] = tcs.pop() if len(tcs) == 1 else " / ".join(s.describe() for s in settings)
-    pgn.headers["Termination"] = TERMINATION.get(record.verdict.kind, "abandoned")
+    adjudicated = record.verdict.kind is VerdictKind.NORMAL and record.reason.startswith(ADJUDICATION)
+    pgn.headers["Termination"] = (
+        ADJUDICATION if adjudicated else TERMINATION.get(record.verdict.kind, "abandoned")
+    )
     if rules.chess960:
         pgn.headers["Variant"] = "Chess960"
     fen = rules.start_fen(spec.board_text)

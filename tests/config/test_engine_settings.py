@@ -10,8 +10,12 @@ import pytest
 import yaml
 
 from runner.config import ConfigError, load_config
+from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
+from runner.domain.contracts import MatchSpec
 from runner.domain.engine_clock import EngineSettings, TimeControl
 from runner.domain.entries import EntryError, load_entry
+from runner.domain.stages.tournament import match_spec
+from tests.stages.sim import simulate
 
 
 def engine_dir(root: Path, name: str, **over: object) -> Path:
@@ -107,3 +111,27 @@ def test_the_shipped_engines_config_validates_where_the_engines_are_installed() 
         pytest.skip("the Debian engines are not installed")
     cfg = load_config(root / "configs" / "engines.yaml")
     assert sorted(cfg.entry_specs()) == ["gnuchess", "phalanx", "stockfish"]
+
+
+def test_adjudication_rules_reach_every_match_spec(tmp_path: Path) -> None:
+    engine_dir(tmp_path, "a")
+    engine_dir(tmp_path, "b")
+    cfg = load_config(
+        config(
+            tmp_path,
+            """\
+            adjudication:
+              resign: {movecount: 3, score: 600, twosided: true}
+              draw: {movenumber: 34, movecount: 8, score: 20}
+              maxmoves: 150
+            entries: [{path: entries/a}, {path: entries/b}]
+            stages: [{name: s, planner: round_robin}]
+            """,
+        )
+    )
+    state, _ = simulate(cfg)
+    spec = match_spec(cfg, state.matches[0])
+    assert Adjudication.from_dict(spec.adjudication) == Adjudication(
+        ResignRule(3, 600, True), DrawRule(34, 8, 20), 150
+    )
+    assert MatchSpec.from_dict(spec.to_dict()) == spec

@@ -94,3 +94,14 @@ def test_scores_read_as_cutechess_writes_them() -> None:
     assert score_text(SearchInfo(cp=-5, depth=1)) == "-0.05/1"
     assert score_text(SearchInfo(mate=2)) == "+M2"
     assert score_text(None) == ""
+
+
+def test_an_adjudicated_game_says_so_in_termination() -> None:
+    moves = [MoveRecord("sf", "e2e4", 10.0, None, SearchInfo(cp=900)), MoveRecord("gc", "e7e5", 10.0)]
+    reason = "adjudication: draw at 1 moves (maxmoves)"
+    record = GameRecord(
+        ["sf", "gc"], None, {"sf": 0, "gc": 0}, Verdict(VerdictKind.NORMAL, None, reason), moves, reason
+    )
+    game = parsed(str(game_pgn("e", spec(), 1, record)))
+    assert (game.headers["Termination"], game.headers["Result"]) == ("adjudication", "1/2-1/2")
+    assert game.end().comment.endswith(reason)
