@@ -22,7 +22,7 @@ def test_the_shipped_book_holds_20_legal_positions_made_from_the_start() -> None
     book = read_book(SHIPPED_BOOK)
     assert [o.name for o in book] == [f"opening-{i:03d}" for i in range(1, 21)]
     assert len({o.fen for o in book}) == 20
-    assert all(chess.Board(o.fen).is_valid() and chess.Board(o.fen).fullmove_number == 1 for o in book)
+    assert all(chess.Board(o.fen).is_valid() and chess.Board(o.fen).fullmove_number == 4 for o in book)
 
 
 def test_selection_by_start_count_and_a_seeded_random_order() -> None:
