@@ -181,3 +181,35 @@ def test_a_chess_run_writes_games_pgn_and_tourney_pgn_writes_it_again(tmp_path: 
     report = (run_dir / "report.html").read_text()
     assert "rnbqkbnr" in report  # the board replay's first rank, in the report's data
     assert_nothing_left([str(run_dir), tag])
+
+
+FAKE_XBOARD = ROOT / "tests" / "fixtures" / "chess" / "fake-xboard"
+
+
+def test_an_xboard_engine_gets_level_time_and_otim_and_may_answer_in_san(tmp_path: Path) -> None:
+    xb = f"{FAKE_XBOARD}:xb-fools-mate"
+    game = play(tmp_path, "--tc", "40/3+0.5", xb, xb)
+    assert [m["move"] for m in game["moves"]] == ["f2f3", "e7e5", "g2g4", "d8h4"]  # SAN made UCI
+    assert game["verdict"]["detail"] == "checkmate"
+    assert game["moves"][0]["search"] == {"cp": -25, "mate": None, "depth": 1}  # its thinking line
+    white = game["stderr"]["xb-fools-mate"]
+    assert white[:3] == ["level 40 0:03 0.5", "time 300", "otim 300"]  # centiseconds
+    w0 = game["moves"][0]["wall_ms"]
+    assert white[3] == f"time {int((3000 - w0 + 500) / 10)}"  # its own clock after its first move
+    assert white[-1] == "got quit"
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "detail"),
+    [("xb-resigns", "resign", "resigned"), ("xb-no-done", "timeout", "no feature done=1 within 5 s")],
+)
+def test_an_xboard_engine_that_resigns_or_never_finishes_its_features(
+    tmp_path: Path, mode: str, kind: str, detail: str
+) -> None:
+    game = play(tmp_path, f"{FAKE_XBOARD}:{mode}", f"{FAKE_XBOARD}:xb-fools-mate", timeout=30)
+    assert (game["verdict"]["kind"], game["verdict"]["player"], game["verdict"]["detail"]) == (
+        kind,
+        mode,
+        detail,
+    )
+    assert game["winner"] == "xb-fools-mate"
