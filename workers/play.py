@@ -139,7 +139,8 @@ def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
 
 
 def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """``--tc`` / ``--st`` as engine settings (docs/engines.md); none: the default clock."""
+    """``--tc`` / ``--st`` / ``--nodes`` / ``--depth`` as engine settings (docs/engines.md); none:
+    the default clock."""
     flags: dict[str, Any] = {}
     if getattr(args, "tc", None):
         try:
@@ -150,6 +151,12 @@ def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
         if args.st <= 0:
             raise UsageError("--st must be positive")
         flags["st_s"] = args.st
+    for key in ("nodes", "depth"):
+        value = getattr(args, key, None)
+        if value is not None:
+            if value < 1:
+                raise UsageError(f"--{key} must be at least 1")
+            flags[key] = value
     return flags
 
 

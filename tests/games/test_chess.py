@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import chess
 import pytest
 
 from runner.domain.contracts import (
@@ -117,3 +118,30 @@ def test_search_info_travels_with_the_move() -> None:
     assert MoveRecord.from_dict(move.to_dict()) == move
     plain = MoveRecord("a", "e2e4", 12.5, 3.0)
     assert plain.to_dict()["search"] is None and MoveRecord.from_dict(plain.to_dict()) == plain
+
+
+def test_the_ends_agree_with_python_chess_on_its_full_move_stack() -> None:
+    # random games (seeded, shuffling pieces about so that positions repeat): the state keeps no
+    # move stack, so its repetition rule is checked against python-chess's own on a board with one
+    game = Chess()
+    rng = random.Random(29)
+    reasons = set()
+    for _ in range(20):
+        state = game.new_game("startpos", 2)
+        reference = chess.Board()
+        while game.outcome(state) is None:
+            moves = sorted(reference.legal_moves, key=lambda m: (m.uci() not in _SHUFFLES, m.uci()))
+            move = moves[0] if rng.random() < 0.6 and moves[0].uci() in _SHUFFLES else rng.choice(moves)
+            state = game.play(state, move)
+            reference.push(move)
+            expected = reference.outcome(claim_draw=False)
+            repeated = reference.is_repetition(3)
+            fifty = reference.is_fifty_moves()
+            assert (game.outcome(state) is not None) == (expected is not None or repeated or fifty)
+        outcome = game.outcome(state)
+        assert outcome is not None
+        reasons.add(outcome.reason)
+    assert "3-fold repetition" in reasons
+
+
+_SHUFFLES = {"g1f3", "f3g1", "g8f6", "f6g8", "b1c3", "c3b1", "b8c6", "c6b8"}

@@ -9,8 +9,10 @@ cutechess and fastchess end them without a claim, at the third repetition of a p
 or when the 50-move rule allows a draw. ``Outcome.reason`` names the rule: it is the
 PGN ``Termination`` and what the coordinator's re-judging compares.
 
-States are immutable values: ``play`` copies the board (with its move stack, which the
-repetition rule needs) and never changes the one it was given.
+States are immutable values: ``play`` copies the board and never changes the one it was
+given. It copies the board without its move stack (a copy with it costs a game's length on
+every move): the state keeps instead the positions since the last capture or pawn move,
+which is what the repetition rule reads.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ _ENDINGS = {
 
 @dataclass(frozen=True)
 class ChessState:
-    board: chess.Board  # never changed once in a state
+    board: chess.Board  # never changed once in a state; without its move stack (module doc)
     result: Outcome | None = None
+    #: the positions since the last capture or pawn move, this one last (``_position_key``): all
+    #: that the repetition rule needs, so that a move copies no move stack
+    since_reset: tuple[str, ...] = ()
 
 
 class Chess(Game[ChessState, chess.Move]):
@@ -103,7 +108,8 @@ class Chess(Game[ChessState, chess.Move]):
     def new_game(self, board_text: str, players: int) -> ChessState:
         if players != 2:
             raise ValueError(f"chess is played by 2, not {players}")
-        return ChessState(self.board_of(board_text))
+        board = self.board_of(board_text)
+        return ChessState(board, None, (_position_key(board),))
 
     def to_move(self, state: ChessState) -> int:
         return 0 if state.board.turn == chess.WHITE else 1
@@ -118,15 +124,17 @@ class Chess(Game[ChessState, chess.Move]):
             raise IllegalMove("the game is over")
         if not state.board.is_legal(move):
             raise IllegalMove(f"{move.uci()} is not legal in {state.board.fen()}")
-        board = state.board.copy()
+        board = state.board.copy(stack=False)
         board.push(move)
-        return ChessState(board, _ending(board))
+        key = _position_key(board)
+        since = (*state.since_reset, key) if board.halfmove_clock else (key,)
+        return ChessState(board, _ending(board, since), since)
 
     def outcome(self, state: ChessState) -> Outcome | None:
         return state.result
 
     def forfeit(self, state: ChessState, seat: int) -> ChessState:
-        return ChessState(state.board, _won_by(1 - seat, FORFEIT))
+        return ChessState(state.board, _won_by(1 - seat, FORFEIT), state.since_reset)
 
     # -- text -----------------------------------------------------------
     def render(self, state: ChessState) -> str:
@@ -157,7 +165,14 @@ def _won_by(seat: int, reason: str) -> Outcome:
     return Outcome((seat,), (1, 0) if seat == 0 else (0, 1), reason)
 
 
-def _ending(board: chess.Board) -> Outcome | None:
+def _position_key(board: chess.Board) -> str:
+    """What makes two positions the same for the repetition rule: placement, side to move,
+    castling rights and a legal en passant square (FEN's first four fields, python-chess's
+    default of showing en passant only where it is legal)."""
+    return board.fen().rsplit(" ", 2)[0]
+
+
+def _ending(board: chess.Board, since_reset: tuple[str, ...]) -> Outcome | None:
     """How the rules end the game at ``board``, or None. Repetition and the 50-move rule
     end it without a claim, as engine testers expect (module doc)."""
     over = board.outcome(claim_draw=False)
@@ -166,7 +181,7 @@ def _ending(board: chess.Board) -> Outcome | None:
         return _won_by(winner, CHECKMATE)
     if over is not None:
         return Outcome((), (0, 0), _ENDINGS.get(over.termination, over.termination.name.lower()))
-    if board.is_repetition(3):
+    if since_reset.count(since_reset[-1]) >= 3:
         return Outcome((), (0, 0), REPETITION)
     if board.is_fifty_moves():
         return Outcome((), (0, 0), FIFTY_MOVES)
