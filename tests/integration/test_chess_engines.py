@@ -199,6 +199,13 @@ def test_an_xboard_engine_gets_level_time_and_otim_and_may_answer_in_san(tmp_pat
     assert white[-1] == "got quit"
 
 
+def test_an_xboard_engine_on_nodes_and_depth_gets_nps_st_and_sd(tmp_path: Path) -> None:
+    xb = f"{FAKE_XBOARD}:xb-fools-mate"
+    game = play(tmp_path, "--nodes", "5000", "--depth", "7", xb, xb)
+    assert game["verdict"]["detail"] == "checkmate"
+    assert game["stderr"]["xb-fools-mate"][:3] == ["nps 5000", "st 1", "sd 7"]
+
+
 @pytest.mark.parametrize(
     ("mode", "kind", "detail"),
     [("xb-resigns", "resign", "resigned"), ("xb-no-done", "timeout", "no feature done=1 within 5 s")],

@@ -4,7 +4,8 @@ Per game, one engine process:
 
     xboard / protover 2   -> feature ... done=1     (none within 2 s: a protocol-1 engine)
     new / variant fischerandom / force / post / easy
-    level 40 1 0 | level 0 0:10 0.1 | st 1 ; sd N ; memory MB / cores N / option NAME=VALUE
+    level 40 1 0 | level 0 0:10 0.1 | st 1 ; sd N ; nps N (nodes: with st 1) ;
+    memory MB / cores N / option NAME=VALUE
     setboard FEN          (a start that is not the standard one; needs feature setboard=1)
     ping N                -> pong N                  (feature ping=1: the handshake's end)
     [force / usermove e2e4 ...] time CS / otim CS / go   (its first move, from force mode)
@@ -139,6 +140,12 @@ class XboardProtocol(EngineProtocol):
             out.append(f"level {s.tc.moves or 0} {base} {s.tc.inc_s:g}\n")
         if s.st_s is not None:
             out.append(f"st {max(1, round(s.st_s))}\n")
+        if s.nodes is not None and self.features.get("nps") != "0":
+            # xboard has no node limit: with nps N an engine counts N nodes as one second, so
+            # nodes per move are nps N and st 1 (where no other clock is set)
+            out.append(f"nps {s.nodes}\n")
+            if not s.timed:
+                out.append("st 1\n")
         if s.depth is not None:
             out.append(f"sd {s.depth}\n")
         for name, value in s.options.items():
