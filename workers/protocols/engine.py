@@ -131,7 +131,7 @@ class EngineProtocol(TextBoardProtocol):
         deadline = time.monotonic() + QUIT_GRACE_S
         with contextlib.suppress(Exception):  # the game is decided: a slow quit only costs the grace
             while time.monotonic() < deadline:
-                if isinstance(self.proc.read_line(deadline - time.monotonic()), RunOutcome):
+                if isinstance(self.proc.read_line(deadline - time.monotonic(), pause=False), RunOutcome):
                     break  # it left by itself
         self.proc.close()
 
