@@ -37,6 +37,7 @@ HANDLERS = {
     "replay": "runner.commands.report:cmd_replay",
     "report": "runner.commands.report:cmd_report",
     "build-log": "runner.commands.build_log:cmd_build_log",
+    "pgn": "runner.commands.pgn:cmd_pgn",
 }
 
 
@@ -126,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
+    s.add_argument("--tc", help="chess engines: time control, e.g. 10+0.1 or 40/60 (default 10+0.1)")
+    s.add_argument("--st", type=float, help="chess engines: seconds per move")
+    s.add_argument("--nodes", type=int, help="chess engines: nodes per move (UCI go nodes)")
+    s.add_argument("--depth", type=int, help="chess engines: plies per move")
+    s.add_argument("--variant", help="the game's variant parameter (chess: standard or chess960)")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")
     s.add_argument("entries", nargs="+", metavar="ENTRY_DIR[:VARIANT]")
 
@@ -187,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", help="write standings CSV here")
     s.add_argument("--json", help="write standings JSON here")
     s.add_argument("--games-jsonl", help="write every game with its transcript as JSON Lines here")
+
+    s = command("pgn", help="write a chess run's games as PGN again (runs/NAME/games.pgn)")
+    s.add_argument("run_dir")
+    s.add_argument("-o", "--output", help="write here instead of RUN/games.pgn ('-': standard output)")
 
     s = command("build-log", help="print the full log of an entry's failed build")
     s.add_argument("run_dir")

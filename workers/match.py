@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runner.domain.adjudication import Adjudication, ruling
 from runner.domain.contracts import (
     EntryRef,
     GameBound,
@@ -113,6 +114,8 @@ class _Game:
         self.protocols: dict[int, EntryProtocol] = {}
         self.open_hosts: dict[int, EntryHost] = {}
         self.stderr_notes = StderrNotes()  # what each entry says on stderr reaches the organiser
+        rules = Adjudication.from_dict(spec.adjudication) if spec.adjudication else None
+        self.adjudication = rules if rules is not None and rules.active and len(order) == 2 else None
 
     def play(self) -> GameRecord:
         try:
@@ -142,17 +145,29 @@ class _Game:
             self._seat(seat, d)
         started = time.monotonic()
         stopped_by: str | None = None
+        adjudicated_by: Outcome | None = None
         while game.outcome(self.state) is None:
             stopped_by = bound_reached(self.bound, len(self.moves), time.monotonic() - started)
             if stopped_by is not None:
                 break
             self._turn(game.to_move(self.state))
+            adjudicated_by = self._adjudicated()
+            if adjudicated_by is not None:
+                break
         for proto in self.protocols.values():
             with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
                 proto.end()
         if stopped_by is not None:
             return self._stopped(stopped_by)
-        return self._record()
+        return self._record(adjudicated_by)
+
+    def _adjudicated(self) -> Outcome | None:
+        """The engines' scores end the game (``runner.domain.adjudication``), or None; only
+        a game still going by the rules, with no verdict, is adjudicated."""
+        if self.adjudication is None or self.verdicts or self.game.outcome(self.state) is not None:
+            return None
+        seats = {name: seat for seat, name in enumerate(self.order)}
+        return ruling(self.adjudication, [(seats[m.player], m.search) for m in self.moves])
 
     def _seat(self, seat: int, entry_dir: Path) -> None:
         """Open the seat's host and protocol; a failure to begin forfeits the seat."""
@@ -175,6 +190,7 @@ class _Game:
             Seat(name, seat, mark, players=len(self.order)),
             self.spec.limits,
             self.spec.board_text,
+            [self.spec.entries[n].engine for n in self.order],
         )
         self.protocols[seat] = proto
         verdict = proto.begin(self.state)
@@ -196,8 +212,14 @@ class _Game:
             self._forfeit(seat, Verdict(VerdictKind.ILLEGAL_MOVE, name, str(e)))
             return
         record = MoveRecord(
-            name, self.game.format_move(reply.move), round(reply.wall_ms, 2), round(reply.cpu_ms, 2)
+            name,
+            self.game.format_move(reply.move),
+            round(reply.wall_ms, 2),
+            round(reply.cpu_ms, 2),
+            reply.search,
         )
+        for watching in self.protocols.values():  # engines keep both clocks from the recorded time
+            watching.moved(seat, record.wall_ms)
         self.moves.append(record)
         self.history.append(reply.move)
         self.state = after

@@ -35,13 +35,14 @@ from runner.domain.contracts import (
     VerdictKind,
     stable_id,
 )
+from runner.domain.engine_clock import TimeControl, merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import get_game
 from runner.domain.games.base import BoardError, Game
 from runner.domain.inert import inert
 from runner.domain.placeholders import ContestParams
 from runner.domain.redaction import redact
-from runner.domain.registry import UNSANDBOXED_WARNING, protocol_carries
+from runner.domain.registry import ENGINE_PROTOCOLS, UNSANDBOXED_WARNING, protocol_carries
 from runner.errors import EXIT_INFRASTRUCTURE, InfrastructureFailure, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
@@ -129,11 +130,35 @@ def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
         seen[spec.name] = seen.get(spec.name, 0) + 1
         if seen[spec.name] > 1:
             spec = dataclasses.replace(spec, name=f"{spec.name}#{seen[spec.name]}")
+        if spec.protocol in ENGINE_PROTOCOLS:
+            spec = dataclasses.replace(spec, engine=merged(spec.engine, _engine_flags(args)))
         specs.append(spec)
     if not game.min_players <= len(specs) <= game.max_players:
         players = f"{game.min_players}..{game.max_players}"
         raise UsageError(f"{game.name} takes {players} players, got {len(specs)}")
     return specs
+
+
+def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """``--tc`` / ``--st`` / ``--nodes`` / ``--depth`` as engine settings (docs/engines.md); none:
+    the default clock."""
+    flags: dict[str, Any] = {}
+    if getattr(args, "tc", None):
+        try:
+            flags["tc"] = TimeControl.parse(args.tc).text()
+        except ValueError as e:
+            raise UsageError(f"--tc: {e}") from None
+    if getattr(args, "st", None) is not None:
+        if args.st <= 0:
+            raise UsageError("--st must be positive")
+        flags["st_s"] = args.st
+    for key in ("nodes", "depth"):
+        value = getattr(args, key, None)
+        if value is not None:
+            if value < 1:
+                raise UsageError(f"--{key} must be at least 1")
+            flags[key] = value
+    return flags
 
 
 def seat_orders(names: list[str], games: int) -> list[list[str]]:
@@ -194,8 +219,9 @@ def _build_failures(
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"variant": args.variant} if getattr(args, "variant", None) else {}
     try:
-        game = get_game(args.game)
+        game = get_game(args.game, **params)
     except ValueError as e:
         raise UsageError(str(e)) from e
     if args.games < 1:
@@ -223,6 +249,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         limits=limits,
         seed=args.seed,
         sandbox=args.sandbox,
+        game_params=params,
     )
     fetch = local_fetch({s.digest: s.path for s in specs})
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)

@@ -87,7 +87,38 @@ class RecordingHost(EntryHost):
         return outcome
 
     def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
-        return self.inner.spawn(argv, limits)
+        return RecordingProcess(self.inner.spawn(argv, limits), self.entry, self.notes)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class RecordingProcess(InteractiveProcess):
+    """A persistent process whose stderr, reported when it ends (an engine's exit after
+    ``quit``, a crash), is handed to ``StderrNotes``; otherwise it delegates."""
+
+    def __init__(self, inner: InteractiveProcess, entry: str, notes: StderrNotes) -> None:
+        self.inner = inner
+        self.entry = entry
+        self.notes = notes
+        self._recorded = False
+
+    def send(self, text: str) -> None:
+        self.inner.send(text)
+
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        line = self.inner.read_line(timeout_s, pause=pause)
+        if isinstance(line, RunOutcome) and not self._recorded:
+            self._recorded = True  # an ended process reports the same end on every later read
+            self.notes.add(self.entry, line.stderr_tail)
+        return line
+
+    def pause(self) -> None:
+        self.inner.pause()
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.inner.cpu_ms
 
     def close(self) -> None:
         self.inner.close()

@@ -732,6 +732,20 @@ def _masked(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
+def _write_pgn(rd: RunDir) -> None:
+    """A chess run's ``games.pgn`` (docs/engines.md), from the store as the run ends."""
+    from runner.report.pgn import write_run_pgn
+
+    try:
+        count = write_run_pgn(rd.path)
+    except Exception as e:  # a broken PGN must not hide the standings
+        log.exception("PGN failed")
+        print(f"tourney run: could not write games.pgn: {e}", file=sys.stderr)
+        return
+    if count is not None:
+        print(f"PGN: {rd.path / 'games.pgn'} ({count} games)")
+
+
 def _finish_outputs(
     rd: RunDir, outcome: SessionOutcome, finished: bool, warmer: ReplayWarmer | None = None
 ) -> None:
@@ -758,6 +772,7 @@ def _finish_outputs(
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
+    _write_pgn(rd)
     print_standings(rd.path, outcome.state, data)
     if not finished:
         print(

@@ -8,6 +8,7 @@ the entrants that can reach it (asked of the planners' ``runner.domain.stages.re
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 from collections.abc import Iterator, Sequence
@@ -22,8 +23,10 @@ from runner.config.models import (
     STAGE_ADAPTER,
     AnyStage,
     EliminationStage,
+    EngineModel,
     EntrySource,
     GauntletStage,
+    OpeningsModel,
     PermutationsStage,
     SeedingStage,
     SprtStage,
@@ -32,6 +35,7 @@ from runner.config.models import (
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
+from runner.domain.engine_clock import merged
 from runner.domain.entries import EntryError, EntryPathRefused, EntrySpec, load_entry
 from runner.domain.entry_tree import RefusedPath
 from runner.domain.games import (
@@ -45,8 +49,9 @@ from runner.domain.games import (
 )
 from runner.domain.games.base import BoardError, Game
 from runner.domain.names import entry_name_problem
+from runner.domain.openings import OPENINGS_BOARD, BookError
 from runner.domain.placeholders import run_arg_problems
-from runner.domain.registry import protocol_carries
+from runner.domain.registry import ENGINE_PROTOCOLS, protocol_carries
 
 if TYPE_CHECKING:
     from runner.domain.stages.requirements import Objection
@@ -235,6 +240,7 @@ class Checker:
                         replace(s, name=f"{v.prefix or s.name}-{i:0{width}d}", args=[*s.args, *extra])
                     )
             specs = made
+        specs = self._with_engine_settings(src, specs)
         game = self.data.get("game")
         known_game = isinstance(game, str) and is_game_reference(game)
         wrong_game = [s.name for s in specs if known_game and not same_game(s.game, str(game))]
@@ -253,6 +259,7 @@ class Checker:
                 (*loc, "path"),
                 f"{entry_names(wrong_protocol)}: protocol {specs[0].protocol} cannot carry {game}",
             )
+        self._check_system_programs(loc, specs)
         taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:
@@ -279,6 +286,50 @@ class Checker:
                 )
                 self.add(loc, f"entry names {shown} are already used by {dotted(first)}")
 
+    def _openings_ok(self) -> bool:
+        """Check the ``openings`` book (the game is chess, the book reads, its positions are legal);
+        whether stages may list the board ``openings``."""
+        raw = self.data.get("openings")
+        if raw is None:
+            return False
+        try:
+            model = OpeningsModel.model_validate(raw)
+        except ValidationError:
+            return True  # the schema pass reports it at its place
+        if self.data.get("game") != "chess":
+            self.add(("openings",), "an opening book needs game: chess")
+            return True
+        params = self.data.get("game_params")
+        chess960 = isinstance(params, dict) and params.get("variant") == "chess960"
+        seed = self.data.get("seed", 0)
+        try:
+            model.load(self.base_dir, seed if isinstance(seed, int) else 0, chess960)
+        except BookError as e:
+            self.add(("openings", "file"), str(e))
+        return True
+
+    def _check_system_programs(self, loc: Loc, specs: list[EntrySpec]) -> None:
+        """An entry that runs a program of the system (``command: /usr/games/stockfish``) needs it
+        installed: one line naming the program, and the Debian package for /usr/games ones."""
+        programs = {s.run[0] for s in specs if s.run and s.run[0].startswith("/")}
+        missing = sorted(p for p in programs if not Path(p).exists())
+        for program in missing:
+            hint = f" (apt-get install {Path(program).name})" if program.startswith("/usr/games/") else ""
+            self.add((*loc, "path"), f"{program} is not installed on this machine{hint}")
+
+    def _with_engine_settings(self, src: EntrySource, specs: list[EntrySpec]) -> list[EntrySpec]:
+        """Engines get the config's ``each:`` and their own ``engine:`` over entry.yaml's options."""
+        each: dict[str, Any] = {}
+        raw_each = self.data.get("each")
+        if isinstance(raw_each, dict):
+            with contextlib.suppress(ValueError):  # the schema pass reports it at its place
+                each = EngineModel.model_validate(raw_each).settings_dict()
+        own = src.engine.settings_dict() if src.engine is not None else {}
+        return [
+            replace(s, engine=merged(s.engine, each, own)) if s.protocol in ENGINE_PROTOCOLS else s
+            for s in specs
+        ]
+
     def _check_stages(
         self,
         game: Game[Any, Any] | None,
@@ -289,7 +340,7 @@ class Checker:
         # imported while this package is still initialising
         from runner.domain.stages import requirements
 
-        defined = [*boards, DEFAULT_BOARD]
+        defined = [*boards, DEFAULT_BOARD, *([OPENINGS_BOARD] if self._openings_ok() else [])]
         raw_boards = self.data.get("boards")
         board_names = set(raw_boards) if isinstance(raw_boards, dict) else set()
         opponents = list(self.opponents)

@@ -30,12 +30,15 @@ from pydantic import (
 )
 
 from runner.config.errors import ConfigProblem
+from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import DEFAULT_BOARD, BoardResolver, BoardSpec
 from runner.domain.contracts import DEFAULT_MAX_MOVES, EntryRef, GameBound, Limits
+from runner.domain.engine_clock import TimeControl
 from runner.domain.entries import EntrySpec
 from runner.domain.games import GAME_NAMES, get_game
 from runner.domain.games.base import Game
 from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
+from runner.domain.openings import OPENINGS_BOARD, Opening, read_book, select
 from runner.domain.registry import SandboxKind, sandbox_bind_problem
 from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
@@ -143,6 +146,110 @@ class VariantsModel(BaseModel):
     keep_original: bool = Field(default=False, description="Keep the entry itself as well as its variants.")
 
 
+class EngineModel(BaseModel):
+    """How a chess engine thinks (docs/engines.md): its clock, per entry or for all (``each``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tc: str | None = Field(
+        default=None,
+        description="Time control as cutechess/fastchess write it: '40/60' (moves/seconds, repeating), "
+        "'10+0.1' (seconds + increment), '40/1:30+0.5'. Default 10+0.1 when no tc, st, nodes or depth.",
+    )
+    st: float | None = Field(default=None, gt=0, description="Seconds per move (UCI go movetime, xboard st).")
+    nodes: int | None = Field(default=None, ge=1, description="Nodes per move (UCI go nodes).")
+    depth: int | None = Field(default=None, ge=1, description="Plies per move (UCI go depth, xboard sd).")
+    timemargin: int | None = Field(
+        default=None,
+        ge=0,
+        le=60_000,
+        description="Milliseconds an engine may overstep its clock before its flag falls (default 50).",
+    )
+    options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Engine options (UCI setoption / xboard option): Hash, Threads..."
+    )
+
+    @field_validator("tc")
+    @classmethod
+    def _tc(cls, v: str | None) -> str | None:
+        if v is not None:
+            TimeControl.parse(v)  # its ValueError says what a tc looks like
+        return v
+
+    def settings_dict(self) -> dict[str, Any]:
+        """The keys set here, as ``EngineSettings.to_dict`` names them."""
+        names = {"tc": "tc", "st": "st_s", "nodes": "nodes", "depth": "depth", "timemargin": "timemargin_ms"}
+        d: dict[str, Any] = {
+            names[k]: v for k, v in self.model_dump(exclude={"options"}).items() if v is not None
+        }
+        if self.options:
+            d["options"] = dict(self.options)
+        return d
+
+
+class OpeningsModel(BaseModel):
+    """Chess: an opening book whose positions become boards (docs/engines.md, "Openings")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="An EPD (one position a line) or PGN book, relative to the config file.")
+    order: Literal["random", "sequential"] = Field(
+        default="sequential", description="Book order, or shuffled by the tournament seed (random)."
+    )
+    plies: int | None = Field(
+        default=None, ge=0, description="PGN books: play this many plies of each line (default: all)."
+    )
+    start: int = Field(default=1, ge=1, description="The first opening to use (1-based, in book order).")
+    count: int | None = Field(
+        default=None, ge=1, description="How many openings to use (default: all from start)."
+    )
+
+    def load(self, base_dir: Path, seed: int, chess960: bool) -> list[Opening]:
+        """The selected openings; ``BookError`` says what is wrong with the book."""
+        book = read_book(base_dir / self.file, plies=self.plies, chess960=chess960)
+        return select(book, order=self.order, start=self.start, count=self.count, seed=seed)
+
+
+class ResignModel(BaseModel):
+    """fastchess -resign: a side whose score stays this far below zero loses."""
+
+    model_config = ConfigDict(extra="forbid")
+    movecount: int = Field(
+        ge=1, description="Consecutive moves of the losing side's score at -score or worse."
+    )
+    score: int = Field(ge=1, description="Centipawns below zero (a mate against it counts).")
+    twosided: bool = Field(default=False, description="Only when the winning side's score agrees (>= score).")
+
+
+class DrawModel(BaseModel):
+    """fastchess -draw: a draw when both sides' scores stay near zero."""
+
+    model_config = ConfigDict(extra="forbid")
+    movenumber: int = Field(ge=0, description="Full moves played before a draw may be adjudicated.")
+    movecount: int = Field(ge=1, description="Consecutive moves of each side's score within score of zero.")
+    score: int = Field(ge=0, description="Centipawns from zero.")
+
+
+class AdjudicationModel(BaseModel):
+    """Chess: ending games from the engines' reported scores (docs/engines.md, "Adjudication")."""
+
+    model_config = ConfigDict(extra="forbid")
+    resign: ResignModel | None = Field(default=None, description="Adjudicate a loss (fastchess -resign).")
+    draw: DrawModel | None = Field(default=None, description="Adjudicate a draw (fastchess -draw).")
+    maxmoves: int | None = Field(
+        default=None,
+        ge=1,
+        description="A draw once each side made this many moves (fastchess -maxmoves).",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return Adjudication(
+            ResignRule(**self.resign.model_dump()) if self.resign else None,
+            DrawRule(**self.draw.model_dump()) if self.draw else None,
+            self.maxmoves,
+        ).to_dict()
+
+
 class EntrySource(BaseModel):
     """Where entries come from: an entry directory or a glob of them."""
 
@@ -159,6 +266,10 @@ class EntrySource(BaseModel):
     )
     variants: VariantsModel | None = Field(
         default=None, description="Make numbered variants of each included entry."
+    )
+    engine: EngineModel | None = Field(
+        default=None,
+        description="Chess engines: this entry's clock and options, over `each` (docs/engines.md).",
     )
 
 
@@ -465,7 +576,23 @@ class TournamentConfig(BaseModel):
     timing: TimingModel = Field(
         default_factory=TimingModel, description="Timing conditions: exclusive_cores (fair timing)."
     )
+    each: EngineModel | None = Field(
+        default=None,
+        description="Chess engines: the clock and options of every engine (fastchess -each); an entry's "
+        "own `engine:` overrides it key by key (docs/engines.md).",
+    )
     boards: dict[str, BoardSpec] = Field(default_factory=dict, description="Named boards.")
+    openings: OpeningsModel | None = Field(
+        default=None,
+        description="Chess: an opening book; its positions are the boards opening-001 ..., and a stage "
+        "that lists the board 'openings' plays each of them as a game pair (docs/engines.md).",
+    )
+    adjudication: AdjudicationModel | None = Field(
+        default=None,
+        description="Chess: end games from the engines' reported scores: resign, draw, maxmoves "
+        "(docs/engines.md); the coordinator accepts an adjudication only where the transcript's scores "
+        "give it.",
+    )
     entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
     seed_opponents: list[EntrySource] = Field(
         default_factory=list,
@@ -513,7 +640,23 @@ class TournamentConfig(BaseModel):
         self._entries = dict(entries)
         self._opponents = dict(seed_opponents or {})
         self._boards = None
+        self._expand_openings()
         return self
+
+    def _expand_openings(self) -> None:
+        """The book's selected positions as boards, and ``openings`` in a stage's boards as their
+        names (idempotent: a config bound again stays the same)."""
+        if self.openings is None or not any(OPENINGS_BOARD in st.boards for st in self.stages):
+            return
+        chess960 = self.game_params.get("variant") == "chess960"
+        chosen = self.openings.load(self._base_dir, self.seed, chess960)
+        for o in chosen:
+            self.boards.setdefault(o.name, BoardSpec(text=o.fen))
+        names = [o.name for o in chosen]
+        for st in self.stages:
+            if OPENINGS_BOARD in st.boards:
+                i = st.boards.index(OPENINGS_BOARD)
+                st.boards = [*st.boards[:i], *names, *st.boards[i + 1 :]]
 
     @property
     def base_dir(self) -> Path:

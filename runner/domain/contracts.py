@@ -33,6 +33,8 @@ class VerdictKind(StrEnum):
     CRASH = "crash"
     LEFT_PROCESSES = "left_processes"
     NO_OUTPUT = "no_output"
+    #: a chess engine gave the game up (xboard ``resign``): charged to it, the opponent wins
+    RESIGN = "resign"
     BUILD_FAILED = "build_failed"
     SYSTEM_ERROR = "system_error"
 
@@ -120,9 +122,15 @@ class EntryRef:
     run: list[str]  # argv, with "{mark}" placeholders
     build: str | None = None
     args: list[str] = field(default_factory=list)  # variant's extra argv
+    #: a chess engine's clock and options (``runner.domain.engine_clock.EngineSettings.to_dict``);
+    #: empty for every other protocol
+    engine: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not self.engine:  # absent when empty: specs and signatures of other games read as before
+            del d["engine"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> EntryRef:
@@ -220,6 +228,8 @@ class MatchSpec:
     bound: GameBound = field(default_factory=GameBound)  # when a game is stopped and adjudicated
     #: fair timing (config ``timing.exclusive_cores``): the match holds a core of its own
     exclusive_cores: bool = False
+    #: adjudication from engines' reported scores (``runner.domain.adjudication``); empty: none
+    adjudication: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -283,6 +293,7 @@ class MatchSpec:
             "bound": self.bound.to_dict(),
             # only when asked for: specs stored or sent before fair timing read the same
             **({"exclusive_cores": True} if self.exclusive_cores else {}),
+            **({"adjudication": dict(self.adjudication)} if self.adjudication else {}),
         }
 
     @classmethod
@@ -299,6 +310,7 @@ class MatchSpec:
             # specs stored before bounds were configurable had the default move bound
             bound=GameBound.from_dict(d["bound"]) if "bound" in d else GameBound(),
             exclusive_cores=bool(d.get("exclusive_cores", False)),
+            adjudication=dict(d.get("adjudication") or {}),
         )
 
 
@@ -308,15 +320,52 @@ class MoveRecord:
     move: str  # the game's canonical move text
     wall_ms: float
     cpu_ms: float | None = None
+    #: what an engine last reported of its search before this move (chess), else None
+    search: SearchInfo | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # asdict's generic deep copy, once per move of every result, was a visible
         # share of a worker's time per match (issue 13); the fields are plain values
-        return {"player": self.player, "move": self.move, "wall_ms": self.wall_ms, "cpu_ms": self.cpu_ms}
+        return {
+            "player": self.player,
+            "move": self.move,
+            "wall_ms": self.wall_ms,
+            "cpu_ms": self.cpu_ms,
+            "search": self.search.to_dict() if self.search is not None else None,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MoveRecord:
-        return cls(**d)
+        search = d.get("search")
+        return cls(
+            d["player"],
+            d["move"],
+            d["wall_ms"],
+            d.get("cpu_ms"),
+            SearchInfo.from_dict(search) if isinstance(search, dict) else None,
+        )
+
+
+@dataclass(frozen=True)
+class SearchInfo:
+    """An engine's last report of its search for one move: the score from the mover's side
+    (``cp`` centipawns, or ``mate`` in moves, negative when it is mated) and the depth.
+    Adjudication (docs/engines.md) and the PGN's move comments read it."""
+
+    cp: int | None = None
+    mate: int | None = None
+    depth: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cp": self.cp, "mate": self.mate, "depth": self.depth}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SearchInfo:
+        def num(key: str) -> int | None:
+            v = d.get(key)
+            return int(v) if v is not None else None
+
+        return cls(num("cp"), num("mate"), num("depth"))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from runner.domain.contracts import EntryRef
 from runner.domain.entry_tree import RefusedPath, check_root, read_named_file
@@ -24,7 +24,7 @@ from runner.domain.packing import entry_files as entry_files
 from runner.domain.packing import pack_entry as pack_entry
 from runner.domain.packing import unpack_entry as unpack_entry
 from runner.domain.placeholders import build_problems, run_arg_problems
-from runner.domain.registry import PROTOCOL_NAMES
+from runner.domain.registry import ENGINE_PROTOCOLS, PROTOCOL_NAMES
 from runner.errors import UsageError
 
 # the registries' names, under the names this module has always exported
@@ -59,7 +59,12 @@ class EntryModel(BaseModel):
     game: str
     protocol: str
     build: str | None = None
-    run: list[str]
+    run: list[str] = Field(default_factory=list)
+    #: a program of the system (``/usr/games/stockfish``) instead of ``run``: an absolute path,
+    #: run in the sandbox like any entry (docs/engines.md)
+    command: str | None = None
+    #: a chess engine's options (UCI ``setoption`` / xboard ``option``); a config may override them
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     variants: dict[str, VariantModel] = Field(default_factory=dict)
 
     @field_validator("name")
@@ -96,12 +101,21 @@ class EntryModel(BaseModel):
             )
         return v
 
-    @field_validator("run")
+    @field_validator("command")
     @classmethod
-    def _nonempty_run(cls, v: list[str]) -> list[str]:
-        if not v:
-            raise ValueError("run must name a program")
+    def _absolute_command(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith("/"):
+            raise ValueError(f"command must be an absolute path (like /usr/games/stockfish), got {v!r}")
         return v
+
+    @model_validator(mode="after")
+    def _one_program(self) -> EntryModel:
+        if bool(self.run) == (self.command is not None):
+            raise ValueError("name the program with exactly one of run: [argv...] or command: /absolute/path")
+        return self
+
+    def argv(self) -> list[str]:
+        return list(self.run) if self.run else [str(self.command)]
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,9 @@ class EntrySpec:
     args: list[str] = field(default_factory=list)
     author: str | None = None
     base_name: str = ""  # the entry.yaml name (variants share it)
+    #: a chess engine's settings (``EngineSettings.to_dict`` form): entry.yaml's options, and
+    #: what the config adds (``each:``, the entry's own line)
+    engine: dict[str, Any] = field(default_factory=dict)
 
     def ref(self) -> EntryRef:
         return EntryRef(
@@ -127,6 +144,7 @@ class EntrySpec:
             run=list(self.run),
             build=self.build,
             args=list(self.args),
+            engine=dict(self.engine),
         )
 
 
@@ -213,14 +231,22 @@ def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
         game=model.game,
         protocol=model.protocol,
         path=path,
-        run=list(model.run),
+        run=model.argv(),
         build=model.build,
         digest=digest,
         author=model.author,
         base_name=model.name,
+        engine=engine_defaults(model),
     )
     out = [base] if include_base or not model.variants else []
     # a variant is the base program with its own name and extra arguments
     for vname, v in model.variants.items():
-        out.append(replace(base, name=vname, run=list(model.run), args=list(v.args)))
+        out.append(replace(base, name=vname, run=model.argv(), args=list(v.args)))
     return out
+
+
+def engine_defaults(model: EntryModel) -> dict[str, Any]:
+    """What an engine entry brings of its settings: its options (the clock is the config's)."""
+    if model.protocol not in ENGINE_PROTOCOLS or not model.options:
+        return {}
+    return {"options": dict(model.options)}

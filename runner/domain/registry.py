@@ -27,9 +27,14 @@ PROTOCOL_GAMES: Mapping[str, frozenset[str]] = MappingProxyType(
         # the generic protocols carry every game, plugins included: see GENERIC_PROTOCOLS
         "text": frozenset(),
         "json": frozenset(),
+        # chess engines (docs/engines.md): persistent, on the engine protocol base
+        "uci": frozenset({"chess"}),
+        "xboard": frozenset({"chess"}),
     }
 )
 PROTOCOL_NAMES: tuple[str, ...] = tuple(PROTOCOL_GAMES)
+#: chess engine protocols: their entries carry ``EngineSettings`` (clock, options; docs/engines.md)
+ENGINE_PROTOCOLS: frozenset[str] = frozenset({"uci", "xboard"})
 #: protocols that speak through the game's own texts (``position_text``, ``parse_move``), so any game fits
 GENERIC_PROTOCOLS: frozenset[str] = frozenset({"text", "json"})
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.domain.adjudication import ADJUDICATION, Adjudication, ruling
 from runner.domain.contracts import GameBound, GameRecord, MatchResult, MatchSpec, VerdictKind
 from runner.domain.game_bound import MOVE_BOUND, STOPPED_BY, WALL_BOUND, adjudicated
 from runner.domain.games import get_game
@@ -63,7 +64,7 @@ def verify_result(spec: MatchSpec, result: MatchResult) -> None:
         if record.verdict.kind is VerdictKind.SYSTEM_ERROR:
             continue
         try:
-            _verify_game(rules, spec.board_text, record, spec.bound)
+            _verify_game(rules, spec.board_text, record, spec.bound, spec.adjudication)
         except ResultMismatch as e:
             raise ResultMismatch(f"game {number}: {e}") from None
 
@@ -83,8 +84,30 @@ def _check_bound(record: GameRecord, bound: GameBound) -> None:
         raise ResultMismatch("stopped by a game wall budget the match does not have")
 
 
+def _adjudication(record: GameRecord, rules_dict: dict[str, Any], seats: dict[str, int]) -> Outcome:
+    """The adjudication the transcript's reported scores give at its last move, and at no move
+    before it (docs/engines.md); ``ResultMismatch`` when they do not justify the recorded one."""
+    rules = Adjudication.from_dict(rules_dict)
+    if not rules.active:
+        raise ResultMismatch("adjudicated, but the match has no adjudication rules")
+    if record.verdict.kind is not VerdictKind.NORMAL:
+        raise ResultMismatch(f"adjudicated with a {record.verdict.kind.value} verdict")
+    transcript = [(seats[m.player], m.search) for m in record.moves]
+    for n in range(1, len(transcript)):
+        if ruling(rules, transcript[:n]) is not None:
+            raise ResultMismatch(f"the reported scores adjudicate the game after move {n}, not at its end")
+    outcome = ruling(rules, transcript)
+    if outcome is None:
+        raise ResultMismatch("the transcript's reported scores do not justify an adjudication")
+    return outcome
+
+
 def _verify_game(
-    rules: Game[Any, Any], board_text: str, record: GameRecord, bound: GameBound | None = None
+    rules: Game[Any, Any],
+    board_text: str,
+    record: GameRecord,
+    bound: GameBound | None = None,
+    adjudication: dict[str, Any] | None = None,
 ) -> None:
     order = list(record.order)
     seats = {name: seat for seat, name in enumerate(order)}
@@ -138,7 +161,11 @@ def _verify_game(
         except RulesError as e:
             raise ResultMismatch(f"move {n} ({move.player} {move.move!r}) is not legal: {e}") from None
     ruling: Outcome | None = None
-    if record.stopped_by:
+    if record.reason.startswith(ADJUDICATION) and not record.stopped_by:
+        if rules.outcome(state) is not None:
+            raise ResultMismatch("adjudicated, but the game ended by the rules")
+        ruling = _adjudication(record, adjudication or {}, seats)
+    elif record.stopped_by:
         if rules.outcome(state) is not None:
             raise ResultMismatch(f"stopped by its {record.stopped_by} bound, but the game ended by the rules")
         if charged is not None and charged not in forfeited:

@@ -16,6 +16,7 @@ from typing import Any
 
 from runner.domain.games.base import Game
 from runner.domain.games.boxing import BLOCKED, VACANT, BoxingState
+from runner.domain.games.chess import ChessState
 from runner.domain.games.mnk import EMPTY as MNK_EMPTY
 from runner.domain.games.mnk import MnkState
 from runner.domain.games.pousse import EMPTY as POUSSE_EMPTY
@@ -58,6 +59,19 @@ def mnk_grid(game: Game[Any, Any], state: MnkState, players: int) -> Grid:
     return Grid(state.width, state.height, state.cells, kinds)
 
 
+def chess_grid(game: Game[Any, Any], state: ChessState, players: int) -> Grid:
+    """The 8x8 board, rank 8 on top, pieces as FEN letters: White's (upper case) are seat 0's."""
+    rows = []
+    for rank in range(7, -1, -1):
+        row = ""
+        for file in range(8):
+            piece = state.board.piece_at(rank * 8 + file)
+            row += piece.symbol() if piece is not None else "."
+        rows.append(row)
+    kinds = {".": "empty", **{c: "seat0" for c in "PNBRQK"}, **{c: "seat1" for c in "pnbrqk"}}
+    return Grid(8, 8, "".join(rows), kinds)
+
+
 def generic_grid(game: Game[Any, Any], state: Any, players: int) -> Grid:
     """Each line of ``render()`` as a row, padded to the widest (a game
     without its own function still gets a readable, steppable picture)."""
@@ -72,6 +86,7 @@ GridFn = Callable[[Game[Any, Any], Any, int], Grid]
 
 GRID_FUNCTIONS: dict[str, GridFn] = {
     "boxing": boxing_grid,
+    "chess": chess_grid,
     "pousse": pousse_grid,
     "mnk": mnk_grid,
     "gomoku": mnk_grid,

@@ -114,7 +114,8 @@ def test_unknown_game(project: Path) -> None:
     got = problems(project, edit("game: boxing", "game: boxin"))
     assert (
         got[0]
-        == "3:7: game: unknown game 'boxin' (did you mean 'boxing'?); known: boxing, gomoku, mnk, pousse"
+        == "3:7: game: unknown game 'boxin' (did you mean 'boxing'?); "
+        "known: boxing, chess, gomoku, mnk, pousse"
     )
 
 

@@ -41,7 +41,7 @@ def test_digest_changes_with_code_and_pack_round_trips(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("name: r\ngame: chess\nprotocol: potm-arena\nrun: [x]\n", "unknown game 'chess'"),
+        ("name: r\ngame: checkers\nprotocol: potm-arena\nrun: [x]\n", "unknown game 'checkers'"),
         ("name: r\ngame: boxing\nprotocol: telnet\nrun: [x]\n", "unknown protocol 'telnet'"),
         ("name: r\ngame: boxing\nprotocol: potm-arena\nrun: [x]\ncolour: red\n", "colour"),
         ("- just a list\n", "expected a mapping"),

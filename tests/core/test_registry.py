@@ -63,6 +63,7 @@ def test_rank_keys_are_the_literal_the_config_accepts() -> None:
 def test_default_move_time_comes_from_the_game() -> None:
     assert {name: get_game(name).default_move_wall_s for name in GAME_NAMES} == {
         "boxing": 1.0,
+        "chess": 1.0,
         "gomoku": 1.0,
         "mnk": 1.0,
         "pousse": 2.0,

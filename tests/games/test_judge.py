@@ -143,7 +143,7 @@ def test_command_for_boxing_with_a_board_file(tmp_path: Path) -> None:
 def test_command_errors(tmp_path: Path) -> None:
     t = tmp_path / "t.txt"
     t.write_text("6\n")
-    unknown = tourney("judge", "--game", "chess", str(t))
+    unknown = tourney("judge", "--game", "checkers", str(t))
     assert unknown.returncode == 2 and "known games" in unknown.stderr
     board_for_pousse = tourney("judge", "--game", "pousse", "--board", str(t), str(t))
     assert board_for_pousse.returncode == 2 and "--board is for boxing" in board_for_pousse.stderr

@@ -50,7 +50,7 @@ def test_an_import_path_gives_the_class_with_its_parameters() -> None:
 
 
 def test_the_builtin_games_are_import_paths_too() -> None:
-    assert set(BUILTIN_GAMES) == {"boxing", "pousse", "mnk", "gomoku"}
+    assert set(BUILTIN_GAMES) == {"boxing", "chess", "pousse", "mnk", "gomoku"}
     for name, path in BUILTIN_GAMES.items():
         assert load_game_class(name) is load_game_class(path)
         assert get_game(path).name == name
@@ -82,7 +82,7 @@ def test_parameters_are_checked_before_the_constructor_runs() -> None:
         ("nim_game:Nimm", "module nim_game has no Nimm"),
         ("nim_game:NotAGame", "nim_game:NotAGame is not a subclass of runner.domain.games.base.Game"),
         ("nim_game:HalfAGame", "nim_game:HalfAGame does not define forfeit, format_move, legal_moves"),
-        ("chess", "unknown game 'chess'; known games: boxing, gomoku, mnk, pousse"),
+        ("checkers", "unknown game 'checkers'; known games: boxing, chess, gomoku, mnk, pousse"),
     ],
 )
 def test_a_broken_reference_says_what_went_wrong(reference: str, message: str) -> None:
@@ -114,7 +114,9 @@ def test_an_installed_distribution_registers_names_by_entry_point(
 def test_a_reference_is_recognised_without_importing() -> None:
     assert is_game_reference("boxing") and is_game_reference("pkg.mod:Cls")
     assert (
-        not is_game_reference("chess") and not is_game_reference("pkg.mod") and not is_game_reference("a:b:c")
+        not is_game_reference("checkers")
+        and not is_game_reference("pkg.mod")
+        and not is_game_reference("a:b:c")
     )
 
 

@@ -8,7 +8,7 @@ from runner.domain.games import GAME_NAMES, BadMoveText, BoardError, IllegalMove
 
 
 def test_every_seed_game_is_registered() -> None:
-    assert set(GAME_NAMES) == {"boxing", "pousse", "mnk", "gomoku"}
+    assert set(GAME_NAMES) == {"boxing", "chess", "pousse", "mnk", "gomoku"}
     for name in GAME_NAMES:
         game = get_game(name)
         assert game.name == name
@@ -16,8 +16,8 @@ def test_every_seed_game_is_registered() -> None:
 
 
 def test_unknown_game_lists_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="known games: boxing, gomoku, mnk, pousse"):
-        get_game("chess")
+    with pytest.raises(ValueError, match="known games: boxing, chess, gomoku, mnk, pousse"):
+        get_game("checkers")
 
 
 def test_boxing_max_box_parameter() -> None:

@@ -104,9 +104,9 @@ def test_a_runner_error_becomes_a_system_error_result_not_an_exception(cache: Ar
 
 
 def test_an_unknown_game_is_a_system_error_too() -> None:
-    spec = _spec("chess", "8", {"a": EntryRef("a", "0" * 64, "mnk", ["x"])})
+    spec = _spec("checkers", "8", {"a": EntryRef("a", "0" * 64, "mnk", ["x"])})
     result = play_match(spec, {}, PlainHostFactory())
-    assert result.system_error is not None and "chess" in result.system_error.detail
+    assert result.system_error is not None and "checkers" in result.system_error.detail
 
 
 def test_the_move_bound_stops_a_game_and_pousse_adjudicates_a_winner(cache: ArtifactCache) -> None:

@@ -101,7 +101,7 @@ def test_play_quiet_prints_results_only(tmp_path: Path) -> None:
     [
         (["--game", "pousse", "--size", "99"], "pousse board size"),
         (["--game", "mnk", "--size", "7x7"], "W H K"),
-        (["--game", "chess"], "unknown game"),
+        (["--game", "checkers"], "unknown game"),
     ],
 )
 def test_play_bad_arguments_exit_2_with_a_message(tmp_path: Path, args: list[str], needle: str) -> None:

@@ -7,6 +7,7 @@ takes the board text by keyword (the header some protocols send).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from runner.domain.contracts import Limits
@@ -14,12 +15,15 @@ from runner.domain.games.base import Game
 from runner.domain.registry import protocol_carries
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol
+from workers.protocols.engine import EngineProtocol
 from workers.protocols.gomocup import GomocupProtocol
 from workers.protocols.icfp98 import Icfp98Protocol
 from workers.protocols.json_lines import JsonProtocol
 from workers.protocols.mnk import MnkProtocol
 from workers.protocols.potm_arena import PotmArenaProtocol
 from workers.protocols.text import TextProtocol
+from workers.protocols.uci import UciProtocol
+from workers.protocols.xboard import XboardProtocol
 from workers.sandbox.base import EntryHost
 
 PROTOCOLS: dict[str, type[TextBoardProtocol]] = {
@@ -31,6 +35,8 @@ PROTOCOLS: dict[str, type[TextBoardProtocol]] = {
         GomocupProtocol,
         TextProtocol,
         JsonProtocol,
+        UciProtocol,
+        XboardProtocol,
     )
 }
 
@@ -55,17 +61,22 @@ def make_protocol(
     seat: Seat,
     limits: Limits,
     board_text: str,
+    engines: Sequence[dict[str, Any]] = (),
 ) -> EntryProtocol:
-    """A protocol instance for one seat of one game, after checking it can carry the game."""
+    """A protocol instance for one seat of one game, after checking it can carry the game.
+    ``engines`` are every seat's engine settings (``EntryRef.engine``), for engine protocols."""
     cls = protocol_class(name)
     if not protocol_carries(name, game.name):
         plays = ", ".join(sorted(cls.games))
         raise ValueError(f"protocol {name!r} cannot play {game.name!r} (it plays {plays})")
+    if issubclass(cls, EngineProtocol):
+        return cls(game, host, argv, seat, limits, board_text=board_text, engines=engines)
     return cls(game, host, argv, seat, limits, board_text=board_text)
 
 
 __all__ = [
     "PROTOCOLS",
+    "EngineProtocol",
     "EntryProtocol",
     "GomocupProtocol",
     "Icfp98Protocol",
@@ -75,6 +86,8 @@ __all__ = [
     "PotmArenaProtocol",
     "Seat",
     "TextProtocol",
+    "UciProtocol",
+    "XboardProtocol",
     "make_protocol",
     "protocol_class",
     "protocol_for",

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from runner.domain.contracts import Limits, Verdict
+from runner.domain.contracts import Limits, SearchInfo, Verdict
 from runner.domain.games.base import Game
 from runner.domain.registry import PROTOCOL_GAMES
 from workers.sandbox.base import EntryHost
@@ -26,6 +26,8 @@ class MoveReply:
     verdict: Verdict | None
     wall_ms: float
     cpu_ms: float = 0.0
+    #: an engine's last reported search for this move (score, depth), kept in the transcript
+    search: SearchInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,11 @@ class EntryProtocol(ABC):
     @abstractmethod
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
         """Ask the entry for its move in ``state``; ``history`` is every move so far."""
+
+    def moved(self, seat: int, wall_ms: float) -> None:
+        """Told after every move of the game (its seat, the wall time it took): engines on a
+        clock keep both sides' clocks from it."""
+        return None
 
     def end(self) -> None:
         """Called once when the game is over (persistent protocols say END)."""

@@ -69,9 +69,18 @@ class InteractiveProcess(ABC):
         """Write ``text`` (newline-terminated lines) to the process's stdin."""
 
     @abstractmethod
-    def read_line(self, timeout_s: float) -> str | RunOutcome:
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
         """The next stdout line without its newline, or a ``RunOutcome``
-        with ``failure`` set when the process died, timed out or broke a limit."""
+        with ``failure`` set when the process died, timed out or broke a limit.
+
+        ``pause``: a host that can stop the process between its turns (bwrap's cgroup
+        freezer) does so once a line is read; ``False`` leaves it running, for a process
+        whose line is not its whole answer (a chess engine's search info: ``pause()`` once
+        its move is read), where a freeze per line would cost time on its clock."""
+
+    def pause(self) -> None:
+        """Stop the process until it is spoken to again, where the host can (see ``read_line``)."""
+        return None
 
     @property
     @abstractmethod

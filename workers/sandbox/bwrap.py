@@ -739,7 +739,7 @@ class BwrapProcess(InteractiveProcess):
         self._pending += text.encode()
         self._flush()
 
-    def read_line(self, timeout_s: float) -> str | RunOutcome:
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
         if self._ended is not None:
             return self._ended
         if self._released:
@@ -753,7 +753,8 @@ class BwrapProcess(InteractiveProcess):
         while True:
             line = self._take_line()
             if line is not None:
-                self._freeze()  # it answered: nothing of it runs on the opponent's time
+                if pause:
+                    self._freeze()  # it answered: nothing of it runs on the opponent's time
                 return line
             if len(self._buf) > cap:
                 return self._stop(output_over=True)  # a line longer than the output cap
@@ -805,6 +806,10 @@ class BwrapProcess(InteractiveProcess):
             return self._usage.cpu_ms
         self._watch().sample()
         return self._usage.cpu_ms
+
+    def pause(self) -> None:
+        if self._ended is None and not self._released:
+            self._freeze()
 
     def close(self) -> None:
         self.release()

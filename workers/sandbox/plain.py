@@ -490,7 +490,8 @@ class PlainProcess(InteractiveProcess):
                     return
                 sel.select(remaining)
 
-    def read_line(self, timeout_s: float) -> str | RunOutcome:
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        # plain processes are never paused: ``pause`` changes nothing here
         if self._dead is not None:
             return self._dead
         proc, reaper = self._proc, self._reaper

@@ -51,6 +51,7 @@ ENTRY_POINT_GROUP = "tourney.games"
 BUILTIN_GAMES: Mapping[str, str] = MappingProxyType(
     {
         "boxing": "runner.domain.games.boxing:Boxing",
+        "chess": "runner.domain.games.chess:Chess",
         "gomoku": "runner.domain.games.mnk:Gomoku",
         "mnk": "runner.domain.games.mnk:Mnk",
         "pousse": "runner.domain.games.pousse:Pousse",

@@ -73,6 +73,7 @@ def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
         game_params=dict(config.game_params),
         bound=config.bound.to_bound(),
         exclusive_cores=config.timing.exclusive_cores,
+        adjudication=config.adjudication.to_dict() if config.adjudication is not None else {},
     )
 
 

@@ -1,0 +1,92 @@
+"""Opening books (runner/domain/openings.py, config `openings:`): EPD and PGN books become boards,
+selected by order/start/count, each played as a game pair; a bad book is a located error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import chess
+import pytest
+import yaml
+
+from runner.config import ConfigError, load_config
+from runner.domain.openings import BookError, read_book, select
+from tests.stages.sim import simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED_BOOK = ROOT / "configs" / "openings.epd"
+
+
+def test_the_shipped_book_holds_20_legal_positions_made_from_the_start() -> None:
+    book = read_book(SHIPPED_BOOK)
+    assert [o.name for o in book] == [f"opening-{i:03d}" for i in range(1, 21)]
+    assert len({o.fen for o in book}) == 20
+    assert all(chess.Board(o.fen).is_valid() and chess.Board(o.fen).fullmove_number == 4 for o in book)
+
+
+def test_selection_by_start_count_and_a_seeded_random_order() -> None:
+    book = read_book(SHIPPED_BOOK)
+    assert [o.name for o in select(book, order="sequential", start=3, count=2)] == [
+        "opening-003",
+        "opening-004",
+    ]
+    shuffled = [o.name for o in select(book, order="random", seed=5)]
+    assert shuffled == [o.name for o in select(book, order="random", seed=5)]
+    assert shuffled != [o.name for o in book] and sorted(shuffled) == [o.name for o in book]
+    assert shuffled != [o.name for o in select(book, order="random", seed=6)]
+    with pytest.raises(BookError, match="start 21 is past"):
+        select(book, order="sequential", start=21)
+
+
+def test_a_pgn_book_is_cut_at_plies(tmp_path: Path) -> None:
+    book = tmp_path / "book.pgn"
+    book.write_text('[Event "a"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n[Event "b"]\n\n1. d4 d5 2. c4 *\n')
+    cut = read_book(book, plies=2)
+    board = chess.Board()
+    board.push_san("e4")
+    board.push_san("e5")
+    assert cut[0].fen == board.fen()
+    assert len(read_book(book)) == 2 and chess.Board(read_book(book)[1].fen).fullmove_number == 2
+
+
+def chess_project(tmp_path: Path, book_text: str, **openings: object) -> Path:
+    for name in ("a", "b", "c"):
+        d = tmp_path / "entries" / name
+        d.mkdir(parents=True)
+        (d / "entry.yaml").write_text(
+            yaml.safe_dump({"name": name, "game": "chess", "protocol": "uci", "run": ["./engine"]})
+        )
+    (tmp_path / "book.epd").write_text(book_text)
+    config = {
+        "name": "book",
+        "seed": 3,
+        "game": "chess",
+        "openings": {"file": "book.epd", **openings},
+        "entries": [{"path": f"entries/{n}"} for n in ("a", "b", "c")],
+        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["openings"], "games_per_pairing": 2}],
+    }
+    path = tmp_path / "book.yaml"
+    path.write_text(json.dumps(config, indent=1))
+    return path
+
+
+def test_every_opening_is_a_game_pair_of_every_pairing(tmp_path: Path) -> None:
+    cfg = load_config(chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=3))
+    assert cfg.stages[0].boards == ["opening-001", "opening-002", "opening-003"]
+    state, _ = simulate(cfg)
+    matches = state.matches
+    assert len(matches) == 3 * 3  # 3 pairings x 3 openings, one match each
+    for m in matches:
+        a, b = m.players
+        assert [list(o) for o in m.orders] in ([[a, b], [b, a]], [[b, a], [a, b]])  # colours swapped
+        assert cfg.board_text(m.board_id) == read_book(SHIPPED_BOOK)[int(m.board_id[-3:]) - 1].fen
+
+
+def test_a_bad_book_line_is_located_in_the_book(tmp_path: Path) -> None:
+    lines = SHIPPED_BOOK.read_text().splitlines()
+    lines[4] = "this is no position"
+    with pytest.raises(ConfigError) as e:
+        load_config(chess_project(tmp_path, "\n".join(lines) + "\n"))
+    text = str(e.value)
+    assert "openings.file:" in text and "book.epd:5: not an EPD position" in text

@@ -1,0 +1,220 @@
+"""The engine protocol base: a persistent game engine on a clock (docs/engines.md).
+
+What every engine protocol shares, whatever it speaks (UCI and xboard now; GTP for Go
+would fit the same way): one process per game in the entry's sandbox, spoken to over its
+raw pipes (``InteractiveProcess``), never through python-chess's asyncio engine layer
+(about 30% slower per ply); a handshake with its own deadline; both sides' clocks kept
+from the wall time the worker measures around each answer; the engine's last reported
+search (score, depth) kept with its move; and a clean ``quit`` at the end.
+
+A subclass says how to greet the engine (``handshake``), how to ask for a move
+(``ask_move``) and how to read one line of its answer (``read_answer_line``).
+
+Verdicts, all the engine's: a crash or exit (``crash``/``no_output``), silence past the
+handshake deadline or past its clock (``timeout``, with the clock in the detail), output
+past ``limits.output_kb`` while thinking on one move (``bad_output``: a flood), text that
+is no move (``bad_output``); an illegal move is the match loop's ``illegal_move``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runner.domain.contracts import Limits, SearchInfo, Verdict, VerdictKind
+from runner.domain.engine_clock import Clock, EngineSettings
+from runner.domain.games.base import Game
+from runner.errors import EntryFault
+from workers.protocols.base import MoveReply, Seat
+from workers.protocols.common import TextBoardProtocol, failure_verdict, one_line
+from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+
+#: how long an engine may take to start and answer its handshake (uciok, readyok, features)
+HANDSHAKE_S = 5.0
+#: how long an engine may take to leave after ``quit`` before it is killed
+QUIT_GRACE_S = 0.5
+
+
+class Answer:
+    """What ``read_answer_line`` makes of one line: nothing yet, a move's text, or a verdict."""
+
+
+@dataclass(frozen=True)
+class MoveText(Answer):
+    text: str
+
+
+@dataclass(frozen=True)
+class Refusal(Answer):
+    """The engine ended its part of the game itself (resigned, or said something fatal)."""
+
+    kind: VerdictKind
+    detail: str
+
+
+class Failed(EntryFault):
+    """A verdict found while speaking to the engine (raised inside, returned at the boundary)."""
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.detail)
+        self.verdict = verdict
+
+
+class EngineProtocol(TextBoardProtocol):
+    """A persistent engine on a clock; ``engines`` are every seat's settings, in seat order."""
+
+    def __init__(
+        self,
+        game: Game[Any, Any],
+        host: EntryHost,
+        argv: list[str],
+        seat: Seat,
+        limits: Limits,
+        *,
+        board_text: str,
+        engines: Sequence[dict[str, Any]] = (),
+    ):
+        super().__init__(game, host, argv, seat, limits, board_text=board_text)
+        settings = [EngineSettings.from_dict(e) for e in engines] or [EngineSettings()] * seat.players
+        self.settings = settings[seat.index]
+        self.clocks = [Clock.start(s) for s in settings]
+        self.proc: InteractiveProcess | None = None
+        self.search: SearchInfo | None = None  # this move's last reported search
+        self.chatter: list[str] = []  # what it said that was no answer, kept for diagnosis (capped)
+
+    # -- the match loop's side ------------------------------------------------------------
+    def begin(self, state: Any) -> Verdict | None:
+        self.proc = self.host.spawn(self.argv, self.limits)
+        try:
+            self.handshake(time.monotonic() + HANDSHAKE_S)
+        except Failed as e:
+            return e.verdict
+        self.proc.pause()  # ready: nothing of it runs until its first turn
+        return None
+
+    def request_move(self, state: Any, history: list[Any]) -> MoveReply:
+        proc = self._proc()
+        clock = self.clocks[self.seat.index]
+        allowance_s = clock.allowance_ms() / 1000.0 if self.settings.timed else self.limits.move_wall_s
+        self.search = None
+        cpu_before = proc.cpu_ms
+        started = time.monotonic()
+        try:
+            with contextlib.suppress(OSError):  # if it has gone, reading says how
+                self.ask_move(state, history)
+            text = self._read_move(started + allowance_s)
+            wall_ms = (time.monotonic() - started) * 1000.0  # its clock stops as its move is read
+            proc.pause()  # it answered: nothing of it runs on the opponent's time
+        except Failed as e:
+            wall_ms = (time.monotonic() - started) * 1000.0
+            return MoveReply(None, e.verdict, wall_ms, max(0.0, proc.cpu_ms - cpu_before))
+        cpu_ms = max(0.0, proc.cpu_ms - cpu_before)
+        if self.settings.timed and clock.spend(wall_ms)[1]:
+            detail = f"flag fell: the move took {wall_ms / 1000.0:.3f} s with {clock.describe()}"
+            return MoveReply(None, self.verdict(VerdictKind.TIMEOUT, detail), wall_ms, cpu_ms)
+        outcome = RunOutcome(text.encode(), b"", 0, None, wall_ms, cpu_ms, 0)
+        reply = self.reply_from_line(text, outcome)
+        return MoveReply(reply.move, reply.verdict, wall_ms, cpu_ms, self.search)
+
+    def moved(self, seat: int, wall_ms: float) -> None:
+        self.clocks[seat] = self.clocks[seat].spend(wall_ms)[0]
+
+    def end(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(OSError):
+            self.proc.send(self.quit_command())
+        deadline = time.monotonic() + QUIT_GRACE_S
+        with contextlib.suppress(Exception):  # the game is decided: a slow quit only costs the grace
+            while time.monotonic() < deadline:
+                if isinstance(self.proc.read_line(deadline - time.monotonic(), pause=False), RunOutcome):
+                    break  # it left by itself
+        self.proc.close()
+
+    # -- what a protocol defines --------------------------------------------------------------
+    @abstractmethod
+    def handshake(self, deadline: float) -> None:
+        """Greet the engine, set its options and game; raise ``Failed`` for a verdict."""
+
+    @abstractmethod
+    def ask_move(self, state: Any, history: list[Any]) -> None:
+        """Send what makes the engine think on ``state`` (position, clocks, go)."""
+
+    @abstractmethod
+    def read_answer_line(self, line: str) -> Answer | None:
+        """One line of the engine's output while it thinks: a move, a refusal, or None (search
+        info, kept in ``self.search``, or chatter)."""
+
+    def quit_command(self) -> str:
+        return "quit\n"
+
+    # -- helpers for subclasses --------------------------------------------------------------
+    def _proc(self) -> InteractiveProcess:
+        if self.proc is None:
+            raise RuntimeError(f"{self.name}: request_move before begin")
+        return self.proc
+
+    def read_until(self, deadline: float, waiting_for: str, accept: Any) -> str:
+        """Lines until ``accept(line)`` is true (that line is returned); ``Failed`` with a
+        ``timeout`` verdict at ``deadline``, or with how the engine ended before it."""
+        proc = self._proc()
+        while True:
+            line = proc.read_line(max(0.0, deadline - time.monotonic()), pause=False)
+            if isinstance(line, RunOutcome):
+                raise Failed(self._ended(line, waiting_for))
+            if accept(line):
+                return line
+            self.note(line)
+
+    def note(self, line: str) -> None:
+        if line.strip() and len(self.chatter) < 50:
+            self.chatter.append(one_line(line, 200))
+
+    def _read_move(self, deadline: float) -> str:
+        proc = self._proc()
+        cap, taken = self.limits.output_kb * 1024, 0
+        while True:
+            line = proc.read_line(max(0.0, deadline - time.monotonic()), pause=False)
+            if isinstance(line, RunOutcome):
+                if line.failure is VerdictKind.TIMEOUT:
+                    raise Failed(self._timed_out())
+                raise Failed(self._ended(line, "its move"))
+            taken += len(line) + 1
+            if taken > cap:
+                detail = f"printed over {self.limits.output_kb} KiB while thinking on one move (output_kb)"
+                raise Failed(self.verdict(VerdictKind.BAD_OUTPUT, detail))
+            answer = self.read_answer_line(line)
+            if isinstance(answer, MoveText):
+                return answer.text
+            if isinstance(answer, Refusal):
+                raise Failed(self.verdict(answer.kind, answer.detail))
+
+    def _timed_out(self) -> Verdict:
+        if self.settings.timed:
+            clock = self.clocks[self.seat.index]
+            return self.verdict(VerdictKind.TIMEOUT, f"flag fell: no move with {clock.describe()}")
+        return self.verdict(
+            VerdictKind.TIMEOUT, f"no move within {self.limits.move_wall_s:g} s ({self.settings.describe()})"
+        )
+
+    def _ended(self, outcome: RunOutcome, waiting_for: str) -> Verdict:
+        if outcome.failure is VerdictKind.TIMEOUT:
+            return self.verdict(VerdictKind.TIMEOUT, f"no answer while waiting for {waiting_for}")
+        verdict = failure_verdict(outcome, self.seat.player)
+        if verdict is None:
+            return self.verdict(VerdictKind.NO_OUTPUT, f"stopped without answering {waiting_for}")
+        return verdict
+
+    def send(self, text: str) -> None:
+        with contextlib.suppress(OSError):  # if it has gone, the next read says how
+            self._proc().send(text)
+
+
+def search_info(cp: int | None, mate: int | None, depth: int | None) -> SearchInfo | None:
+    if cp is None and mate is None and depth is None:
+        return None
+    return SearchInfo(cp, mate, depth)
