@@ -1,14 +1,15 @@
 """``tourney run CONFIG``: start or resume a run, play it to its end, write the report.
 
-The run's pieces are started here (the embedded Redis, local workers, a
-dispatcher: ``_Cluster``) and stopped exactly once, also on SIGTERM/SIGHUP;
-the loop itself is ``runner.orchestration.coordinator.Coordinator``.
+It reads load -> open -> ``with LocalCluster(...)``: start, then
+``Coordinator(config, store, dispatcher).run()`` -> report. What the run starts and stops
+(the embedded Redis, local workers, prebuild, health check, the dispatcher; once, also on
+SIGTERM/SIGHUP) is ``runner.orchestration.cluster``; the loop itself is
+``runner.orchestration.coordinator.Coordinator``.
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import gc
 import importlib
@@ -16,14 +17,11 @@ import logging
 import os
 import secrets
 import shlex
-import shutil
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -31,33 +29,26 @@ from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
-from runner.domain.redaction import register_broker_url
-from runner.domain.registry import SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
-from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
-from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
+from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.signing import KEY_ENV, KEY_FILE_ENV
+from runner.domain.timing import split_cores
 from runner.errors import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     CommandError,
     InfrastructureFailure,
-    RunHalted,
     UsageError,
 )
-from runner.orchestration.dispatch import (
-    BrokerDown,
-    CeleryDispatcher,
-    Dispatcher,
-    InlineDispatcher,
-    LocalWorkers,
-    Timing,
-    check_broker_url,
-    check_local_sandbox,
-    kill_stale,
-    probe_sandbox,
+from runner.orchestration.cluster import (
+    ClusterRequest,
+    LocalCluster,
+    Terminated,
+    key_file_for_workers,
+    terminate_on_signals,
 )
-from runner.orchestration.local_workers import LocalWorkersFailing, RestartBudget
-from runner.orchestration.prebuild import LocalPrebuild, start_local_prebuild
-from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
+from runner.orchestration.dispatch import BrokerDown, check_broker_url
+from runner.orchestration.local_workers import LocalWorkersFailing
+from runner.orchestration.redis_server import RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.run_dir import (
@@ -80,84 +71,6 @@ log = logging.getLogger("tourney.coordinator")
 #: the longest the report waits for the replays still being computed ahead (then it computes
 #: what is missing itself)
 REPLAY_WAIT_S = 10.0
-
-
-#: how long stopping a run waits for its health check (a C build and a move, normally
-#: well under a second) to end and remove its sandbox
-HEALTH_CHECK_STOP_WAIT_S = 30.0
-
-
-class _Cluster:
-    """What a run started (embedded Redis, local workers, dispatcher); stopped exactly once."""
-
-    def __init__(self) -> None:
-        self.redis: EmbeddedRedis | None = None
-        self.workers: LocalWorkers | None = None
-        self.dispatcher: Dispatcher | None = None
-        self.prebuild: LocalPrebuild | None = None
-        #: the local health check, in a thread until the first dispatch (``_play``)
-        self.health_check: _Background | None = None
-
-    def stop(self) -> None:
-        check, self.health_check = self.health_check, None
-        if check is not None:
-            # a run stopped (SIGTERM, an error) while its check builds and moves: the check's
-            # sandbox and cgroups go with it, not with this process's exit
-            check.wait(HEALTH_CHECK_STOP_WAIT_S)
-        prebuild, self.prebuild = self.prebuild, None
-        if prebuild is not None:
-            prebuild.stop()  # first: a build under way ends whole before its workers go
-        workers, self.workers = self.workers, None
-        dispatcher, self.dispatcher = self.dispatcher, None
-        server, self.redis = self.redis, None
-        if workers is not None:
-            workers.stop()
-        if dispatcher is not None:
-            with contextlib.suppress(Exception):
-                dispatcher.close()
-        if server is not None:
-            server.stop()
-
-
-@contextlib.contextmanager
-def _stopping_meanwhile(cluster: _Cluster) -> Iterator[None]:
-    """Stop ``cluster`` in a thread while the block runs (its stop is mostly waiting on
-    processes); on leaving, wait for that stop and raise what it raised."""
-    failed: list[BaseException] = []
-
-    def stop() -> None:
-        try:
-            cluster.stop()
-        except BaseException as e:  # re-raised in the caller's thread below
-            failed.append(e)
-
-    stopper = threading.Thread(target=stop, name="tourney-cluster-stop", daemon=True)
-    stopper.start()
-    try:
-        yield
-    finally:
-        stopper.join()
-    if failed:
-        raise failed[0]
-
-
-class _Terminated(RunHalted):
-    pass
-
-
-@contextlib.contextmanager
-def _terminate_on_signals() -> Iterator[None]:
-    """SIGTERM/SIGHUP unwind like Ctrl-C, so ``finally`` blocks stop what the run started."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise _Terminated(signal.Signals(signum).name)
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 def pack_artifacts(config: TournamentConfig, rd: RunDir) -> dict[str, Path]:
@@ -261,8 +174,12 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     else:
         store = create_run(rd, config_path, config, secrets.token_hex(8))
     handler = _setup_logging(rd)
-    cluster = _Cluster()
-    atexit.register(cluster.stop)
+    request = ClusterRequest(
+        inline=bool(args.inline),
+        broker=args.broker,
+        workers=args.workers,
+        no_local_workers=bool(args.no_local_workers),
+    )
     progress_mode = default_mode(bool(args.no_progress))
     # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
     plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
@@ -270,24 +187,26 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     # (runner.report.replay_memo)
     warmer = ReplayWarmer(ReplayMemo())
     try:
-        with _terminate_on_signals():
+        # the cluster stops once, on the way out of this block (after the signal handlers are put
+        # back: a SIGTERM cannot cut its stop short) or at exit; it starts inside the progress
+        # display (its start is said there) and stops while the report is written
+        run_id = str(store.meta()["run_id"])
+        with LocalCluster(config, rd, run_id, request) as cluster, terminate_on_signals():
             with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
                 code, outcome = _play(args, config, rd, store, cluster, progress, resumed, warmer)
             if outcome is not None:
                 # nothing the report reads is in the cluster: Redis and the workers stop meanwhile
-                with _stopping_meanwhile(cluster):
+                with cluster.stopping_meanwhile():
                     _finish_outputs(rd, outcome, code == 0, warmer)
             return code
     except (BrokerDown, LocalWorkersFailing, RedisServerError) as e:
         raise InfrastructureFailure(f"{e}\n{_resume_text(args)}") from e
-    except _Terminated as e:
+    except Terminated as e:
         raise CommandError(f"stopped by {e}\n{_resume_text(args)}", exit_code=EXIT_TERMINATED) from e
     except KeyboardInterrupt as e:
         raise CommandError(f"interrupted\n{_resume_text(args)}", exit_code=EXIT_INTERRUPTED) from e
     finally:
         warmer.finish()
-        cluster.stop()
-        atexit.unregister(cluster.stop)
         store.close()
         logging.getLogger("tourney").removeHandler(handler)
         handler.close()
@@ -298,13 +217,11 @@ def _play(
     config: TournamentConfig,
     rd: RunDir,
     store: RunStore,
-    cluster: _Cluster,
+    cluster: LocalCluster,
     progress: RunProgress,
     resumed: bool,
     warmer: ReplayWarmer | None = None,
 ) -> tuple[int, SessionOutcome | None]:
-    meta = store.meta()
-    run_id = str(meta["run_id"])
     if resumed:
         requeued = store.requeue_in_flight("coordinator restarted")
         retried = store.retry_failed()
@@ -320,58 +237,7 @@ def _play(
             os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
         )
         progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
-    # before Redis and the local workers start: they run on the CPUs it leaves them
-    match_cpus = _reserve_cores(config, progress, inline=bool(args.inline))
-    if not args.inline and args.broker is None:
-        # Redis and the local worker first: its start (Celery's, about 0.2 s) overlaps
-        # everything below instead of following it
-        _start_local_cluster(args, config, rd, cluster, progress, match_cpus)
-        # then the local worker's health check (a sandboxed C build and move), made once for
-        # it here (it is told to skip its own), in a thread from here to the first dispatch,
-        # which waits for it. Not before the worker is handed its work: the thread's imports
-        # share this process's GIL, and the worker's start waits on this thread until then
-        health_check = _Background(lambda: check_local_sandbox(config.sandbox), "tourney-health-check")
-        cluster.health_check = health_check
-    elif config.sandbox != "none" and (args.inline or not args.no_local_workers):
-        health_check = _Background.done(probe_sandbox(config.sandbox))  # SandboxUnavailable: exit 3
-    else:
-        health_check = _Background.done("")
-    if config.sandbox == "none":  # on stderr, whatever the progress mode
-        print(f"tourney run: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
-    blobs = pack_artifacts(config, rd)
-    if cluster.workers is not None:
-        # their first match finds its entries built: built here while they start
-        cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
-    timing = Timing.from_env()
-    republish: Callable[[], None] | None = None
-    slots = 1  # matches played at once by this run's own workers (StageContext.slots)
-    if args.inline:
-        dispatcher: Dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "inline" / "artifacts")
-        mode = "inline"
-    else:
-        url = args.broker if cluster.redis is None else cluster.redis.url()
-        register_broker_url(url)
-        celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
-        cluster.dispatcher = celery
-        try:
-            celery.ping()
-        except BrokerDown as e:  # the broker asked for is not there: nothing was started
-            raise InfrastructureFailure(str(e)) from e
-        celery.publish_artifacts(blobs)
-        celery.mark_alive()
-        republish = lambda: celery.publish_artifacts(blobs)  # noqa: E731
-        dispatcher = celery
-        count = cluster.workers.count if cluster.workers is not None else 0
-        if not args.no_local_workers and args.broker:
-            count = _start_local_workers(args, config, rd, cluster, url, progress, match_cpus)
-            if cluster.workers is not None:  # as above: built while they start
-                cluster.prebuild = start_local_prebuild(config, blobs, cluster.workers)
-        slots = max(count, 1)
-        # one local worker process plays ``count`` matches at once (``LocalWorkers``)
-        local = f"1 local worker ({count} match(es) at once)" if count else "no local worker"
-        mode = local + (", remote workers welcome" if args.broker else "")
-    cluster.dispatcher = dispatcher
-    progress.log(f"playing with {mode}")
+    dispatcher = cluster.start(progress.log, lambda: pack_artifacts(config, rd))
     _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(f"waiting for workers: {_worker_hint(args.broker, rd, config.sandbox == 'none')}")
@@ -382,14 +248,14 @@ def _play(
         store,
         dispatcher,
         progress,
-        timing=timing,
+        timing=cluster.timing,
         check_resume=resumed,
-        republish=republish,
+        republish=cluster.republish,
         on_accepted=_on_first_result(_preload_report_modules, warmer, progress),
-        on_tick=_supervisor(cluster, store, progress),
-        slots=slots,
+        on_tick=cluster.supervisor(store, progress.log),
+        slots=cluster.slots,
     )
-    memory = health_check.result()  # SandboxUnavailable: exit 3, before any match is dispatched
+    memory = cluster.sandbox_memory()  # SandboxUnavailable: exit 3, before any match is dispatched
     if config.sandbox != "none" and memory:
         progress.log(f"sandbox {config.sandbox}: {memory}")
         # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
@@ -404,10 +270,7 @@ def _play(
         if warmer is not None:
             warmer.finish()  # it replays what is left meanwhile; the report waits for it
     _record_trust(store, coordinator, progress)
-    if outcome.finished and isinstance(dispatcher, CeleryDispatcher):
-        dispatcher.forget_run()
-    if cluster.workers is not None:
-        cluster.workers.begin_stop()  # they wind down while the report is written
+    cluster.wind_down(finished=outcome.finished)
     rate = outcome.moves / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
     summary = (
         f"played {outcome.matches} match(es), {outcome.games} game(s), {outcome.moves} move(s) "
@@ -432,75 +295,6 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
-
-
-class _Background:
-    """A call made in a thread while the caller goes on; ``result`` waits for it and returns
-    what it returned, or raises what it raised, in the caller's thread."""
-
-    def __init__(self, call: Callable[[], str], name: str) -> None:
-        self._value = ""
-        self._failed: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self._value = call()
-            except BaseException as e:  # re-raised by result() in the caller's thread
-                self._failed = e
-
-        self._thread: threading.Thread | None = threading.Thread(target=run, name=name, daemon=True)
-        self._thread.start()
-
-    @classmethod
-    def done(cls, value: str) -> _Background:
-        """One that already has its value (nothing to overlap)."""
-        made = cls.__new__(cls)
-        made._value, made._failed, made._thread = value, None, None
-        return made
-
-    def wait(self, timeout_s: float) -> None:
-        """Let the call end (up to ``timeout_s``) without taking its result."""
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-
-    def result(self) -> str:
-        if self._thread is not None:
-            self._thread.join()
-        if self._failed is not None:
-            raise self._failed
-        return self._value
-
-
-def _supervisor(cluster: _Cluster, store: RunStore, progress: RunProgress) -> Callable[[], None] | None:
-    """What the coordinator's loop calls on every pass (and while it waits for the broker):
-    start the embedded Redis again if it exited (``RedisServerError`` once it keeps exiting),
-    restart the local worker if it died (``LocalWorkersFailing`` once it keeps dying), each
-    said in the progress, the log and the store."""
-    if cluster.redis is None and cluster.workers is None:
-        return None
-    redis_budget = RestartBudget()
-
-    def supervise() -> None:
-        server = cluster.redis
-        code = server.exit_code() if server is not None else None
-        if server is not None and code is not None:
-            if not redis_budget.allow(time.monotonic()):
-                raise RedisServerError(
-                    f"the embedded Redis keeps exiting: exit code {code} after {redis_budget.restarts} "
-                    f"restart(s) within {redis_budget.window_s:.0f}s (see {server.log_file})"
-                )
-            server.restart()
-            said = f"the embedded Redis exited (exit code {code}); started again on port {server.port}"
-            log.warning("%s", said)
-            progress.log(said)
-            store.log("redis_restarted", None, said)
-        if cluster.workers is not None:
-            restarted = cluster.workers.supervise()
-            if restarted is not None:
-                progress.log(restarted.describe())
-                store.log("worker_restarted", None, restarted.describe())
-
-    return supervise
 
 
 def _rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
@@ -578,84 +372,6 @@ def _preload_report_modules() -> None:
     threading.Thread(target=load, name="tourney-preload-report", daemon=True).start()
 
 
-def _start_local_cluster(
-    args: argparse.Namespace,
-    config: TournamentConfig,
-    rd: RunDir,
-    cluster: _Cluster,
-    progress: RunProgress,
-    match_cpus: frozenset[int],
-) -> None:
-    """The embedded Redis and this machine's workers (``tourney run`` without ``--broker``)."""
-    kill_stale(rd.redis / "redis.pid", "redis-server")
-    shutil.rmtree(rd.redis, ignore_errors=True)  # broker state is disposable; the store is the truth
-    try:
-        cluster.redis = EmbeddedRedis(rd.redis).start()
-    except RedisServerError as e:
-        raise InfrastructureFailure(f"cannot start the embedded Redis: {e}") from e
-    _start_local_workers(
-        args, config, rd, cluster, cluster.redis.url(), progress, match_cpus, health_checked_here=True
-    )
-
-
-def _start_local_workers(
-    args: argparse.Namespace,
-    config: TournamentConfig,
-    rd: RunDir,
-    cluster: _Cluster,
-    url: str,
-    progress: RunProgress,
-    match_cpus: frozenset[int],
-    *,
-    health_checked_here: bool = False,
-) -> int:
-    for pid_file in rd.workers.glob("*/worker.pid"):
-        kill_stale(pid_file, "runner.cli worker")
-    run_key_for(rd.path)  # the run's key file exists before they look for it
-    count = _local_worker_count(args.workers, config, progress, match_cpus)
-    cluster.workers = LocalWorkers(
-        url,
-        rd.path,
-        count,
-        key_file=_key_file(rd),
-        allow_unsandboxed=config.sandbox == "none",
-        skip_health_check=health_checked_here,
-    ).start()
-    return count
-
-
-def _reserve_cores(config: TournamentConfig, progress: RunProgress, *, inline: bool) -> frozenset[int]:
-    """The CPUs local workers play matches on. With ``timing.reserved_cores`` this thread (and
-    so the embedded Redis, started after) is pinned to the reserved ones, and local workers,
-    told through the environment, pin themselves to the rest."""
-    usable = os.sched_getaffinity(0)
-    if inline or not config.timing.exclusive_cores or config.timing.reserved_cores == 0:
-        return frozenset(usable)
-    try:
-        runner_cpus, match_cpus = split_cores(usable, config.timing.reserved_cores)
-    except ValueError as e:
-        raise UsageError(str(e)) from e
-    os.sched_setaffinity(0, runner_cpus)
-    os.environ[WORKER_CPUS_ENV] = cpu_list(match_cpus)  # local workers inherit the environment
-    progress.log(f"timing: CPUs {cpu_list(runner_cpus)} for the runner, {cpu_list(match_cpus)} for matches")
-    return frozenset(match_cpus)
-
-
-def _local_worker_count(
-    requested: int | None, config: TournamentConfig, progress: RunProgress, cpus: frozenset[int]
-) -> int:
-    """Matches the local worker plays at once: one per usable core by default; with fair
-    timing never more than that."""
-    exclusive = config.timing.exclusive_cores
-    count = capped_concurrency(requested, cpus, exclusive=exclusive)
-    if requested is not None and count < requested:
-        progress.log(
-            f"timing.exclusive_cores: the local worker plays {count} match(es) at once, "
-            f"one per usable core, not {requested}"
-        )
-    return count
-
-
 def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgress) -> None:
     """What the config asked for, in the run's metadata and the log (the report adds
     what each worker's results say)."""
@@ -671,14 +387,6 @@ def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgr
         if exclusive
         else "timing: shared cores (matches share the machine; timing.exclusive_cores gives each its own)"
     )
-
-
-def _key_file(rd: RunDir) -> Path | None:
-    """The key file local workers get (None: the key came from the environment, which they inherit)."""
-    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
-        return None  # the coordinator uses the environment's key, and so do they
-    path = rd.path / KEY_FILE_NAME
-    return path if path.exists() else None
 
 
 def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgress) -> None:
@@ -708,7 +416,7 @@ def _worker_hint(broker: str, rd: RunDir, unsandboxed: bool) -> str:
     """The command another machine runs to serve this run: the broker and the run's key
     (without the key a worker cannot verify its tasks, and refuses to start), and the
     organiser's consent to ``sandbox: none`` if the config says so."""
-    key_file = _key_file(rd)
+    key_file = key_file_for_workers(rd)
     url = _masked(broker)
     consent = " --allow-unsandboxed" if unsandboxed else ""
     if key_file is None:

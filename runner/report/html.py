@@ -1,8 +1,9 @@
 """The self-contained HTML report (``report.html``).
 
-One file, no network: CSS and JS are inline in ``templates/report.html.j2``
-and the replay data is JSON inside a ``<script type="application/json">``
-block, so the page works from a USB stick or an e-mail attachment.
+One file, no network: the page's CSS and JS (``templates/report.css``, ``report.js``)
+are included into ``templates/report.html.j2`` when it is rendered, and the replay
+data is JSON inside a ``<script type="application/json">`` block, so the page works
+from a USB stick or an e-mail attachment.
 
 Replays: every position is computed here, in Python, by the game's referee
 (``runner.report.replay``); the page only steps through them. Each game is

@@ -6,12 +6,12 @@ import threading
 
 import pytest
 
-from runner.commands import run
+from runner.orchestration.cluster import LocalCluster
 
 
-class _Cluster(run._Cluster):
+class _Cluster(LocalCluster):
+    # only its stop is played here: nothing is started, so LocalCluster's own fields are not needed
     def __init__(self, fail: bool = False) -> None:
-        super().__init__()
         self.fail = fail
         self.stopped_in: list[str] = []
         self.release = threading.Event()
@@ -25,7 +25,7 @@ class _Cluster(run._Cluster):
 
 def test_the_cluster_stops_in_another_thread_and_the_block_waits_for_it() -> None:
     cluster = _Cluster()
-    with run._stopping_meanwhile(cluster):
+    with cluster.stopping_meanwhile():
         # the block runs while the stop is still going on (it waits for this release)
         cluster.release.set()
     assert len(cluster.stopped_in) == 1
@@ -36,6 +36,6 @@ def test_what_the_stop_raised_is_raised_after_the_block() -> None:
     cluster = _Cluster(fail=True)
     cluster.release.set()
     ran = []
-    with pytest.raises(OSError, match="would not stop"), run._stopping_meanwhile(cluster):
+    with pytest.raises(OSError, match="would not stop"), cluster.stopping_meanwhile():
         ran.append(True)
     assert ran == [True]
