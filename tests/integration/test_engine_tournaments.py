@@ -1,0 +1,123 @@
+"""Real engines in real tournaments (docs/engines.md): Debian's stockfish, gnuchess and
+phalanx through `tourney run` (the embedded Redis, a real Celery worker, the sandbox).
+
+* a round robin of the three at a short clock, from the shipped config and book, with
+  `games.pgn` out and no game lost on time;
+* an SPRT of stockfish at 4,000 nodes a move against itself at 1,000, which must accept H1
+  well before its cap of pairs.
+
+Each skips where an engine is not installed (.ci/run installs all three).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import chess.pgn
+import pytest
+import yaml
+
+from tests.integration.conftest import bwrap_problem
+from tests.integration.helpers import ROOT, assert_nothing_left, tourney
+
+pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
+
+ENGINES = ("stockfish", "gnuchess", "phalanx")
+
+
+def _need(*programs: str) -> None:
+    for program in programs:
+        if shutil.which(program, path="/usr/games") is None:
+            pytest.skip(f"{program} is not installed (apt-get install {program})")
+
+
+def _pgn_games(path: Path) -> list[chess.pgn.Game]:
+    games = []
+    stream = io.StringIO(path.read_text())
+    while (game := chess.pgn.read_game(stream)) is not None:
+        games.append(game)
+    return games
+
+
+def _verdicts(run_dir: Path, cwd: Path) -> list[str]:
+    listed = tourney("matches", run_dir, "--json", cwd=cwd)
+    assert listed.returncode == 0, listed.stderr
+    kinds = []
+    for match in json.loads(listed.stdout):
+        for game in match["result"]["games"]:
+            kinds.append(game["verdict"]["kind"])
+    return kinds
+
+
+def test_a_round_robin_of_three_real_engines_writes_pgn_and_loses_no_game_on_time(tmp_path: Path) -> None:
+    _need(*ENGINES)
+    config = yaml.safe_load((ROOT / "configs" / "engines.yaml").read_text())
+    config["openings"] = {**config["openings"], "file": str(ROOT / "configs" / "openings.epd"), "count": 1}
+    for source in config["entries"]:
+        source["path"] = str((ROOT / "configs" / source["path"]).resolve())
+    path = tmp_path / "engines.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = tourney("run", path, "--workers", "2", "--no-progress", cwd=tmp_path, timeout=900)
+    run_dir = tmp_path / "runs" / "engines"
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_nothing_left([str(run_dir)])
+    # 3 pairings x 1 opening x both colours
+    games = _pgn_games(run_dir / "games.pgn")
+    assert len(games) == 6
+    pairs = {frozenset((g.headers["White"], g.headers["Black"])) for g in games}
+    assert pairs == {
+        frozenset(p) for p in (("stockfish", "gnuchess"), ("stockfish", "phalanx"), ("gnuchess", "phalanx"))
+    }
+    assert all(g.headers["TimeControl"] == "2+0.05" and g.headers["SetUp"] == "1" for g in games)
+    assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
+    kinds = _verdicts(run_dir, tmp_path)
+    assert len(kinds) == 6 and "timeout" not in kinds, kinds
+
+
+def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path) -> None:
+    _need("stockfish")
+    for nodes in (4000, 1000):
+        entry = tmp_path / f"sf{nodes}"
+        entry.mkdir()
+        text = (ROOT / "entries" / "chess" / "stockfish" / "entry.yaml").read_text()
+        (entry / "entry.yaml").write_text(text.replace("name: stockfish", f"name: sf{nodes}"))
+    config = {
+        "name": "sprt-nodes",
+        "seed": 7,
+        "game": "chess",
+        "openings": {"file": str(ROOT / "configs" / "openings.epd"), "order": "random"},
+        "adjudication": {"resign": {"movecount": 3, "score": 800}, "maxmoves": 120},
+        "entries": [
+            {"path": str(tmp_path / "sf4000"), "engine": {"nodes": 4000}},
+            {"path": str(tmp_path / "sf1000"), "engine": {"nodes": 1000}},
+        ],
+        "stages": [
+            {
+                "name": "test",
+                "planner": "sprt",
+                "boards": ["openings"],
+                "elo0": 0,
+                "elo1": 50,
+                "model": "normalized",
+                "engine": "sf4000",
+                "baseline": "sf1000",
+                "max_pairs": 100,
+            }
+        ],
+    }
+    path = tmp_path / "sprt.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = tourney("run", path, "--workers", "2", "--no-progress", cwd=tmp_path, timeout=900)
+    run_dir = tmp_path / "runs" / "sprt-nodes"
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_nothing_left([str(run_dir)])
+    assert "H1 accepted, LLR +" in done.stdout, done.stdout
+    decided = int(done.stdout.split("H1 accepted, LLR +", 1)[1].split("after ", 1)[1].split()[0])
+    assert decided < 100
+    games = _pgn_games(run_dir / "games.pgn")
+    # the pairs decided on and those in flight beside them: each opening with both colours
+    assert 2 * decided <= len(games) <= 2 * (decided + 2)
+    assert "timeout" not in _verdicts(run_dir, tmp_path)
