@@ -88,6 +88,10 @@ class EntryHost(ABC):
 
     #: the entry's private working copy, as the host sees it; the program's cwd
     workdir: Path
+    #: whether a literal ``/tmp`` path the entry writes is the machine's own ``/tmp``, seen by
+    #: every other game on the machine (``sandbox: none``); a protocol that keeps state at such
+    #: a path guards it there (``workers.protocols.arena_lock``)
+    shares_machine_tmp: bool = False
 
     @abstractmethod
     def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:

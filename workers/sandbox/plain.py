@@ -12,15 +12,9 @@ What this host does *not* do, and why it is for trusted entries only:
 * a descendant that calls ``setsid()`` (or ``setpgid()`` into another group of
   the worker's session) leaves the process group and escapes both the leftover
   check and the final kill;
-* ``/tmp/arena.<MARK>`` (POTM, seed 002) is a literal path, so it is the
-  machine's real ``/tmp`` file. The host deletes it when a game opens and when
-  it closes, which keeps state from leaking from one game to the next, and
-  never lets two games with the same mark run at once on one machine: a game
-  holds an exclusive lock on ``/tmp/arena.<MARK>.tourney-lock`` (``flock``:
-  across threads and worker processes, released by the kernel if the worker
-  dies), so a second such game waits for the first to end instead of wiping
-  its state (the opponent of the same game can still read the file: trusted
-  entries only);
+* no private ``/tmp`` (``shares_machine_tmp``): a literal path such as POTM's
+  ``/tmp/arena.<MARK>`` is the machine's real file, seen by every game on it
+  (the potm-arena protocol guards its own: ``workers.protocols.arena_lock``);
 * no process-count limit: ``RLIMIT_NPROC`` counts every process of the user,
   not of the entry, so it would break unrelated work (and root ignores it);
 * if the referee itself is killed (SIGKILL), the move in flight runs on until
@@ -30,11 +24,8 @@ What this host does *not* do, and why it is for trusted entries only:
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -62,46 +53,6 @@ BUILD_DIR_PREFIX = "tourney-build-"
 STALE_DIR_S = 600.0
 
 
-def arena_file(mark: str) -> Path | None:
-    """POTM's ``/tmp/arena.<MARK>``, for a mark that is a harmless file-name character."""
-    if len(mark) == 1 and (mark.isalnum() or mark in "_-+="):
-        return Path(f"/tmp/arena.{mark}")
-    return None
-
-
-def _speaks_potm_arena(entry_dir: Path) -> bool:
-    """Whether the entry keeps ``/tmp/arena.<MARK>`` (its entry.yaml names potm-arena)."""
-    try:
-        text = (entry_dir / "entry.yaml").read_text(errors="replace")
-    except OSError:
-        return True  # cannot tell: be safe
-    return re.search(r"^protocol:\s*['\"]?potm-arena", text, re.MULTILINE) is not None
-
-
-def _lock_arena(arena: Path) -> int:
-    """Hold ``arena``'s game lock (an fd; closing it releases the lock), waiting for
-    a game that has it: two games with one mark must not share ``/tmp/arena.<MARK>``."""
-    path = arena.with_name(arena.name + ".tourney-lock")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as e:
-        raise HostError(f"cannot lock {path} for the game's arena file: {e}") from e
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.warning(
-                "sandbox none: waiting for another game to end before using %s "
-                "(without a sandbox every game shares the machine's /tmp)",
-                arena,
-            )
-            fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as e:
-        os.close(fd)
-        raise HostError(f"cannot lock {path} for the game's arena file: {e}") from e
-    return fd
-
-
 def new_game_dir(entry_dir: Path) -> Path:
     """A fresh game directory: ``work/`` a copy of ``entry_dir``, ``tmp/`` empty."""
     root = Path(tempfile.mkdtemp(prefix=f"{GAME_DIR_PREFIX}{os.getpid()}-"))
@@ -120,21 +71,14 @@ class PlainHost(EntryHost):
     ``root``: a game directory as ``new_game_dir`` makes it, handed over by the caller
     (``workers.sandbox.plain_reuse`` keeps untouched ones for the entry's next game)."""
 
-    def __init__(self, entry_dir: Path, mark: str, root: Path | None = None):
+    shares_machine_tmp = True
+
+    def __init__(self, entry_dir: Path, root: Path | None = None):
         self._closed = False
         self._procs: list[PlainProcess] = []
         self._root = root if root is not None else new_game_dir(entry_dir)
         self.workdir = self._root / "work"
         self._tmp = self._root / "tmp"
-        self._arena = arena_file(mark)
-        self._arena_lock: int | None = None
-        if self._arena is not None and _speaks_potm_arena(entry_dir):
-            try:
-                self._arena_lock = _lock_arena(self._arena)
-            except HostError:
-                shutil.rmtree(self._root, ignore_errors=True)
-                raise
-        self._remove_arena()
 
     def _env(self) -> dict[str, str]:
         return entry_env(self.workdir, self._tmp)
@@ -151,13 +95,6 @@ class PlainHost(EntryHost):
         self._procs.append(proc)
         return proc
 
-    def _remove_arena(self) -> None:
-        # only under the arena's lock: an entry of another protocol with the same mark
-        # must not delete the file of a potm-arena game playing beside it
-        if self._arena is not None and self._arena_lock is not None:
-            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
-                self._arena.unlink()
-
     def close(self) -> None:
         if self._closed:
             return
@@ -166,14 +103,9 @@ class PlainHost(EntryHost):
         shutil.rmtree(self._root, ignore_errors=True)
 
     def _end_game(self) -> None:
-        """Everything of ``close`` but removing the game directory: its processes killed,
-        the arena file removed and its lock released."""
+        """Everything of ``close`` but removing the game directory: its processes killed."""
         for p in self._procs:
             p.close()
-        self._remove_arena()
-        if self._arena_lock is not None:
-            os.close(self._arena_lock)  # the next game with this mark may start
-            self._arena_lock = None
 
 
 def sweep_stale_dirs(older_than_s: float = STALE_DIR_S) -> int:
@@ -212,7 +144,7 @@ class PlainHostFactory(HostFactory):
         sweep_stale_dirs()
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
-        return PlainHost(entry_dir, mark)
+        return PlainHost(entry_dir)
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         source = apparent_bytes(entry_dir)
