@@ -1,4 +1,4 @@
-"""POTM arena protocol (seed 002, DESIGN §4.2).
+"""POTM arena protocol (seed 002; docs/architecture.md, row 13).
 
 ``a.out MARK`` reads the arena on stdin and writes the arena back with one
 new square box of its mark. The referee compares the two arenas (the game's

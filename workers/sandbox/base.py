@@ -7,7 +7,7 @@ Two implementations sit behind this interface:
 
 * ``PlainHost`` (``sandbox: none``): plain subprocesses in their own process
   group with a wall-clock deadline; for trusted entries only.
-* ``BwrapHost``: DESIGN §7, one bubblewrap sandbox per entry per game with
+* ``BwrapHost`` (docs/architecture.md, row 14): one bubblewrap sandbox per entry per game with
   each move exec'd inside it.
 
 Entry misbehaviour is data (``RunOutcome.failure``), never an exception.
