@@ -121,9 +121,14 @@ class _Game:
         try:
             return self.stderr_notes.attach(self._play())
         finally:
-            for host in self.open_hosts.values():
-                host.close()
-            self.open_hosts.clear()
+            try:
+                for host in self.open_hosts.values():
+                    host.close()
+                self.open_hosts.clear()
+            finally:
+                for proto in self.protocols.values():
+                    proto.close()  # after its host: no process of the seat is left by then
+                self.protocols.clear()
 
     def _play(self) -> GameRecord:
         game, order = self.game, self.order
@@ -228,10 +233,12 @@ class _Game:
     def _forfeit(self, seat: int, verdict: Verdict) -> None:
         self.verdicts.append(verdict)
         self.state = self.game.forfeit(self.state, seat)
-        self.protocols.pop(seat, None)
+        proto = self.protocols.pop(seat, None)
         host = self.open_hosts.pop(seat, None)
         if host is not None:
             host.close()  # its processes die now, not at the end of an N-player game
+        if proto is not None:
+            proto.close()
 
     def _record(self, outcome: Outcome | None = None, stopped_by: str = "") -> GameRecord:
         outcome = outcome or self.game.outcome(self.state)

@@ -53,8 +53,8 @@ from runner.errors import RetryElsewhere
 from workers.sandbox import host_factory
 from workers.sandbox.base import EntryHost, HostError, InteractiveProcess, RunOutcome
 
-#: the referee's "mark" for its host: no seat's, and not a file-name character, so no
-#: host gives it a POTM arena file (or the lock that keeps two games off one arena)
+#: the referee's "mark" for its host: no seat's, and not a file-name character, so it
+#: never names a POTM arena file
 REFEREE_MARK = "~"
 
 

@@ -80,6 +80,7 @@ class RecordingHost(EntryHost):
         self.entry = entry
         self.notes = notes
         self.workdir = inner.workdir  # fixed for the host's life (one game)
+        self.shares_machine_tmp = inner.shares_machine_tmp
 
     def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
         outcome = self.inner.run(argv, stdin, limits)

@@ -12,7 +12,6 @@ from dataclasses import replace
 import pytest
 
 from runner.domain.contracts import Limits, VerdictKind
-from workers.sandbox.bwrap import measure
 from workers.sandbox.classify import Measurement, classify, judged, signal_name
 from workers.sandbox.launcher import (
     F_EXITED,
@@ -22,6 +21,7 @@ from workers.sandbox.launcher import (
     F_STDOUT_OVER,
     F_TIMEOUT,
     LauncherResult,
+    measure,
 )
 from workers.sandbox.sampler import TreeUsage
 

@@ -282,8 +282,8 @@ def test_factory_needs_no_arguments(bwrap_factory: HostFactory) -> None:
 def test_a_sandbox_that_cannot_start_is_a_host_error_with_bwraps_reason(
     bwrap_factory: HostFactory, entry_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workers.sandbox import bwrap
+    from workers.sandbox import bwrap_view
 
-    monkeypatch.setattr(bwrap, "system_view", lambda *_: ("--ro-bind", "/no/such/dir", "/usr"))
+    monkeypatch.setattr(bwrap_view, "system_view", lambda *_: ("--ro-bind", "/no/such/dir", "/usr"))
     with pytest.raises(HostError, match="Can't find source path /no/such/dir"):
         bwrap_factory.open(entry_dir, QUICK, "A")

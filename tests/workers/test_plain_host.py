@@ -115,40 +115,19 @@ def test_memory_limit(entry: Path) -> None:
     assert out.failure is VerdictKind.MEMORY_LIMIT, out
 
 
-@pytest.mark.usefixtures("real_tmp_arena")
-def test_closing_the_host_kills_persistent_processes_and_removes_the_arena_file(entry: Path) -> None:
-    arena = Path("/tmp/arena.Q")
-    arena.write_text("stale state from some earlier game")
+def test_closing_the_host_kills_persistent_processes(entry: Path) -> None:
     host = PlainHostFactory().open(entry, Limits(), "Q")
     try:
-        assert not arena.exists()  # a new game starts without the last game's state
         proc = host.spawn(["sh", "-c", "echo ready; exec sleep 33.5"], Limits(move_wall_s=10))
         assert proc.read_line(10) == "ready"
         deadline = time.monotonic() + 5
         while not processes_running("sleep", "33.5") and time.monotonic() < deadline:
             time.sleep(0.01)  # the exec after "ready" may not have happened yet
         assert processes_running("sleep", "33.5")
-        arena.write_text("this game's state")
     finally:
         host.close()
     host.close()  # idempotent
     assert processes_running("sleep", "33.5") == []
-    assert not arena.exists()
-
-
-@pytest.mark.usefixtures("real_tmp_arena")
-def test_an_entry_of_another_protocol_leaves_a_potm_games_arena_file_alone(entry: Path) -> None:
-    """Only a game holding the arena's lock may delete /tmp/arena.<MARK>: an mnk entry
-    playing mark Q beside a potm-arena game must not wipe that game's state."""
-    (entry / "entry.yaml").write_text("name: e\nprotocol: text\nrun: ['true']\n")
-    arena = Path("/tmp/arena.Q")
-    arena.write_text("a potm game's state")
-    try:
-        with PlainHostFactory().open(entry, Limits(), "Q"):
-            assert arena.read_text() == "a potm game's state"
-        assert arena.read_text() == "a potm game's state"
-    finally:
-        arena.unlink(missing_ok=True)
 
 
 def test_interactive_process_timeout_and_death_are_outcomes(entry: Path) -> None:

@@ -102,9 +102,14 @@ def test_arena_file_persists_within_a_game_and_not_across_games(cache: ArtifactC
     assert isinstance(built, Path)
     stale = Path("/tmp/arena.Q")
     stale.write_text("99")  # state from "an earlier game": the entry must not see it
+    game = get_game("boxing")
     try:
         for _game in range(2):
-            with cache.hosts.open(built, EASY, "Q") as host:
+            host = cache.hosts.open(built, EASY, "Q")
+            # the protocol holds the arena file for its game (workers.protocols.arena_lock)
+            proto = make_protocol("potm-arena", game, host, [], Seat("memory", 0, "Q"), EASY, "----\n")
+            try:
+                proto.begin(game.new_game("----\n", 2))
                 arena = "----\n"
                 for _move in range(3):
                     # memory exits 4 unless its file counts exactly its moves in this game
@@ -112,7 +117,10 @@ def test_arena_file_persists_within_a_game_and_not_across_games(cache: ArtifactC
                     assert out.failure is None, (out.detail, out.stderr_tail)
                     arena = out.stdout.decode()
                 assert arena == "QQQ-\n"
-            if cache.hosts.name == "none":  # the plain host shares the real /tmp and cleans it
+            finally:
+                host.close()
+                proto.close()
+            if cache.hosts.name == "none":  # the plain host shares the real /tmp: the protocol cleans it
                 assert not stale.exists()
     finally:
         stale.unlink(missing_ok=True)

@@ -76,3 +76,8 @@ class EntryProtocol(ABC):
     def end(self) -> None:
         """Called once when the game is over (persistent protocols say END)."""
         return None
+
+    def close(self) -> None:
+        """Called once after the seat's host closed, however the game ended: release what
+        the protocol holds for the game (potm-arena: its arena file's lock)."""
+        return None

@@ -1,10 +1,13 @@
-"""POTM arena protocol (seed 002, DESIGN §4.2).
+"""POTM arena protocol (seed 002; docs/architecture.md, row 13).
 
 ``a.out MARK`` reads the arena on stdin and writes the arena back with one
 new square box of its mark. The referee compares the two arenas (the game's
 ``move_from_output``), so the entry's whole output is the move: a wrong size
 or stray characters are ``bad_output``; a well-formed arena whose new box is
 not a legal move is ``illegal_move``.
+
+The entry keeps its state in ``/tmp/arena.<MARK>``: on a host that shares the
+machine's ``/tmp`` the protocol holds that file for the game (``arena_lock``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from runner.domain.contracts import VerdictKind
 from runner.domain.games.base import BadMoveText, IllegalMove
+from workers.protocols.arena_lock import ArenaHold
 from workers.protocols.base import MoveReply
 from workers.protocols.common import TextBoardProtocol, failure_verdict
 
@@ -28,6 +32,8 @@ class ArenaGame(Protocol):
 
 class PotmArenaProtocol(TextBoardProtocol):
     name: ClassVar[str] = "potm-arena"
+    #: this game's hold on the machine's arena file (None: the host's /tmp is the game's own)
+    _arena: ArenaHold | None = None
 
     def _arena_game(self) -> ArenaGame:
         game = self.game
@@ -37,7 +43,14 @@ class PotmArenaProtocol(TextBoardProtocol):
 
     def begin(self, state: Any) -> None:
         self._arena_game()  # fail before the first move, not in the middle of a game
+        if self.host.shares_machine_tmp:
+            self._arena = ArenaHold.take(self.seat.mark)
         return None
+
+    def close(self) -> None:
+        if self._arena is not None:
+            self._arena.release()
+            self._arena = None
 
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
         game = self._arena_game()

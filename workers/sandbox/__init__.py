@@ -1,4 +1,4 @@
-"""Process hosts: where entry programs run (DESIGN §7).
+"""Process hosts: where entry programs run (docs/architecture.md, row 14).
 
 ``host_factory(kind)`` picks one by the config's ``sandbox`` value:
 ``"none"`` is ``PlainHostFactory`` (plain subprocesses, trusted entries

@@ -7,7 +7,7 @@ Two implementations sit behind this interface:
 
 * ``PlainHost`` (``sandbox: none``): plain subprocesses in their own process
   group with a wall-clock deadline; for trusted entries only.
-* ``BwrapHost``: DESIGN §7, one bubblewrap sandbox per entry per game with
+* ``BwrapHost`` (docs/architecture.md, row 14): one bubblewrap sandbox per entry per game with
   each move exec'd inside it.
 
 Entry misbehaviour is data (``RunOutcome.failure``), never an exception.
@@ -97,6 +97,10 @@ class EntryHost(ABC):
 
     #: the entry's private working copy, as the host sees it; the program's cwd
     workdir: Path
+    #: whether a literal ``/tmp`` path the entry writes is the machine's own ``/tmp``, seen by
+    #: every other game on the machine (``sandbox: none``); a protocol that keeps state at such
+    #: a path guards it there (``workers.protocols.arena_lock``)
+    shares_machine_tmp: bool = False
 
     @abstractmethod
     def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:

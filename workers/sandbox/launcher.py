@@ -29,7 +29,9 @@ from pathlib import Path
 
 from runner.domain.contracts import Limits
 from workers.sandbox.base import HostError
+from workers.sandbox.classify import Measurement
 from workers.sandbox.limits import cpu_rlimit_s
+from workers.sandbox.sampler import StopReason, TreeUsage
 
 LAUNCHER_SOURCE = Path(__file__).with_name("launcher.c")
 #: the entries' seccomp filter, which launcher.c includes (part of the launcher's digest)
@@ -52,6 +54,9 @@ _RESULT = struct.Struct("=IiiIQQQI16sII")
 _PUT_HEAD = struct.Struct("=III")
 #: file data goes over in pieces of this size (the launcher caps one message at 64 MiB)
 PUT_CHUNK = 1 << 20
+#: how long the launcher may take to answer a control request: bwrap setting a sandbox up,
+#: a put, a spawn, a reset, a kill (each takes milliseconds)
+START_TIMEOUT_S = 30.0
 
 
 # ---- building ---------------------------------------------------------------
@@ -276,6 +281,26 @@ class LauncherResult:
 
     def has(self, flag: int) -> bool:
         return bool(self.flags & flag)
+
+
+def measure(result: LauncherResult, usage: TreeUsage, stopped_for: StopReason | None = None) -> Measurement:
+    """What the launcher's report and the samples say about one run (``classify`` judges it)."""
+    return Measurement(
+        exit_code=result.exit_code if result.has(F_EXITED) else None,
+        signal=result.signal if result.has(F_SIGNALED) else None,
+        wall_ms=result.wall_us / 1000.0,
+        cpu_ms=max(result.cpu_us / 1000.0, usage.cpu_ms),
+        peak_rss_kb=result.maxrss_kb,
+        tree_rss_kb=usage.peak_rss_kb,
+        peak_processes=usage.peak_processes,
+        timed_out=result.has(F_TIMEOUT),
+        output_over=result.has(F_STDOUT_OVER),
+        left_count=(result.left_count or 1) if result.has(F_LEFT) else 0,
+        left_comm=result.left_comm,
+        stderr_tail=result.stderr,
+        stopped_for=stopped_for,
+        oom_kills=usage.oom_kills,
+    )
 
 
 # ---- the channel ----------------------------------------------------------------

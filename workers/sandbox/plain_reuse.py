@@ -17,7 +17,8 @@ modification and change times (an entry cannot set a change time back), and
 an empty TMPDIR; anything else and the directory is removed and the next game
 gets a fresh copy. A game that writes into its working copy (ICFP'98
 ``support/`` state) therefore always starts from a fresh one, as before.
-Nothing else carries over: the arena file and its lock are per game, and
+Nothing else carries over: every potm-arena game holds its arena file for itself
+(``workers.protocols.arena_lock``), and
 every process of a game is dead when it ends (``PlainHost``).
 
 ``TOURNEY_SANDBOX_REUSE=0`` turns this off too (``workers.sandbox.pool``).
@@ -89,7 +90,7 @@ class ReusingPlainHostFactory(PlainHostFactory):
             self.created += 1
         else:
             self.reused += 1
-        return _KeptHost(entry_dir, mark, self, key, kept)
+        return _KeptHost(entry_dir, self, key, kept)
 
     def _take(self, key: tuple[str, object]) -> _Kept | None:
         while True:
@@ -133,13 +134,12 @@ class _KeptHost(PlainHost):
     def __init__(
         self,
         entry_dir: Path,
-        mark: str,
         factory: ReusingPlainHostFactory,
         key: tuple[str, object],
         kept: _Kept,
     ) -> None:
         try:
-            super().__init__(entry_dir, mark, root=kept.root)
+            super().__init__(entry_dir, root=kept.root)
         except BaseException:
             shutil.rmtree(kept.root, ignore_errors=True)
             raise

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
-from workers.sandbox.bwrap import BwrapHostFactory, Sandbox
+from workers.sandbox.bwrap import BwrapHostFactory
+from workers.sandbox.bwrap_sandbox import Sandbox
 from workers.sandbox.launcher import put_messages
 from workers.sandbox.per_process import PerProcess
 from workers.sandbox.tree import walk_lstat
