@@ -26,6 +26,7 @@ import argparse
 import io
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,7 @@ TIME_CONTROL = EngineLimit(base_s=1.0, inc_s=0.01, margin_ms=50)
 OPTIONS = {"Hash": "16", "Threads": "1"}
 #: games of the plies-per-second comparison, and of the time-loss count, by default and --quick
 RATE_GAMES, RATE_GAMES_QUICK = 40, 8
+RATE_ROUNDS, RATE_ROUNDS_QUICK = 3, 1
 TIME_GAMES, TIME_GAMES_QUICK = 200, 20
 #: fastchess's PGN Termination for a flag that fell
 TIME_FORFEIT = "time forfeit"
@@ -204,7 +206,7 @@ def run_tourney(
     from runner.storage.store import RunStore
 
     config = tourney_config(tmp, stockfish, plans, limit, sandbox)
-    run_dir = tmp / f"run-{config.stem}"
+    run_dir = Path(tempfile.mkdtemp(prefix=f"run-{config.stem}-", dir=tmp)) / "run"  # a fresh run each time
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     argv = [sys.executable, "-m", "runner.cli", "run", str(config), "--run-dir", str(run_dir)]
@@ -232,13 +234,6 @@ def _sandbox() -> str:
 
 
 # -- the benchmark -----------------------------------------------------------------------------
-def _rate_line(name: str, played: Played, extra: str = "") -> str:
-    return (
-        f"  {name}: {played.games} games, {played.plies} plies in {played.wall_s:.2f} s: "
-        f"{played.plies_per_s:.1f} plies/s{extra}"
-    )
-
-
 def main(quick: bool = False, time_games: int | None = None) -> None:
     stockfish = find_stockfish()
     if stockfish is None:
@@ -250,8 +245,8 @@ def main(quick: bool = False, time_games: int | None = None) -> None:
     source, epd = book_lines()
     fens = opening_fens(epd)
     fastchess = find_fastchess()
-    tourney = chess_known()
-    sandbox = _sandbox() if tourney else ""
+    # the sandbox the tourney side runs in; None: no tourney side (game: chess unknown here)
+    sandbox = _sandbox() if chess_known() else None
     load = os.getloadavg()
     print(
         f"engine bench: {stockfish} vs itself, {NODES} nodes a move, {CONCURRENCY} games at once, "
@@ -262,43 +257,78 @@ def main(quick: bool = False, time_games: int | None = None) -> None:
         print(
             "  fastchess not found (FASTCHESS=path or on PATH): the bare python-chess loop is the reference"
         )
-    if not tourney:
+    if sandbox is None:
         print(
             "  tourney side skipped: game: chess is unknown to this tourney (it comes with the chess branch)"
         )
-    nodes = EngineLimit(nodes=NODES, margin_ms=TIME_CONTROL.margin_ms)
-    plans = plan_games(fens, rate_games)
     tmp = Path(tempfile.mkdtemp(prefix="tourney-engine-bench-"))
     try:
-        rates: dict[str, Played] = {}
-        if fastchess is not None:
-            rates["fastchess"] = run_fastchess(fastchess, stockfish, fens, len(plans), nodes, tmp)
-            print(_rate_line("fastchess", rates["fastchess"]), flush=True)
-        rates["bare"] = play_games([stockfish], OPTIONS, plans, nodes, CONCURRENCY)
-        print(_rate_line("bare python-chess loop", rates["bare"]), flush=True)
-        if tourney:
-            rates["tourney"], wall = run_tourney(stockfish, plans, nodes, sandbox, tmp)
-            whole = rates["tourney"].plies / wall
-            extra = f" over its play loop ({whole:.1f} plies/s over the whole run), sandbox {sandbox}"
-            print(_rate_line("tourney", rates["tourney"], extra), flush=True)
-        counts = {side: p.plies for side, p in rates.items()}
-        agree = "the same games" if len(set(counts.values())) == 1 else "NOT the same games"
-        print(f"  plies per side: {', '.join(f'{s} {n}' for s, n in counts.items())} ({agree})")
-        reference = "fastchess" if fastchess is not None else "bare"
-        shown = "fastchess" if fastchess is not None else "bare python-chess loop"
-        if fastchess is not None:
-            ratio = rates["bare"].plies_per_s / rates["fastchess"].plies_per_s
-            print(f"  engine plies per second, bare python-chess loop / fastchess: {ratio:.2f}")
-        if tourney:
-            ratio = rates["tourney"].plies_per_s / rates[reference].plies_per_s
-            print(f"engine plies per second, tourney / {shown}: {ratio:.2f}", flush=True)
-        else:
-            print(
-                f"engine plies per second, tourney / {shown}: not measured (no game: chess here)", flush=True
-            )
-        _time_losses(stockfish, fastchess, fens, time_games, sandbox if tourney else None, tmp)
+        rounds = RATE_ROUNDS_QUICK if quick else RATE_ROUNDS
+        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp)
+        _time_losses(stockfish, fastchess, fens, time_games, sandbox, tmp)
+        load = os.getloadavg()
+        print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compare_rates(
+    stockfish: str,
+    fastchess: str | None,
+    sandbox: str | None,
+    fens: Sequence[str],
+    games: int,
+    rounds: int,
+    tmp: Path,
+) -> None:
+    """Plies per second of each side over ``rounds`` rounds, in an order that rotates each round
+    (outside load hits every side alike); each ratio is the median of its rounds' ratios."""
+    limit = EngineLimit(nodes=NODES, margin_ms=TIME_CONTROL.margin_ms)
+    plans = plan_games(fens, games)
+    sides = [*(["fastchess"] if fastchess else []), "bare", *(["tourney"] if sandbox else [])]
+    played: dict[str, list[Played]] = {side: [] for side in sides}
+    walls: list[float] = []
+    for r in range(rounds):
+        for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
+            if side == "fastchess" and fastchess is not None:
+                played[side].append(run_fastchess(fastchess, stockfish, fens, len(plans), limit, tmp))
+            elif side == "tourney" and sandbox is not None:
+                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp)
+                played[side].append(loop)
+                walls.append(wall)
+            else:
+                played[side].append(play_games([stockfish], OPTIONS, plans, limit, CONCURRENCY))
+    names = {"fastchess": "fastchess", "bare": "bare python-chess loop", "tourney": "tourney"}
+    for side in sides:
+        rates = [p.plies_per_s for p in played[side]]
+        extra = ""
+        if side == "tourney":
+            whole = statistics.median(p.plies / w for p, w in zip(played[side], walls, strict=True))
+            extra = f" over its play loop ({whole:.1f} over the whole run), sandbox {sandbox}"
+        print(
+            f"  {names[side]}: {played[side][0].games} games, {played[side][0].plies} plies; "
+            f"{statistics.median(rates):.1f} plies/s{extra} (rounds {', '.join(f'{x:.1f}' for x in rates)})",
+            flush=True,
+        )
+    counts = {names[side]: {p.plies for p in played[side]} for side in sides}
+    same = len(set().union(*counts.values())) == 1
+    if not same:  # fixed nodes, one thread: every driver should see stockfish play the same games
+        print(f"  NOT the same games: plies per side {counts}")
+
+    def ratio(side: str, reference: str) -> str:
+        per_round = [
+            a.plies_per_s / b.plies_per_s for a, b in zip(played[side], played[reference], strict=True)
+        ]
+        return f"{statistics.median(per_round):.2f} (rounds {', '.join(f'{x:.2f}' for x in per_round)})"
+
+    reference = "fastchess" if fastchess else "bare"
+    if fastchess:
+        print(f"  engine plies per second, bare python-chess loop / fastchess: {ratio('bare', 'fastchess')}")
+    line = f"engine plies per second, tourney / {names[reference]}"
+    if sandbox:
+        print(f"{line}: {ratio('tourney', reference)}", flush=True)
+    else:
+        print(f"{line}: not measured (no game: chess here)", flush=True)
 
 
 def _time_losses(
