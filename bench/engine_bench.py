@@ -254,9 +254,9 @@ def main(quick: bool = False, time_games: int | None = None) -> None:
         flush=True,
     )
     if fastchess is None:
-        print(
-            "  fastchess not found (FASTCHESS=path or on PATH): the bare python-chess loop is the reference"
-        )
+        given = os.environ.get("FASTCHESS")
+        where = f"FASTCHESS={given} is no executable" if given else "not on PATH, FASTCHESS=path unset"
+        print(f"  fastchess not found ({where}): the bare python-chess loop is the reference")
     if sandbox is None:
         print(
             "  tourney side skipped: game: chess is unknown to this tourney (it comes with the chess branch)"
