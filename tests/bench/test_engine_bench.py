@@ -175,3 +175,13 @@ def test_engine_bench_prints_its_ratio_and_time_loss_lines(capsys: pytest.Captur
     assert re.search(r"^time losses at tc 1\+0\.01: \d+ of 2 games \(", out, re.M)
     if not engine_bench.chess_known():
         assert "tourney side skipped: game: chess is unknown" in out
+
+
+def test_engine_bench_without_stockfish_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(engine_bench, "find_stockfish", lambda: None)
+    engine_bench.main(quick=True)
+    assert capsys.readouterr().out == (
+        "engine bench skipped: stockfish is not installed (apt-get install stockfish)\n"
+    )
