@@ -15,6 +15,7 @@ BENCHMARKS = {
     "exit_grace": "bench.exit_grace_bench",
     "fairtime": "bench.fairtime_bench",
     "coordinator": "bench.coordinator_bench",
+    "engine": "bench.engine_bench",
 }
 #: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
 TAKES_ROUNDS = {"e2e"}

@@ -1,0 +1,358 @@
+"""Engine plies per second against fastchess (issue 29 item 9): stockfish against itself at
+2,000 nodes a move, 2 games at once, the same openings, played three ways:
+
+* ``tourney run`` on a ``game: chess`` config, the sandbox on: each game starts both engines
+  afresh in sandboxes of their own (docs/engines.md); plies are counted from the run store's
+  results, the rate over the run's play loop (its start and stop are the e2e benchmark's);
+* fastchess (``FASTCHESS=path``, or ``fastchess`` on PATH), the reference: engines kept alive
+  between games; plies counted from its PGN;
+* the bare python-chess loop (bench/bare_uci.py): raw pipes, engines kept alive. It stands in
+  for fastchess where fastchess is absent, and shows what the Python side costs where it is.
+
+Printed: each side's plies per second, ``engine plies per second, tourney / fastchess: R``
+(issue target R >= 0.9; ``tourney / bare python-chess loop`` without fastchess), and ``time
+losses at tc 1+0.01: L of G games`` for tourney and the reference, G = 200 by default
+(``TIME_GAMES=N``; ``--quick``: 20). The tourney side is skipped, with a line saying so, where
+``game: chess`` is unknown; the whole benchmark where stockfish is not installed.
+
+Stockfish with one thread at fixed nodes, after ``ucinewgame``, plays the same game from the
+same opening whoever drives it, so the three sides' ply counts at fixed nodes should agree:
+the line that prints them says when they do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import chess
+import chess.pgn
+import yaml
+
+from bench.bare_uci import EngineLimit, GamePlan, Played, play_games
+
+ROOT = Path(__file__).resolve().parents[1]
+NODES = 2000
+CONCURRENCY = 2
+TIME_CONTROL = EngineLimit(base_s=1.0, inc_s=0.01, margin_ms=50)
+#: the engine options every side sets (the chess branch's entries/chess/stockfish has these)
+OPTIONS = {"Hash": "16", "Threads": "1"}
+#: games of the plies-per-second comparison, and of the time-loss count, by default and --quick
+RATE_GAMES, RATE_GAMES_QUICK = 40, 8
+RATE_ROUNDS, RATE_ROUNDS_QUICK = 3, 1
+TIME_GAMES, TIME_GAMES_QUICK = 200, 20
+#: fastchess's PGN Termination for a flag that fell
+TIME_FORFEIT = "time forfeit"
+
+#: openings played when the repository ships no EPD book under configs/ (each twice, colours
+#: swapped): ten main lines, 6 to 10 plies deep
+FALLBACK_BOOK = (
+    'r1bqkbnr/1ppp1ppp/p1n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - ; c0 "Ruy Lopez"',
+    'rnbqkb1r/1p2pppp/p2p1n2/8/3NP3/2N5/PPP2PPP/R1BQKB1R w KQkq - ; c0 "Sicilian Najdorf"',
+    'rnbqkb1r/ppp2ppp/4pn2/3p4/3PP3/2N5/PPP2PPP/R1BQKBNR w KQkq - ; c0 "French"',
+    'rn1qkbnr/pp2pppp/2p5/3pPb2/3P4/8/PPP2PPP/RNBQKBNR w KQkq - ; c0 "Caro-Kann"',
+    'rnbqkb1r/ppp2ppp/4pn2/3p4/2PP4/2N5/PP2PPPP/R1BQKBNR w KQkq - ; c0 "Queen\'s Gambit Declined"',
+    'rnbqkb1r/pp2pppp/2p2n2/3p4/2PP4/5N2/PP2PPPP/RNBQKB1R w KQkq - ; c0 "Slav"',
+    'rnbqk2r/ppp1ppbp/3p1np1/8/2PPP3/2N5/PP3PPP/R1BQKBNR w KQkq - ; c0 "King\'s Indian"',
+    'rnbqk2r/pppp1ppp/4pn2/8/1bPP4/2N5/PP2PPPP/R1BQKBNR w KQkq - ; c0 "Nimzo-Indian"',
+    'rnbqkb1r/ppp2ppp/5n2/3pp3/2P5/2N3P1/PP1PPP1P/R1BQKBNR w KQkq - ; c0 "English"',
+    'r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/2P2N2/PP1P1PPP/RNBQK2R w KQkq - ; c0 "Italian"',
+)
+
+
+# -- openings ----------------------------------------------------------------------------------
+def book_lines() -> tuple[str, list[str]]:
+    """(where the openings come from, their EPD lines): the first EPD book under configs/, else
+    the fallback list above."""
+    books = sorted(ROOT.glob("configs/**/*.epd"))
+    if books:
+        lines = [ln.strip() for ln in books[0].read_text().splitlines()]
+        return str(books[0].relative_to(ROOT)), [ln for ln in lines if ln and not ln.startswith("#")]
+    return "the bench's own 10 openings", list(FALLBACK_BOOK)
+
+
+def opening_fens(epd_lines: Sequence[str]) -> list[str]:
+    """Each EPD line as a full FEN (every side is handed the same text)."""
+    return [chess.Board.from_epd(line)[0].fen() for line in epd_lines]
+
+
+def plan_games(fens: Sequence[str], games: int) -> list[GamePlan]:
+    """``games`` (rounded up to even) games as fastchess's ``-openings order=sequential -games 2``
+    plays them: opening k twice, the second time with colours swapped, wrapping around."""
+    pairs = (games + 1) // 2
+    return [GamePlan(fens[k % len(fens)], swapped) for k in range(pairs) for swapped in (False, True)]
+
+
+# -- fastchess ---------------------------------------------------------------------------------
+def find_fastchess() -> str | None:
+    """``FASTCHESS=path``, else ``fastchess`` on PATH, else None."""
+    given = os.environ.get("FASTCHESS")
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    return shutil.which("fastchess")
+
+
+def find_stockfish() -> str | None:
+    return shutil.which("stockfish") or next(
+        (p for p in ("/usr/games/stockfish",) if os.access(p, os.X_OK)), None
+    )
+
+
+def fastchess_argv(
+    fastchess: str, stockfish: str, book: Path, pgn: Path, games: int, limit: EngineLimit
+) -> list[str]:
+    """fastchess's command line for the same games (docs/engines.md maps its flags to ours)."""
+    each = ["proto=uci", *(f"option.{k}={v}" for k, v in OPTIONS.items()), f"timemargin={limit.margin_ms}"]
+    each += [f"tc={limit.tc()}"] if limit.clock else ["tc=inf", f"nodes={limit.nodes}"]
+    return [
+        fastchess,
+        *("-engine", f"cmd={stockfish}", "name=stockfish-a"),
+        *("-engine", f"cmd={stockfish}", "name=stockfish-b"),
+        *("-each", *each),
+        *("-openings", f"file={book}", "format=epd", "order=sequential"),
+        *("-rounds", str((games + 1) // 2), "-games", "2"),
+        *("-concurrency", str(CONCURRENCY)),
+        *("-pgnout", f"file={pgn}"),
+    ]
+
+
+def count_pgn(text: str) -> tuple[int, int, int]:
+    """(games, plies, games lost on time) in a PGN, as fastchess writes it."""
+    games = plies = flags = 0
+    stream = io.StringIO(text)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        games += 1
+        plies += sum(1 for _ in game.mainline_moves())
+        flags += game.headers.get("Termination", "") == TIME_FORFEIT
+    return games, plies, flags
+
+
+def run_fastchess(
+    fastchess: str, stockfish: str, fens: Sequence[str], games: int, limit: EngineLimit, tmp: Path
+) -> Played:
+    book, pgn = tmp / "book.epd", tmp / "fastchess.pgn"
+    pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
+    # one book line per opening of the schedule, bare EPD: the form every reader takes
+    book.write_text("".join(chess.Board(fen).epd() + "\n" for fen in fens))
+    argv = fastchess_argv(fastchess, stockfish, book, pgn, games, limit)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"fastchess failed ({done.returncode}): {done.stdout[-1500:]}{done.stderr[-1500:]}"
+        )
+    played, plies, flags = count_pgn(pgn.read_text())
+    return Played(played, plies, flags, wall)
+
+
+# -- tourney -----------------------------------------------------------------------------------
+def chess_known() -> bool:
+    from runner.domain.games import GAME_NAMES
+
+    return "chess" in GAME_NAMES
+
+
+def tourney_config(
+    tmp: Path, stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str
+) -> Path:
+    """A ``game: chess`` config playing ``plans`` (docs/engines.md, docs/config.md "Engine
+    settings"): two stockfish entries, one board per opening pair, a round robin of 2 games a
+    board (each side white once, the better seed first, as fastchess's ``-games 2``)."""
+    entries = []
+    for name in ("stockfish-a", "stockfish-b"):
+        entry = tmp / "entries" / name
+        entry.mkdir(parents=True, exist_ok=True)
+        spec = {"name": name, "game": "chess", "protocol": "uci", "command": stockfish, "options": OPTIONS}
+        (entry / "entry.yaml").write_text(yaml.safe_dump(spec))
+        entries.append({"path": str(entry)})
+    fens = [plan.fen for plan in plans[::2]]
+    boards = {f"o{k:03d}": {"text": fen} for k, fen in enumerate(fens)}
+    each: dict[str, object] = {"timemargin": limit.margin_ms}
+    each |= {"tc": limit.tc()} if limit.clock else {"nodes": limit.nodes}
+    config = {
+        "name": "engine-bench",
+        "seed": 29,
+        "game": "chess",
+        "sandbox": sandbox,
+        # at fixed nodes the move wall bounds a move; generous, a machine under load is no engine fault
+        "limits": {"move_wall_s": 30.0},
+        "each": each,
+        "boards": boards,
+        "entries": entries,
+        "stages": [
+            {"name": "bench", "planner": "round_robin", "games_per_pairing": 2, "boards": list(boards)}
+        ],
+    }
+    path = tmp / f"engine-bench-{'tc' if limit.clock else 'nodes'}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def run_tourney(
+    stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path
+) -> tuple[Played, float]:
+    """(what ``tourney run`` played, timed over its play loop; its whole wall seconds)."""
+    from runner.domain.contracts import VerdictKind
+    from runner.storage.store import RunStore
+
+    config = tourney_config(tmp, stockfish, plans, limit, sandbox)
+    run_dir = Path(tempfile.mkdtemp(prefix=f"run-{config.stem}-", dir=tmp)) / "run"  # a fresh run each time
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    argv = [sys.executable, "-m", "runner.cli", "run", str(config), "--run-dir", str(run_dir)]
+    argv += ["--workers", str(CONCURRENCY), "--no-progress"]
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"tourney run failed ({done.returncode}): {done.stderr[-2000:]}")
+    games = plies = flags = 0
+    with RunStore.open(run_dir) as store:
+        loop_s = float(store.meta()["last_session"]["elapsed_s"])
+        for row in store.match_rows():
+            for game in row.result.games if row.result is not None else []:
+                games += 1
+                plies += len(game.moves)
+                flags += game.verdict.kind is VerdictKind.TIMEOUT
+    return Played(games, plies, flags, loop_s), wall
+
+
+def _sandbox() -> str:
+    from bench.throughput_bench import _sandbox as available
+
+    return available()
+
+
+# -- the benchmark -----------------------------------------------------------------------------
+def main(quick: bool = False, time_games: int | None = None) -> None:
+    stockfish = find_stockfish()
+    if stockfish is None:
+        print("engine bench skipped: stockfish is not installed (apt-get install stockfish)")
+        return
+    rate_games = RATE_GAMES_QUICK if quick else RATE_GAMES
+    if time_games is None:
+        time_games = int(os.environ.get("TIME_GAMES", TIME_GAMES_QUICK if quick else TIME_GAMES))
+    source, epd = book_lines()
+    fens = opening_fens(epd)
+    fastchess = find_fastchess()
+    # the sandbox the tourney side runs in; None: no tourney side (game: chess unknown here)
+    sandbox = _sandbox() if chess_known() else None
+    load = os.getloadavg()
+    print(
+        f"engine bench: {stockfish} vs itself, {NODES} nodes a move, {CONCURRENCY} games at once, "
+        f"openings from {source}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        flush=True,
+    )
+    if fastchess is None:
+        given = os.environ.get("FASTCHESS")
+        where = f"FASTCHESS={given} is no executable" if given else "not on PATH, FASTCHESS=path unset"
+        print(f"  fastchess not found ({where}): the bare python-chess loop is the reference")
+    if sandbox is None:
+        print(
+            "  tourney side skipped: game: chess is unknown to this tourney (it comes with the chess branch)"
+        )
+    tmp = Path(tempfile.mkdtemp(prefix="tourney-engine-bench-"))
+    try:
+        rounds = RATE_ROUNDS_QUICK if quick else RATE_ROUNDS
+        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp)
+        _time_losses(stockfish, fastchess, fens, time_games, sandbox, tmp)
+        load = os.getloadavg()
+        print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compare_rates(
+    stockfish: str,
+    fastchess: str | None,
+    sandbox: str | None,
+    fens: Sequence[str],
+    games: int,
+    rounds: int,
+    tmp: Path,
+) -> None:
+    """Plies per second of each side over ``rounds`` rounds, in an order that rotates each round
+    (outside load hits every side alike); each ratio is the median of its rounds' ratios."""
+    limit = EngineLimit(nodes=NODES, margin_ms=TIME_CONTROL.margin_ms)
+    plans = plan_games(fens, games)
+    sides = [*(["fastchess"] if fastchess else []), "bare", *(["tourney"] if sandbox else [])]
+    played: dict[str, list[Played]] = {side: [] for side in sides}
+    walls: list[float] = []
+    for r in range(rounds):
+        for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
+            if side == "fastchess" and fastchess is not None:
+                played[side].append(run_fastchess(fastchess, stockfish, fens, len(plans), limit, tmp))
+            elif side == "tourney" and sandbox is not None:
+                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp)
+                played[side].append(loop)
+                walls.append(wall)
+            else:
+                played[side].append(play_games([stockfish], OPTIONS, plans, limit, CONCURRENCY))
+    names = {"fastchess": "fastchess", "bare": "bare python-chess loop", "tourney": "tourney"}
+    for side in sides:
+        rates = [p.plies_per_s for p in played[side]]
+        extra = ""
+        if side == "tourney":
+            whole = statistics.median(p.plies / w for p, w in zip(played[side], walls, strict=True))
+            extra = f" over its play loop ({whole:.1f} over the whole run), sandbox {sandbox}"
+        print(
+            f"  {names[side]}: {played[side][0].games} games, {played[side][0].plies} plies; "
+            f"{statistics.median(rates):.1f} plies/s{extra} (rounds {', '.join(f'{x:.1f}' for x in rates)})",
+            flush=True,
+        )
+    counts = {names[side]: {p.plies for p in played[side]} for side in sides}
+    same = len(set().union(*counts.values())) == 1
+    if not same:  # fixed nodes, one thread: every driver should see stockfish play the same games
+        print(f"  NOT the same games: plies per side {counts}")
+
+    def ratio(side: str, reference: str) -> str:
+        per_round = [
+            a.plies_per_s / b.plies_per_s for a, b in zip(played[side], played[reference], strict=True)
+        ]
+        return f"{statistics.median(per_round):.2f} (rounds {', '.join(f'{x:.2f}' for x in per_round)})"
+
+    reference = "fastchess" if fastchess else "bare"
+    if fastchess:
+        print(f"  engine plies per second, bare python-chess loop / fastchess: {ratio('bare', 'fastchess')}")
+    line = f"engine plies per second, tourney / {names[reference]}"
+    if sandbox:
+        print(f"{line}: {ratio('tourney', reference)}", flush=True)
+    else:
+        print(f"{line}: not measured (no game: chess here)", flush=True)
+
+
+def _time_losses(
+    stockfish: str, fastchess: str | None, fens: Sequence[str], games: int, sandbox: str | None, tmp: Path
+) -> None:
+    """``time losses at tc 1+0.01: L of G games`` for tourney (where it plays chess) and the reference."""
+    plans = plan_games(fens, games)
+    tc = TIME_CONTROL.tc()
+    sides: list[tuple[str, Played]] = []
+    if sandbox is not None:
+        sides.append(("tourney", run_tourney(stockfish, plans, TIME_CONTROL, sandbox, tmp)[0]))
+    if fastchess is not None:
+        sides.append(("fastchess", run_fastchess(fastchess, stockfish, fens, len(plans), TIME_CONTROL, tmp)))
+    else:
+        sides.append(
+            ("bare python-chess loop", play_games([stockfish], OPTIONS, plans, TIME_CONTROL, CONCURRENCY))
+        )
+    for name, played in sides:
+        print(f"time losses at tc {tc}: {played.time_losses} of {played.games} games ({name})", flush=True)
+
+
+if __name__ == "__main__":
+    cli = argparse.ArgumentParser(prog="python -m bench.engine_bench", description=__doc__)
+    cli.add_argument("--quick", action="store_true", help=f"{RATE_GAMES_QUICK} and {TIME_GAMES_QUICK} games")
+    cli.add_argument("--time-games", type=int, help=f"games at tc {TIME_CONTROL.tc()} (default {TIME_GAMES})")
+    args = cli.parse_args()
+    main(args.quick, args.time_games)
