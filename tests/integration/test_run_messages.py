@@ -75,7 +75,9 @@ def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path: P
             start_new_session=True,
         )
     try:
-        wait_for(lambda: _a_result(run_dir), 120, "a first result")
+        # the run's own log line of its first finished game, not a look into its store: under
+        # load a reader of the store could lose to the coordinator's writes until the run's end
+        wait_for(lambda: "finished game" in _text(log), 120, "a first finished game")
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: to the whole foreground group
         rc = proc.wait(60)
     finally:
