@@ -35,6 +35,7 @@ HANDLERS = {
     "replay": "runner.commands.report:cmd_replay",
     "report": "runner.commands.report:cmd_report",
     "build-log": "runner.commands.build_log:cmd_build_log",
+    "fleet": "runner.commands.fleet:cmd_fleet",
 }
 
 
@@ -71,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
     s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")
-    s.add_argument("--key-file", help="run key file, mode 0600 (else $TOURNEY_RUN_KEY or _FILE)")
+    s.add_argument(
+        "--key-file", help="this worker's key file from `tourney fleet add` (else $TOURNEY_WORKER_KEY_FILE)"
+    )
     s.add_argument(
         "--allow-unsandboxed",
         action="store_true",
@@ -164,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build-log", help="print the full log of an entry's failed build")
     s.add_argument("run_dir")
     s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
+
+    from runner.commands.fleet import add_fleet_parser
+
+    add_fleet_parser(sub)
     return p
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 import redis
 
 from runner.domain.contracts import Limits
-from runner.domain.signing import RunKey, RunKeyError, load_run_key
+from runner.domain.fleet import WorkerKey, load_worker_key
+from runner.domain.signing import KeyFileError
 from runner.errors import WorkerUnfit
 
 #: seconds the broker may take to answer at start (connect + PING)
@@ -58,10 +59,10 @@ def check_broker(url: str, timeout_s: float = BROKER_CHECK_TIMEOUT_S) -> None:
         client.close()
 
 
-def check_run_key(key_file: Path | None) -> RunKey:
+def check_worker_key(key_file: Path | None) -> WorkerKey:
     try:
-        return load_run_key(key_file)
-    except RunKeyError as e:
+        return load_worker_key(key_file)
+    except KeyFileError as e:
         raise PreflightFailed(str(e)) from None
 
 

@@ -110,7 +110,6 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
-
 # -- standings ------------------------------------------------------------------
 
 
@@ -130,7 +129,6 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
-
 # -- replay ---------------------------------------------------------------------
 
 
@@ -147,7 +145,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"match {match.match_id} has games 1..{len(match.games)}, not {k}")
     print_replay(data, match, k, make_console())
     return 0
-
 
 
 # -- report ---------------------------------------------------------------------
@@ -184,5 +181,3 @@ def cmd_report(args: argparse.Namespace) -> int:
     for w in written:
         print(f"wrote {w}")
     return 0
-
-

@@ -66,9 +66,7 @@ def show_comparison(
     console.print(t)
     diff = first_difference(old, new)
     console.print(
-        f"first difference: {diff}"
-        if diff
-        else "identical: every game has the same moves and result"
+        f"first difference: {diff}" if diff else "identical: every game has the same moves and result"
     )
 
 

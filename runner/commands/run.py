@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
+from runner.domain.fleet import Fleet, RegistryView, organiser_key
 from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
-from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import CommandError, RunHalted, UsageError
 from runner.orchestration.dispatch import (
@@ -330,7 +330,8 @@ def _play(
         mode = "inline"
     else:
         url = args.broker if cluster.redis is None else cluster.redis.url()
-        celery = CeleryDispatcher(url, run_id, timing, run_key_for(rd.path))
+        # the organiser's key signs the tasks; the fleet registry names who may answer (docs/fleet.md)
+        celery = CeleryDispatcher(url, run_id, timing, organiser_key(), RegistryView())
         cluster.dispatcher = celery
         try:
             celery.ping()
@@ -530,13 +531,13 @@ def _start_local_workers(
 ) -> int:
     for pid_file in rd.workers.glob("*/worker.pid"):
         kill_stale(pid_file, "runner.cli worker")
-    run_key_for(rd.path)  # the run's key file exists before they look for it
     count = _local_worker_count(args.workers, config, progress, match_cpus)
     cluster.workers = LocalWorkers(
         url,
         rd.path,
         count,
-        key_file=_key_file(rd),
+        # this machine's own enrolled worker key (made on first use; docs/fleet.md)
+        key_file=Fleet().local_worker_key(),
         allow_unsandboxed=config.sandbox == "none",
         skip_health_check=health_checked_here,
     ).start()
@@ -590,14 +591,6 @@ def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgr
         if exclusive
         else "timing: shared cores (matches share the machine; timing.exclusive_cores gives each its own)"
     )
-
-
-def _key_file(rd: RunDir) -> Path | None:
-    """The key file local workers get (None: the key came from the environment, which they inherit)."""
-    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
-        return None  # the coordinator uses the environment's key, and so do they
-    path = rd.path / KEY_FILE_NAME
-    return path if path.exists() else None
 
 
 def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgress) -> None:

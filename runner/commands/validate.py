@@ -24,8 +24,10 @@ def games_summary(config: TournamentConfig) -> str:
 
     counts = planned_games(list(config.stages), len(config.entry_specs()), len(config.seed_opponent_specs()))
     known = [c for c in counts if c is not None]
-    parts = [f"{st.name} {c:,}" if c is not None else f"{st.name} (depends on results)"
-             for st, c in zip(config.stages, counts, strict=True)]
+    parts = [
+        f"{st.name} {c:,}" if c is not None else f"{st.name} (depends on results)"
+        for st, c in zip(config.stages, counts, strict=True)
+    ]
     more = " or more" if len(known) < len(counts) else ""
     return f"  games: at most {sum(known):,}{more} ({'; '.join(parts)})"
 

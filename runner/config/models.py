@@ -99,6 +99,7 @@ class BoundModel(BaseModel):
     def to_bound(self) -> GameBound:
         return GameBound(**self.model_dump())
 
+
 class TimingModel(BaseModel):
     """How moves are timed (issue 14: seed 003's "the entire machine to itself")."""
 

@@ -584,10 +584,14 @@ class Finished:
     attempt: int
     result: MatchResult
     worker: str = ""
+    #: the run the attempt belongs to: a result is bound to its run, match and attempt (and,
+    #: through ``result.digests``, to the code it played; docs/fleet.md)
+    run: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.KIND,
+            "run": self.run,
             "match_id": self.match_id,
             "attempt": self.attempt,
             "worker": self.worker,
@@ -601,25 +605,39 @@ class Finished:
             int(_field(d, "attempt")),
             MatchResult.from_dict(_field(d, "result")),
             str(d.get("worker", "")),
+            str(d.get("run", "")),
         )
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """A worker dropped a task because the run no longer wanted that attempt."""
+    """A worker dropped a task unplayed: the run no longer wanted that attempt, or (``reason``
+    set) the worker refuses it (quarantined, a limit above its ceilings) and hands it back."""
 
     KIND: ClassVar[str] = "skipped"
 
     match_id: str
     attempt: int
     worker: str
+    reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.KIND, "match_id": self.match_id, "attempt": self.attempt, "worker": self.worker}
+        return {
+            "kind": self.KIND,
+            "match_id": self.match_id,
+            "attempt": self.attempt,
+            "worker": self.worker,
+            "reason": self.reason,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Skipped:
-        return cls(str(_field(d, "match_id")), int(_field(d, "attempt")), str(d.get("worker", "")))
+        return cls(
+            str(_field(d, "match_id")),
+            int(_field(d, "attempt")),
+            str(d.get("worker", "")),
+            str(d.get("reason", "")),
+        )
 
 
 @dataclass(frozen=True)

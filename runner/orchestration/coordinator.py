@@ -71,9 +71,11 @@ from runner.orchestration.dispatch import (
     InboxNote,
     InlineDispatcher,
     Rejected,
+    Revoked,
     Skipped,
     Started,
     Timing,
+    worker_identity,
 )
 from runner.orchestration.workers_health import WorkersHealth
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
@@ -159,8 +161,14 @@ class Coordinator:
         self._games = self._moves = 0  # over the official results, for progress
         self._verdicts = Counter[str]()
         self._session = Counter[str]()
-        self.health = WorkersHealth()
-        self.rejected_notes = Counter[str]()  # claimed worker -> notes not signed with the run key
+        # a quarantine stands across sessions (resume): the workers' records are kept in the store
+        self.health = WorkersHealth.from_summary(store.meta().get("workers") or {})
+        #: claimed worker -> notes no enrolled key signed (or a revoked one)
+        self.rejected_notes = Counter[str]()
+        #: (worker, reason) of every refusal already reported (each is said once)
+        self._refusals: set[tuple[str, str]] = set()
+        #: results must name this run (a result of another run is refused: docs/fleet.md)
+        self.run_id = str(store.meta().get("run_id", ""))
         #: CPU seconds this process spent re-judging results (runner.domain.verify), and in total
         self.verify_cpu_s = 0.0
         self.cpu_s = 0.0
@@ -313,7 +321,14 @@ class Coordinator:
     def _handle(self, notes: list[InboxNote]) -> bool:
         changed = False
         for note in notes:
-            if isinstance(note, Started):
+            if isinstance(note, Revoked):
+                self._revoked(note)
+            elif isinstance(note, (Started, Finished)) and self.health.is_quarantined(
+                worker_identity(note.worker)
+            ):
+                # quarantine binds: nothing a quarantined worker's key signs is acted on
+                self._hand_back(note.match_id, note.attempt, f"worker {note.worker} is quarantined")
+            elif isinstance(note, Started):
                 acc = self.store.mark_started(
                     note.match_id,
                     note.attempt,
@@ -331,6 +346,8 @@ class Coordinator:
             elif isinstance(note, Rejected):
                 self._rejected(note)
             elif isinstance(note, Finished):
+                if not self._bound(note):
+                    continue
                 trusted = self._judge(note)
                 if trusted is None:
                     continue  # an uncharged failure: requeued
@@ -355,15 +372,75 @@ class Coordinator:
                     self.progress.log(f"match {note.match_id}: retrying ({acc.detail})")
                 else:
                     log.info("ignored result for %s attempt %d: %s", note.match_id, note.attempt, acc.detail)
+            elif isinstance(note, Skipped) and note.reason:
+                self._refusing(note.worker, note.reason)
+                self.store.requeue(
+                    note.match_id, note.attempt, f"handed back by {note.worker}: {note.reason}"
+                )
             elif isinstance(note, Skipped) and self.store.requeue(
                 note.match_id, note.attempt, f"worker {note.worker} found the attempt unknown to the broker"
             ):
                 log.info("requeued %s: skipped by %s", note.match_id, note.worker)
         return changed
 
+    # -- who may answer (docs/fleet.md) ----------------------------------------------------
+    def _hand_back(self, match_id: str, attempt: int, why: str) -> None:
+        """Re-dispatch an attempt a worker we do not listen to holds, without charging it
+        (at most ``UNCHARGED_PER_MATCH`` times per match: then the sweeper's rules apply)."""
+        if self.health.may_requeue_uncharged(match_id) and self.store.requeue(match_id, attempt, why):
+            log.info("re-dispatching %s attempt %d: %s", match_id, attempt, why)
+
+    def _refusing(self, worker: str, reason: str) -> None:
+        """A worker hands tasks back: say so once per worker and reason (event ``worker_refusing``)."""
+        if (worker, reason) in self._refusals:
+            return
+        self._refusals.add((worker, reason))
+        log.warning("worker %s refuses tasks: %s", worker, reason)
+        self.store.log("worker_refusing", None, f"{worker}: {reason}")
+        self.progress.log(f"worker {worker} refuses this run's tasks: {reason}")
+
+    def _revoked(self, note: Revoked) -> None:
+        """The organiser revoked a worker's key: it is quarantined for good, told to stop, and
+        what it holds goes to the others."""
+        if self.health.revoke(note.worker, f"key revoked: {note.reason}"):
+            self.store.log("worker_revoked", None, f"{note.worker}: {note.reason}")
+            self._quarantine(note.worker)
+
+    def _bound(self, note: Finished) -> bool:
+        """Whether a result is for this run and played the code the spec names; if not, a
+        named event (``result_wrong_run``, ``result_wrong_code``) and the result is dropped."""
+        if isinstance(self.dispatcher, CeleryDispatcher) and note.run != self.run_id:
+            detail = f"attempt {note.attempt} from {note.worker} names run {note.run!r}, not {self.run_id!r}"
+            log.warning("REJECTED result for %s: %s", note.match_id, detail)
+            self.store.log("result_wrong_run", note.match_id, detail)
+            return False
+        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+        wanted = {name: ref.digest for name, ref in spec.entries.items()}
+        if note.result.digests != wanted:
+            changed = sorted(
+                n
+                for n in set(wanted) | set(note.result.digests)
+                if wanted.get(n) != note.result.digests.get(n)
+            )
+            detail = f"attempt {note.attempt} from {note.worker} played other code for {', '.join(changed)}"
+            log.warning("REJECTED result for %s: %s", note.match_id, detail)
+            self.store.log("result_wrong_code", note.match_id, detail)
+            decision = self.health.failed(worker_identity(note.worker), note.match_id, detail, mismatch=True)
+            if decision.quarantine_now:
+                self._quarantine(worker_identity(note.worker))
+            self._hand_back(note.match_id, note.attempt, f"result from {note.worker} played other code")
+            return False
+        return True
+
     def _rejected(self, note: Rejected) -> None:
         """Log a note that is not ours with the worker it claims; a flood of them (anyone with
-        the URL can push) is counted, and only the first ones per claimed name are written out."""
+        the URL can push) is counted, and only the first ones per claimed name are written out.
+        A revoked worker's started or result note hands its attempt back to the others."""
+        if note.revoked and note.kind in (Started.KIND, Finished.KIND):
+            self._hand_back(note.match_id, note.attempt, note.reason)
+        if note.revoked and note.kind == Skipped.KIND:
+            self._hand_back(note.match_id, note.attempt, note.reason)
+            return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
         n = self.rejected_notes[note.claimed_worker]
         if n > REJECTED_LOGGED_PER_WORKER:
@@ -371,16 +448,16 @@ class Coordinator:
         detail = f"attempt {note.attempt} claimed by worker {note.claimed_worker!r}: {note.reason}"
         if n == REJECTED_LOGGED_PER_WORKER:
             detail += " (further ones from this name are only counted)"
-        log.warning("REJECTED a note not signed with the run key for %s: %s", note.match_id, detail)
+        log.warning("REJECTED a note no enrolled worker key signed for %s: %s", note.match_id, detail)
         self.store.log("rejected_note", note.match_id, detail)
-        self.progress.log(f"rejected an unsigned/altered note for {note.match_id} ({detail})")
+        self.progress.log(f"rejected a note for {note.match_id} ({detail})")
 
     def _judge(self, note: Finished) -> MatchResult | None:
         """The result to record for ``note``: as sent if the referee replay agrees, else a
         ``system_error`` counted against the worker that sent it; None if the failure was
         requeued without charging the match (an unproven or quarantined worker)."""
         result = note.result
-        worker = result.worker or "?"
+        worker = worker_identity(result.worker or "?")  # its key's record, whatever instance sent it
         spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
         cpu0 = time.process_time()
         mismatch: str | None = None
@@ -413,7 +490,8 @@ class Coordinator:
         decision = self.health.failed(worker, note.match_id, err.detail, mismatch=mismatch is not None)
         if decision.quarantine_now:
             self._quarantine(worker)
-        if decision.charge_match:
+        # a result the referee rejects says nothing about the match: it never uses up an attempt
+        if decision.charge_match and (mismatch is None or decision.capped):
             return result
         reason = f"failure on {worker} not charged: {err.detail}"[:500]
         if not self.store.requeue(note.match_id, note.attempt, reason):
@@ -429,6 +507,10 @@ class Coordinator:
         self.progress.log(f"worker {worker} QUARANTINED ({rec.reason}); its matches go to other workers")
         if isinstance(self.dispatcher, CeleryDispatcher):
             self.dispatcher.quarantine(worker, rec.reason)
+        # quarantine binds: what it holds goes to the others now, not when its leases run out
+        for f in self.store.in_flight_leases():
+            if worker_identity(f.worker) == worker:
+                self._hand_back(f.match_id, f.attempt, f"worker {worker} is quarantined")
 
     def _check_broker_data(self) -> None:
         """A broker that came back empty lost every queued message, the artifacts and the
