@@ -64,7 +64,7 @@ from runner.domain.signing import (
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
-from workers.policy import POLICY_ENV, PolicyRefused, WorkerPolicy
+from workers.policy import POLICY_ENV, CeilingRefused, PolicyRefused, WorkerPolicy
 
 if TYPE_CHECKING:
     from workers.match import MatchObserver
@@ -299,6 +299,15 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
+    try:
+        worker_policy().limits_for(spec.limits)
+    except CeilingRefused as e:
+        # a ceiling refuses, never rewrites: the task goes back, played elsewhere at its own
+        # limits; held a moment first, so that this worker does not take it straight back
+        time.sleep(REFUSE_PAUSE_S)
+        _push(r, run, Skipped(spec.match_id, attempt, worker, str(e)), 60.0)
+        log.warning("handed back %s attempt %d: %s", spec.match_id, attempt, e)
+        return {"status": "refused", "match_id": spec.match_id, "attempt": attempt, "reason": str(e)}
     key = wk.key
     status: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
     # what this match is doing now (builds, game, move count), for the live progress only;

@@ -39,6 +39,7 @@ from runner.orchestration.dispatch import (
     Dispatcher,
     InlineDispatcher,
     LocalWorkers,
+    NoWorkerCanServe,
     Timing,
     check_broker_url,
     check_local_sandbox,
@@ -261,7 +262,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
                 with _stopping_meanwhile(cluster):
                     _finish_outputs(rd, outcome, code == 0, warmer)
             return code
-    except (BrokerDown, LocalWorkersFailing) as e:
+    except (BrokerDown, LocalWorkersFailing, NoWorkerCanServe) as e:
         raise CommandError(f"{e}; run the same command again to resume", exit_code=1) from e
     except _Terminated as e:
         raise CommandError(f"stopped by {e}; run the same command again to resume", exit_code=143) from e

@@ -249,9 +249,10 @@ class RegistryView:
         self._checked = float("-inf")
         self.by_key: dict[str, Member] = {}
 
-    def refresh(self, now: float) -> list[Member]:
-        """Read the registry again if it changed; the members revoked since the last read."""
-        if now - self._checked < self.every_s:
+    def refresh(self, now: float, *, force: bool = False) -> list[Member]:
+        """Read the registry again if it changed (``force``: checked now, whenever it last was);
+        the members revoked since the last read."""
+        if not force and now - self._checked < self.every_s:
             return []
         self._checked = now
         try:

@@ -70,6 +70,7 @@ from runner.orchestration.dispatch import (
     Finished,
     InboxNote,
     InlineDispatcher,
+    NoWorkerCanServe,
     Rejected,
     Revoked,
     Skipped,
@@ -83,7 +84,7 @@ from runner.storage.disputes import Disputes
 from runner.storage.run_dir import (
     ResumeRefused,
 )
-from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
+from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore, StoreError
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -97,6 +98,10 @@ REPUBLISH_EVERY_S = 30.0
 REJECTED_LOGGED_PER_WORKER = 100
 #: how often the broker is checked for having lost its data (a cheap EXISTS)
 BROKER_CHECK_EVERY_S = 1.0
+#: a match a quarantined or revoked worker took waits this long before it is dispatched again
+HOLD_AFTER_IGNORED_S = 1.0
+#: how often such a worker's taking a match re-dispatches it uncharged (then the sweeper decides)
+IGNORED_HANDBACKS_PER_MATCH = 100
 #: the progress line's store counts are read again after this many times their last read's time
 COUNTS_COST_FACTOR = 20.0
 
@@ -167,6 +172,10 @@ class Coordinator:
         self.rejected_notes = Counter[str]()
         #: (worker, reason) of every refusal already reported (each is said once)
         self._refusals: set[tuple[str, str]] = set()
+        #: match -> worker -> the ceiling it refused the match for (``_check_servable``)
+        self._ceiling_refusals: dict[str, dict[str, str]] = {}
+        #: match -> when it may be dispatched again (after a hand-back by an ignored worker)
+        self._held: dict[str, float] = {}
         #: results must name this run (a result of another run is refused: docs/fleet.md)
         self.run_id = str(store.meta().get("run_id", ""))
         #: CPU seconds this process spent re-judging results (runner.domain.verify), and in total
@@ -314,7 +323,11 @@ class Coordinator:
         )
 
     def _dispatch_pending(self) -> None:
+        now = time.monotonic()
         for mid in self.store.pending():
+            if self._held.get(mid, 0.0) > now:
+                continue  # handed back by a worker we do not listen to: not straight back to it
+            self._held.pop(mid, None)
             spec, attempt = self.store.dispatch(mid)
             self.dispatcher.submit(spec, attempt)
 
@@ -327,7 +340,8 @@ class Coordinator:
                 worker_identity(note.worker)
             ):
                 # quarantine binds: nothing a quarantined worker's key signs is acted on
-                self._hand_back(note.match_id, note.attempt, f"worker {note.worker} is quarantined")
+                why = f"worker {note.worker} is quarantined"
+                self._hand_back(note.match_id, note.attempt, why, ignored_worker=True)
             elif isinstance(note, Started):
                 acc = self.store.mark_started(
                     note.match_id,
@@ -377,6 +391,8 @@ class Coordinator:
                 self.store.requeue(
                     note.match_id, note.attempt, f"handed back by {note.worker}: {note.reason}"
                 )
+                if note.reason.startswith("ceiling:"):
+                    self._check_servable(note)
             elif isinstance(note, Skipped) and self.store.requeue(
                 note.match_id, note.attempt, f"worker {note.worker} found the attempt unknown to the broker"
             ):
@@ -384,11 +400,16 @@ class Coordinator:
         return changed
 
     # -- who may answer (docs/fleet.md) ----------------------------------------------------
-    def _hand_back(self, match_id: str, attempt: int, why: str) -> None:
-        """Re-dispatch an attempt a worker we do not listen to holds, without charging it
-        (at most ``UNCHARGED_PER_MATCH`` times per match: then the sweeper's rules apply)."""
-        if self.health.may_requeue_uncharged(match_id) and self.store.requeue(match_id, attempt, why):
+    def _hand_back(self, match_id: str, attempt: int, why: str, *, ignored_worker: bool = False) -> None:
+        """Re-dispatch an attempt without charging it (a bounded number of times per match:
+        then the sweeper's rules apply). One a quarantined or revoked worker took is held back
+        ``HOLD_AFTER_IGNORED_S`` first: such a worker may keep taking tasks off the queue, and
+        each would otherwise come straight back to it."""
+        cap = IGNORED_HANDBACKS_PER_MATCH if ignored_worker else None
+        if self.health.may_requeue_uncharged(match_id, cap) and self.store.requeue(match_id, attempt, why):
             log.info("re-dispatching %s attempt %d: %s", match_id, attempt, why)
+            if ignored_worker:
+                self._held[match_id] = time.monotonic() + HOLD_AFTER_IGNORED_S
 
     def _refusing(self, worker: str, reason: str) -> None:
         """A worker hands tasks back: say so once per worker and reason (event ``worker_refusing``)."""
@@ -399,6 +420,24 @@ class Coordinator:
         self.store.log("worker_refusing", None, f"{worker}: {reason}")
         self.progress.log(f"worker {worker} refuses this run's tasks: {reason}")
 
+    def _check_servable(self, note: Skipped) -> None:
+        """A worker refused a match for a limit above its ceiling: once every connected worker
+        has refused it, no one can serve it; say which limit and which workers, in one line,
+        and stop (resumable) instead of waiting forever."""
+        refusals = self._ceiling_refusals.setdefault(note.match_id, {})
+        # the worker process's own name (its presence key): the part after the key's name
+        refusals[note.worker.split("/", 1)[-1]] = note.reason.removeprefix("ceiling: ")
+        present = self.dispatcher.present() if isinstance(self.dispatcher, CeleryDispatcher) else None
+        if not present or not present <= set(refusals):
+            return
+        stage = self.store.spec(note.match_id).plan.stage
+        why = "; ".join(f"{w}: {refusals[w]}" for w in sorted(present))
+        detail = f"no connected worker can serve match {note.match_id} of stage {stage} ({why})"
+        self.store.log("no_worker_can_serve", note.match_id, detail)
+        raise NoWorkerCanServe(
+            f"{detail}; start a worker whose ceilings allow the config's limits, or change the limits"
+        )
+
     def _revoked(self, note: Revoked) -> None:
         """The organiser revoked a worker's key: it is quarantined for good, told to stop, and
         what it holds goes to the others."""
@@ -407,40 +446,43 @@ class Coordinator:
             self._quarantine(note.worker)
 
     def _bound(self, note: Finished) -> bool:
-        """Whether a result is for this run and played the code the spec names; if not, a
-        named event (``result_wrong_run``, ``result_wrong_code``) and the result is dropped."""
+        """Whether a result is for this run, a match of it, and played the code the spec names;
+        if not, a named event (``result_wrong_run``, ``result_wrong_code``), the result is
+        dropped and counted against the worker whose key signed it (no honest worker sends
+        one), and the attempt goes to another worker uncharged."""
+        worker = worker_identity(note.worker)
         if isinstance(self.dispatcher, CeleryDispatcher) and note.run != self.run_id:
+            kind = "result_wrong_run"
             detail = f"attempt {note.attempt} from {note.worker} names run {note.run!r}, not {self.run_id!r}"
-            log.warning("REJECTED result for %s: %s", note.match_id, detail)
-            self.store.log("result_wrong_run", note.match_id, detail)
-            return False
-        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
-        wanted = {name: ref.digest for name, ref in spec.entries.items()}
-        if note.result.digests != wanted:
-            changed = sorted(
-                n
-                for n in set(wanted) | set(note.result.digests)
-                if wanted.get(n) != note.result.digests.get(n)
-            )
+        else:
+            try:
+                spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+            except StoreError:
+                log.warning("ignoring a result from %s for no match of this run (%s)", worker, note.match_id)
+                return False
+            wanted = {name: ref.digest for name, ref in spec.entries.items()}
+            got = note.result.digests
+            if got == wanted:
+                return True
+            changed = sorted(n for n in set(wanted) | set(got) if wanted.get(n) != got.get(n))
+            kind = "result_wrong_code"
             detail = f"attempt {note.attempt} from {note.worker} played other code for {', '.join(changed)}"
-            log.warning("REJECTED result for %s: %s", note.match_id, detail)
-            self.store.log("result_wrong_code", note.match_id, detail)
-            decision = self.health.failed(worker_identity(note.worker), note.match_id, detail, mismatch=True)
-            if decision.quarantine_now:
-                self._quarantine(worker_identity(note.worker))
-            self._hand_back(note.match_id, note.attempt, f"result from {note.worker} played other code")
-            return False
-        return True
+        log.warning("REJECTED result for %s: %s", note.match_id, detail)
+        self.store.log(kind, note.match_id, detail)
+        decision = self.health.failed(worker, note.match_id, detail, mismatch=True)
+        if decision.quarantine_now:
+            self._quarantine(worker)
+        self._hand_back(note.match_id, note.attempt, f"{kind.replace('_', ' ')} from {note.worker}")
+        return False
 
     def _rejected(self, note: Rejected) -> None:
         """Log a note that is not ours with the worker it claims; a flood of them (anyone with
         the URL can push) is counted, and only the first ones per claimed name are written out.
         A revoked worker's started or result note hands its attempt back to the others."""
-        if note.revoked and note.kind in (Started.KIND, Finished.KIND):
-            self._hand_back(note.match_id, note.attempt, note.reason)
-        if note.revoked and note.kind == Skipped.KIND:
-            self._hand_back(note.match_id, note.attempt, note.reason)
-            return  # a revoked worker handing a task back does what it should
+        if note.revoked:
+            self._hand_back(note.match_id, note.attempt, note.reason, ignored_worker=True)
+            if note.kind == Skipped.KIND:
+                return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
         n = self.rejected_notes[note.claimed_worker]
         if n > REJECTED_LOGGED_PER_WORKER:
@@ -510,7 +552,7 @@ class Coordinator:
         # quarantine binds: what it holds goes to the others now, not when its leases run out
         for f in self.store.in_flight_leases():
             if worker_identity(f.worker) == worker:
-                self._hand_back(f.match_id, f.attempt, f"worker {worker} is quarantined")
+                self._hand_back(f.match_id, f.attempt, f"worker {worker} is quarantined", ignored_worker=True)
 
     def _check_broker_data(self) -> None:
         """A broker that came back empty lost every queued message, the artifacts and the
@@ -644,4 +686,4 @@ class Coordinator:
         )
 
 
-__all__ = ["ATTEMPT_CAP", "Coordinator", "SessionOutcome"]
+__all__ = ["ATTEMPT_CAP", "Coordinator", "NoWorkerCanServe", "SessionOutcome"]

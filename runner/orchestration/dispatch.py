@@ -76,6 +76,7 @@ __all__ = [
     "InboxNote",
     "InlineDispatcher",
     "LocalWorkers",
+    "NoWorkerCanServe",
     "Rejected",
     "Revoked",
     "Skipped",
@@ -325,6 +326,10 @@ class BrokerDown(RunHalted, RuntimeError):
     """The broker stayed unreachable longer than the coordinator is willing to wait."""
 
 
+class NoWorkerCanServe(RunHalted, RuntimeError):
+    """Every connected worker refused a match for a limit above its ceilings (exit 1, resumable)."""
+
+
 class CeleryDispatcher:
     """Sends matches as Celery tasks to its organiser's queue; reads notes from the run's
     inbox in Redis, each attributed to the enrolled worker whose key signed it."""
@@ -547,14 +552,22 @@ class CeleryDispatcher:
                     # checks the signature over the bytes as sent (workers.tasks writes them
                     # with signed_json): a result is not encoded again just to be verified
                     d, key_id = verify_json_by(blob, ring)
-                except SignatureError as e:
+                except SignatureError as first:
+                    if str(first).startswith("signed with another key"):
+                        # a worker enrolled a moment ago: its key may be newer than our last read
+                        self._read_registry(force=True)
+                        ring = self.registry.keyring()
+                        with contextlib.suppress(SignatureError):
+                            d, key_id = verify_json_by(blob, ring)
+                            notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
+                            continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
                     notes.append(
                         Rejected(
                             str(signed.get("match_id", "?")),
                             int(signed.get("attempt", 0) or 0),
                             str(signed.get("worker", "?")),
-                            str(e),  # "signed with another key (<id>)": no enrolled worker's
+                            str(first),  # "signed with another key (<id>)": no enrolled worker's
                             kind=str(signed.get("kind", "")),
                         )
                     )
@@ -564,10 +577,10 @@ class CeleryDispatcher:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
 
-    def _read_registry(self) -> None:
+    def _read_registry(self, *, force: bool = False) -> None:
         """The fleet registry again if its file changed (a revocation counts within a second);
         the revocations it brings go out with the next poll."""
-        for m in self.registry.refresh(time.monotonic()):
+        for m in self.registry.refresh(time.monotonic(), force=force):
             self._revocations.append(Revoked(m.name, m.reason or "no reason given"))
 
     @staticmethod
@@ -606,6 +619,16 @@ class CeleryDispatcher:
             return int(self.redis.llen(self.queue)) == 0
         except redis.exceptions.RedisError as e:
             self._failed(e)
+            return None
+
+    def present(self) -> set[str] | None:
+        """The names of the workers connected now (their presence keys; None: cannot tell)."""
+        prefix = len(self.keys.worker(""))
+        try:
+            return {
+                k.decode()[prefix:] for k in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200)
+            }
+        except redis.exceptions.RedisError:
             return None
 
     def workers(self) -> int:

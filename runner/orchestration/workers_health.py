@@ -57,6 +57,8 @@ class WorkersHealth:
     uncharged_per_match: int = UNCHARGED_PER_MATCH
     workers: dict[str, WorkerRecord] = field(default_factory=dict)
     _uncharged: Counter[str] = field(default_factory=Counter)
+    #: hand-backs of matches a quarantined or revoked worker took, per match
+    _ignored: Counter[str] = field(default_factory=Counter)
 
     def record(self, worker: str) -> WorkerRecord:
         rec = self.workers.get(worker)
@@ -88,11 +90,13 @@ class WorkersHealth:
         self._uncharged[match_id] += 1
         return FailureDecision(False, quarantine_now, detail)
 
-    def may_requeue_uncharged(self, match_id: str) -> bool:
-        """Counts one uncharged re-dispatch of ``match_id`` if it has any left."""
-        if self._uncharged[match_id] >= self.uncharged_per_match:
+    def may_requeue_uncharged(self, match_id: str, cap: int | None = None) -> bool:
+        """Counts one uncharged re-dispatch of ``match_id`` if it has any left (of ``cap``,
+        default ``uncharged_per_match``; hand-backs from ignored workers have their own count)."""
+        counter = self._uncharged if cap is None else self._ignored
+        if counter[match_id] >= (self.uncharged_per_match if cap is None else cap):
             return False
-        self._uncharged[match_id] += 1
+        counter[match_id] += 1
         return True
 
     def revoke(self, worker: str, reason: str) -> bool:

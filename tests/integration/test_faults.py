@@ -214,13 +214,16 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
         r.rpush(
             inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": forged}, key))
         )  # conflicting duplicate
+        assert running.spec is not None
+        digests = {name: ref.digest for name, ref in running.spec.entries.items()}
         late = {
             "kind": "result",
             "run": run_id,
             "match_id": running.match_id,
             "worker": "late",
             "attempt": running.attempt - 1,
-            "result": {**forged, "match_id": running.match_id},
+            # played the code its spec names (a result of other code is refused before this check)
+            "result": {**forged, "match_id": running.match_id, "digests": digests},
         }
         r.rpush(inbox, json.dumps(sign(late, key)))  # a late result of an older attempt of a match in flight
         r.close()
