@@ -55,6 +55,12 @@ def check_broker(url: str, timeout_s: float = BROKER_CHECK_TIMEOUT_S) -> None:
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise PreflightFailed(f"broker {safe_url(url)} is unreachable: {why}") from None
+    except redis.exceptions.InvalidResponse as e:  # something answers there, in another protocol
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise PreflightFailed(f"broker {safe_url(url)} answers but is not a Redis server ({why})") from None
+    except redis.exceptions.RedisError as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise PreflightFailed(f"broker {safe_url(url)} cannot be used: {why}") from None
     finally:
         client.close()
 

@@ -395,6 +395,8 @@ class CeleryDispatcher:
             self.redis.ping()
         except redis.exceptions.AuthenticationError as e:
             raise BrokerDown(f"broker {self._safe_url()} refused the password: {e}") from e
+        except redis.exceptions.InvalidResponse as e:  # something answers there, in another protocol
+            raise BrokerDown(f"broker {self._safe_url()} answers but is not a Redis server ({e})") from e
         except redis.exceptions.RedisError as e:
             raise BrokerDown(f"broker {self._safe_url()} unreachable: {e}") from e
 

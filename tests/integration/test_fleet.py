@@ -331,7 +331,6 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
     assert "no connected worker can serve match" in said[0] and tight_name in said[0], said
     assert "limits.move_wall_s 5 is above this worker's 0.02 (--max-move-wall-s)" in said[0], said
     assert took < 60, took
-    assert f"worker {tight_name} refuses this run's tasks" in refused.stdout, refused.stdout[-2000:]
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr
     assert "handed back" in _log(tmp_path / "tight" / "worker.log")
     with RunStore.open(run_dir) as store:
