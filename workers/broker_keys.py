@@ -55,7 +55,7 @@ class KEYS:
 
     @staticmethod
     def artifact_sig(digest: str, key_id: str) -> str:
-        """The run key's signature of an artifact (per key: runs with other keys share the broker)."""
+        """An organiser key's signature of an artifact (per key: other organisers share the broker)."""
         return f"tourney:artifact:{digest}:sig:{key_id}"
 
     @staticmethod

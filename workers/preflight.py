@@ -6,7 +6,7 @@ So before consuming it proves, in this order:
 
 1. the broker answers with this password (a wrong password or an unreachable
    broker ends the worker within seconds, with one line saying which);
-2. it holds a usable run key;
+2. it holds a usable worker key (``tourney fleet add``);
 3. it can run a sandboxed move (a one-line shell command under its own
    sandbox) and build a small C entry with ``cc`` in the sandbox.
 

@@ -220,12 +220,6 @@ def verify_json(raw: bytes | str, keys: Keyring | PublicKey) -> dict[str, Any]:
     return verify_json_by(raw, keys)[0]
 
 
-def claimed_key(payload: dict[str, Any]) -> str:
-    """The key id a message says it is signed with (unchecked: for naming what was refused)."""
-    sig = payload.get(SIG_FIELD)
-    return str(sig.get("key", "?")) if isinstance(sig, dict) else "-"
-
-
 def _artifact_bytes(digest: str, blob: bytes) -> bytes:
     return f"artifact:{digest}:{hashlib.sha256(blob).hexdigest()}".encode()
 

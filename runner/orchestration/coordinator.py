@@ -401,12 +401,16 @@ class Coordinator:
 
     # -- who may answer (docs/fleet.md) ----------------------------------------------------
     def _hand_back(self, match_id: str, attempt: int, why: str, *, ignored_worker: bool = False) -> None:
-        """Re-dispatch an attempt without charging it (a bounded number of times per match:
-        then the sweeper's rules apply). One a quarantined or revoked worker took is held back
-        ``HOLD_AFTER_IGNORED_S`` first: such a worker may keep taking tasks off the queue, and
-        each would otherwise come straight back to it."""
+        """Re-dispatch an attempt without charging it, a bounded number of times per match;
+        past that it counts as a failed attempt (so a match that only such workers take still
+        ends). One a quarantined or revoked worker took is held back ``HOLD_AFTER_IGNORED_S``
+        first: such a worker may keep taking tasks off the queue, and each would otherwise
+        come straight back to it."""
         cap = IGNORED_HANDBACKS_PER_MATCH if ignored_worker else None
-        if self.health.may_requeue_uncharged(match_id, cap) and self.store.requeue(match_id, attempt, why):
+        if not self.health.may_requeue_uncharged(match_id, cap):
+            acc = self.store.lease_lost(match_id, attempt, why, attempt_cap=self.attempt_cap)
+            self._lost(match_id, acc.status, acc.detail)
+        elif self.store.requeue(match_id, attempt, why):
             log.info("re-dispatching %s attempt %d: %s", match_id, attempt, why)
             if ignored_worker:
                 self._held[match_id] = time.monotonic() + HOLD_AFTER_IGNORED_S
@@ -462,8 +466,8 @@ class Coordinator:
                 return False
             wanted = {name: ref.digest for name, ref in spec.entries.items()}
             got = note.result.digests
-            if got == wanted:
-                return True
+            if got == wanted or note.result.system_error is not None:
+                return True  # a machine's failure played no code: judged as such (``_judge``)
             changed = sorted(n for n in set(wanted) | set(got) if wanted.get(n) != got.get(n))
             kind = "result_wrong_code"
             detail = f"attempt {note.attempt} from {note.worker} played other code for {', '.join(changed)}"

@@ -649,7 +649,7 @@ class CeleryDispatcher:
         return total
 
     def live(self) -> list[LiveMatch]:
-        """The run's live hash, verified (a record not signed with the run key is not shown);
+        """The run's live hash, verified (a record no enrolled worker key signed is not shown);
         read at most twice a second."""
         at, cached = self._live_cache
         if time.monotonic() - at < LIVE_READ_EVERY_S:

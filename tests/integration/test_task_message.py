@@ -78,7 +78,7 @@ def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path)
         assert isinstance(raw, bytes) and dispatcher.redis.llen(queue_for(key.key_id)) == 0
         message = json.loads(raw)
         assert message["headers"]["task"] == TASK_NAME and message["headers"]["id"] == "run-1.m7.3"
-        # the log line names the match, not its envelope; the envelope is signed with the run key
+        # the log line names the match, not its envelope; the envelope is signed by the organiser
         assert message["headers"]["argsrepr"] == "[match m7 attempt 3]"
         (envelope,), kwargs, _ = json.loads(base64.b64decode(message["body"]))
         assert kwargs == {}

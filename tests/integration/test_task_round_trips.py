@@ -176,7 +176,7 @@ def test_one_beacon_thread_serves_every_match_of_a_process(setup: Any) -> None:
 
 
 def test_a_forged_quarantine_notice_neither_stops_nor_loses_the_start(setup: Any) -> None:
-    """A notice not signed with the run key keeps the script from starting the match; the task
+    """A notice not signed by the organiser keeps the script from starting the match; the task
     then starts it itself: the coordinator still gets its ``started`` note."""
     dispatcher, spec, key = setup
     dispatcher.want("trips", 1)
