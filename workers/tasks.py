@@ -299,6 +299,9 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
+    if task.copy_of and task.copy_of == wk.name:
+        # a second copy of a match this worker (this key) is already playing: another worker's
+        return _pass_on_copy(r, signed_envelope, task, organiser_id)
     try:
         worker_policy().limits_for(spec.limits)
     except CeilingRefused as e:
@@ -319,7 +322,9 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     live_target = LiveTarget(KEYS.live(run), live, key)
     version, _, live_record = live_target.record()
     # names this execution: a second one of the same attempt means the broker redelivered it
-    started = Started(spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time())
+    started = Started(
+        spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time(), copy=bool(task.copy_of)
+    )
     hb_key = KEYS.heartbeat(run, spec.match_id, attempt)
     hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
     notice, wanted, checked, began = _begin(
@@ -391,6 +396,30 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
                 pipe.execute()
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}
+
+
+def _pass_on_copy(
+    r: redis.Redis, signed_envelope: dict[str, Any], task: TaskEnvelope, organiser_id: str
+) -> dict[str, Any]:
+    """Put a straggler's second copy back on its queue for another worker (after a pause, so
+    that this worker does not take it straight back; only while the run still wants it)."""
+    from workers.broker_keys import queue_for
+    from workers.task_message import origin, task_message
+
+    time.sleep(REFUSE_PAUSE_S)
+    match_id = task.spec.match_id
+    with contextlib.suppress(redis.exceptions.RedisError):
+        if r.hget(KEYS.current(task.run), match_id) == str(task.attempt).encode():
+            queue = queue_for(organiser_id)
+            message = task_message(
+                f"{task.run}.{match_id}.{task.attempt}.copy", [signed_envelope],
+                argsrepr=f"[match {match_id} attempt {task.attempt} copy]", sender=origin(), queue=queue,
+            )  # fmt: skip
+            r.lpush(queue, message)
+    log.info(
+        "passed on the second copy of %s attempt %d (this worker plays the first)", match_id, task.attempt
+    )
+    return {"status": "passed on", "match_id": match_id, "attempt": task.attempt}
 
 
 #: what ``execute`` imports lazily, at its first match (the referee, the sandboxes, the cache)

@@ -513,9 +513,12 @@ class TaskEnvelope:
     spec: MatchSpec
     heartbeat_s: float = 5.0
     heartbeat_ttl_s: float = 15.0
+    #: a second copy of a straggling attempt (docs/fleet.md): the worker that plays the first
+    #: copy (its enrolled name), which hands this one back for another worker to take
+    copy_of: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "v": ENVELOPE_VERSION,
             "run": self.run,
             "attempt": self.attempt,
@@ -523,6 +526,9 @@ class TaskEnvelope:
             "heartbeat_s": self.heartbeat_s,
             "heartbeat_ttl_s": self.heartbeat_ttl_s,
         }
+        if self.copy_of:
+            d["copy_of"] = self.copy_of
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TaskEnvelope:
@@ -535,6 +541,7 @@ class TaskEnvelope:
                 spec=MatchSpec.from_dict(_field(d, "spec")),
                 heartbeat_s=float(d.get("heartbeat_s", 5.0)),
                 heartbeat_ttl_s=float(d.get("heartbeat_ttl_s", 15.0)),
+                copy_of=str(d.get("copy_of", "")),
             )
         except (KeyError, TypeError) as e:
             raise WireError(f"malformed envelope: {e}") from e
@@ -552,9 +559,11 @@ class Started:
     worker: str
     execution: str = ""
     ts: float = 0.0  # the worker's wall clock (time.time()), for logs only
+    #: it plays a second copy of a straggling attempt (``TaskEnvelope.copy_of``)
+    copy: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "kind": self.KIND,
             "match_id": self.match_id,
             "attempt": self.attempt,
@@ -562,6 +571,9 @@ class Started:
             "execution": self.execution,
             "ts": self.ts,
         }
+        if self.copy:
+            d["copy"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Started:
@@ -571,6 +583,7 @@ class Started:
             str(d.get("worker", "")),
             str(d.get("execution", "")),
             float(d.get("ts", 0.0)),
+            bool(d.get("copy", False)),
         )
 
 

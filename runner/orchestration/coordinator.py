@@ -45,8 +45,9 @@ them (after the cause is fixed).
 from __future__ import annotations
 
 import logging
+import statistics
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -102,6 +103,8 @@ BROKER_CHECK_EVERY_S = 1.0
 HOLD_AFTER_IGNORED_S = 1.0
 #: how often such a worker's taking a match re-dispatches it uncharged (then the sweeper decides)
 IGNORED_HANDBACKS_PER_MATCH = 100
+#: accepted matches timed in this session before a straggler can be told from a long match
+STRAGGLER_MIN_SAMPLES = 3
 #: the progress line's store counts are read again after this many times their last read's time
 COUNTS_COST_FACTOR = 20.0
 
@@ -174,6 +177,13 @@ class Coordinator:
         self._refusals: set[tuple[str, str]] = set()
         #: match -> worker -> the ceiling it refused the match for (``_check_servable``)
         self._ceiling_refusals: dict[str, dict[str, str]] = {}
+        #: match -> when (monotonic) its current attempt started, for the median match time
+        self._started_mono: dict[str, float] = {}
+        #: how long accepted matches took in this session (the last 1,000)
+        self._durations: deque[float] = deque(maxlen=1000)
+        #: matches a second copy was sent for (``_stragglers``)
+        self._copied: set[str] = set()
+        self._last_straggler_check = 0.0
         #: match -> when it may be dispatched again (after a hand-back by an ignored worker)
         self._held: dict[str, float] = {}
         #: results must name this run (a result of another run is refused: docs/fleet.md)
@@ -306,6 +316,7 @@ class Coordinator:
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
+            self._stragglers()
             if self.on_tick is not None:
                 self.on_tick()
             self._show(t0)
@@ -342,6 +353,9 @@ class Coordinator:
                 # quarantine binds: nothing a quarantined worker's key signs is acted on
                 why = f"worker {note.worker} is quarantined"
                 self._hand_back(note.match_id, note.attempt, why, ignored_worker=True)
+            elif isinstance(note, Started) and note.copy:
+                detail = f"attempt {note.attempt}: the second copy started on {note.worker}"
+                self.store.log("straggler_copy_started", note.match_id, detail)
             elif isinstance(note, Started):
                 acc = self.store.mark_started(
                     note.match_id,
@@ -351,6 +365,8 @@ class Coordinator:
                     execution=note.execution,
                     attempt_cap=self.attempt_cap,
                 )
+                if acc.status == "accepted":
+                    self._started_mono[note.match_id] = time.monotonic()
                 if acc.status == "failed":
                     changed = True
                     self._failed(note.match_id)
@@ -368,6 +384,7 @@ class Coordinator:
                 acc = self.store.accept(note.match_id, note.attempt, trusted, attempt_cap=self.attempt_cap)
                 if acc.status == "accepted":
                     changed = True
+                    self._timed(note)
                     accepted_spec = self._specs.get(note.match_id)
                     self._forget(note.match_id)
                     self._set_official(note.match_id, trusted.games)
@@ -590,6 +607,59 @@ class Coordinator:
             f"the broker lost its data (restarted empty): artifacts republished, "
             f"{len(requeued)} queued match(es) re-dispatched, no attempt charged"
         )
+
+    def _timed(self, note: Finished) -> None:
+        """An accepted result: its match's time joins the median; a straggler's copies are told."""
+        began = self._started_mono.pop(note.match_id, None)
+        if began is not None:
+            self._durations.append(time.monotonic() - began)
+        if note.match_id in self._copied:
+            self._copied.discard(note.match_id)
+            detail = (
+                f"attempt {note.attempt}: first valid result from {note.worker}; the other copy is ignored"
+            )
+            self.store.log("straggler_result", note.match_id, detail)
+
+    def _stragglers(self) -> None:
+        """When every match still in flight has run longer than ``timing.straggler_factor`` times
+        the median match time and a worker is idle, send each a second copy for another worker
+        (``CeleryDispatcher.submit_copy``): a slow machine no longer holds the run. The first
+        valid result is accepted; the other, a duplicate of the same attempt, is ignored."""
+        mono = time.monotonic()
+        if (
+            not isinstance(self.dispatcher, CeleryDispatcher)
+            or len(self._durations) < STRAGGLER_MIN_SAMPLES
+            or mono - self._last_straggler_check < self.timing.sweep_s
+        ):
+            return
+        self._last_straggler_check = mono
+        if self.store.pending():
+            return
+        flights = self.store.in_flight_leases()
+        if not flights or any(f.state != "running" for f in flights):
+            return
+        median = statistics.median(self._durations)
+        threshold = self.config.timing.straggler_factor * median
+        began = [self._started_mono.get(f.match_id) for f in flights]
+        if any(t is None or mono - t <= threshold for t in began):
+            return
+        idle = self.dispatcher.workers() - len(flights) - len(self._copied)
+        for f, t in zip(flights, began, strict=True):
+            if idle <= 0:
+                break
+            if f.match_id in self._copied or t is None:
+                continue
+            spec = self._specs.get(f.match_id) or self.store.spec(f.match_id)
+            self.dispatcher.submit_copy(spec, f.attempt, worker_identity(f.worker))
+            self._copied.add(f.match_id)
+            idle -= 1
+            detail = (
+                f"attempt {f.attempt} has run {mono - t:.1f}s on {f.worker}, over "
+                f"{self.config.timing.straggler_factor:g} x the median match time {median:.2f}s, "
+                "with a worker idle: a second copy sent to another worker"
+            )
+            self.store.log("straggler_copy", f.match_id, detail)
+            self.progress.log(f"match {f.match_id}: {detail}")
 
     def _sweep(self) -> None:
         """Requeue attempts nobody is working on any more (DESIGN §6)."""

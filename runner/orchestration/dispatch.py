@@ -459,6 +459,22 @@ class CeleryDispatcher:
                 self._failed(e)
                 time.sleep(1.0)
 
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+        """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
+        (the enrolled name of the one playing it: that worker passes the copy on)."""
+        from workers.task_message import task_message
+
+        envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
+        message = task_message(
+            f"{self.run_id}.{spec.match_id}.{attempt}.copy",
+            [sign(envelope.to_dict(), self.key)],
+            argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
+            sender=self.origin,
+            queue=self.queue,
+        )
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.lpush(self.queue, message)
+
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
         self._to_forget.discard(match_id)

@@ -9,13 +9,16 @@ thread of this test speaking the wire protocol with a real enrolled key.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import redis
 
 from runner.domain.fleet import read_worker_key
@@ -341,4 +344,74 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
     assert any(tight_name in d and "move_wall_s" in d for d in refusing), refusing
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(tmp_path / "ref")  # no timeout charged to any entry
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> None:
+    """One worker's match hangs (an entry process stopped, its heartbeat alive: a slow
+    machine, not a dead one); once it is all the run waits for, a second copy goes to the idle
+    worker and the run ends without waiting for the slow one."""
+    tag = unique("strag")
+    organiser = Organiser(tmp_path / "home")
+    config = write_config(tmp_path, "strag", entrants=4, sleep=0.02, tag=tag)
+    doc = json.loads(config.read_text())
+    doc["limits"]["move_wall_s"] = 50.0  # the stopped move is slow, not timed out (below the ceiling, 60)
+    config.write_text(json.dumps(doc))
+    reference = tourney(
+        "run", config, "--inline", "--no-progress", "--run-dir", tmp_path / "ref", cwd=tmp_path
+    )
+    assert reference.returncode == 0, reference.stderr
+    run_dir = tmp_path / "runs" / "strag"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    slow_name, fast_name = f"slow-{tag}", f"fast-{tag}"
+    slow = start_worker(url, slow_name, tmp_path / "slow", organiser.enrol(slow_name), "--allow-unsandboxed")
+    fast: subprocess.Popen[bytes] | None = None
+    stopped: list[psutil.Process] = []
+    proc = start_tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path,
+                         log=log, extra_env=organiser.env())  # fmt: skip
+    try:
+
+        def stop_an_entry_of_the_slow_worker() -> bool:
+            for p in psutil.Process(slow.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if tag in " ".join(p.cmdline()) and "worker" not in p.cmdline():
+                        p.send_signal(signal.SIGSTOP)  # its own entry, stopped mid-move
+                        stopped.append(p)
+                        return True
+            return False
+
+        wait_for(stop_an_entry_of_the_slow_worker, 60, "the slow worker to play a move", every=0.02)
+        fast = start_worker(
+            url, fast_name, tmp_path / "fast", organiser.enrol(fast_name), "--allow-unsandboxed"
+        )
+        t0 = time.monotonic()
+        assert proc.wait(120) == 0, _log(log)[-3000:]
+        took = time.monotonic() - t0
+    finally:
+        for p in stopped:
+            with contextlib.suppress(psutil.Error):
+                p.send_signal(signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+        for w in (slow, fast):
+            if w is not None:
+                stop(w)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    with RunStore.open(run_dir) as store:
+        rows = store.match_rows()
+        copies = [(e.match_id, e.detail) for e in store.events("straggler_copy")]
+        started = [e.detail for e in store.events("straggler_copy_started")]
+        won = [(e.match_id, e.detail) for e in store.events("straggler_result")]
+    assert len(copies) == 1 and slow_name in copies[0][1] and "second copy" in copies[0][1], copies
+    assert len(started) == 1 and fast_name in started[0], started
+    (match_id, detail) = won[0]
+    assert match_id == copies[0][0] and fast_name in detail, won
+    assert all(row.failures == 0 for row in rows), [(row.match_id, row.failures) for row in rows]
+    assert {row.worker for row in rows if row.match_id == match_id} == {fast_name}
+    assert took < 90, took
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == standings(tmp_path / "ref")
     assert_nothing_left([tag, str(run_dir)])
