@@ -45,7 +45,6 @@ them (after the cause is fixed).
 from __future__ import annotations
 
 import logging
-import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -79,6 +78,8 @@ from runner.orchestration.dispatch import (
     Timing,
     worker_identity,
 )
+from runner.orchestration.stragglers import MIN_SAMPLES as STRAGGLER_MIN_SAMPLES
+from runner.orchestration.stragglers import Flight, straggler_copies
 from runner.orchestration.workers_health import WorkersHealth
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
 from runner.storage.disputes import Disputes
@@ -103,8 +104,6 @@ BROKER_CHECK_EVERY_S = 1.0
 HOLD_AFTER_IGNORED_S = 1.0
 #: how often such a worker's taking a match re-dispatches it uncharged (then the sweeper decides)
 IGNORED_HANDBACKS_PER_MATCH = 100
-#: accepted matches timed in this session before a straggler can be told from a long match
-STRAGGLER_MIN_SAMPLES = 3
 #: the progress line's store counts are read again after this many times their last read's time
 COUNTS_COST_FACTOR = 20.0
 
@@ -621,45 +620,43 @@ class Coordinator:
             self.store.log("straggler_result", note.match_id, detail)
 
     def _stragglers(self) -> None:
-        """When every match still in flight has run longer than ``timing.straggler_factor`` times
-        the median match time and a worker is idle, send each a second copy for another worker
-        (``CeleryDispatcher.submit_copy``): a slow machine no longer holds the run. The first
-        valid result is accepted; the other, a duplicate of the same attempt, is ignored."""
+        """Send second copies of straggling matches (``runner.orchestration.stragglers``): a slow
+        machine no longer holds the run. The first valid result is accepted; the other, a
+        duplicate of the same attempt, is ignored."""
         mono = time.monotonic()
         if (
             not isinstance(self.dispatcher, CeleryDispatcher)
-            or len(self._durations) < STRAGGLER_MIN_SAMPLES
             or mono - self._last_straggler_check < self.timing.sweep_s
         ):
             return
         self._last_straggler_check = mono
-        if self.store.pending():
+        if len(self._durations) < STRAGGLER_MIN_SAMPLES:
             return
-        flights = self.store.in_flight_leases()
-        if not flights or any(f.state != "running" for f in flights):
-            return
-        median = statistics.median(self._durations)
-        threshold = self.config.timing.straggler_factor * median
-        began = [self._started_mono.get(f.match_id) for f in flights]
-        if any(t is None or mono - t <= threshold for t in began):
-            return
-        idle = self.dispatcher.workers() - len(flights) - len(self._copied)
-        for f, t in zip(flights, began, strict=True):
-            if idle <= 0:
-                break
-            if f.match_id in self._copied or t is None:
-                continue
-            spec = self._specs.get(f.match_id) or self.store.spec(f.match_id)
-            self.dispatcher.submit_copy(spec, f.attempt, worker_identity(f.worker))
-            self._copied.add(f.match_id)
-            idle -= 1
-            detail = (
-                f"attempt {f.attempt} has run {mono - t:.1f}s on {f.worker}, over "
-                f"{self.config.timing.straggler_factor:g} x the median match time {median:.2f}s, "
-                "with a worker idle: a second copy sent to another worker"
+        leases = self.store.in_flight_leases()
+        flights = [
+            Flight(
+                f.match_id,
+                f.attempt,
+                f.worker,
+                f.state == "running",
+                None if f.match_id not in self._started_mono else mono - self._started_mono[f.match_id],
             )
-            self.store.log("straggler_copy", f.match_id, detail)
-            self.progress.log(f"match {f.match_id}: {detail}")
+            for f in leases
+        ]
+        copies = straggler_copies(
+            flights,
+            self._durations,
+            factor=self.config.timing.straggler_factor,
+            idle=self.dispatcher.workers() - len(flights) - len(self._copied),
+            copied=frozenset(self._copied),
+            pending=bool(self.store.pending()),
+        )
+        for c in copies:
+            spec = self._specs.get(c.match_id) or self.store.spec(c.match_id)
+            self.dispatcher.submit_copy(spec, c.attempt, worker_identity(c.worker))
+            self._copied.add(c.match_id)
+            self.store.log("straggler_copy", c.match_id, c.detail)
+            self.progress.log(f"match {c.match_id}: {c.detail}")
 
     def _sweep(self) -> None:
         """Requeue attempts nobody is working on any more (DESIGN §6)."""
