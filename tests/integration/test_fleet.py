@@ -321,6 +321,10 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
         roomy = start_worker(
             url, roomy_name, tmp_path / "roomy", organiser.enrol(roomy_name), "--allow-unsandboxed"
         )
+        r = redis.Redis.from_url(url)
+        # connected before the run resumes: else the tight worker alone would stop it again
+        wait_for(lambda: bool(r.exists(KEYS.worker(roomy_name))), 60, "the roomy worker to come up")
+        r.close()
         resumed = tourney(*args, cwd=tmp_path, timeout=180, extra_env=organiser.env())
     finally:
         stop(tight)
