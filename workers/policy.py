@@ -1,19 +1,21 @@
 """A worker's own execution policy (DESIGN §6.1): set where the worker starts, never by a message.
 
-A task names the sandbox and limits its config asked for; the worker only
-ever *tightens* them:
+A task names the sandbox and limits its config asked for; the worker plays it
+as asked or not at all:
 
 * sandbox: a task asking for ``none`` is refused unless the worker was
   started with ``--allow-unsandboxed``; any other request runs in the
   worker's own sandbox kind (``bwrap``). Nothing from a message is executed
   outside the sandbox without the machine owner's explicit consent.
-* limits: each limit of a task is capped by the worker's ceiling (the floor
-  of its strictness): a message cannot ask this machine for more memory,
-  time, processes or file size than its owner allows.
+* limits: a task asking for more than one of the worker's ceilings (memory,
+  time, processes, file size...) is refused (``CeilingRefused``) and handed back
+  unplayed: it is never played at the lower limit, which would charge its
+  entries with timeouts the config does not have (docs/fleet.md).
 
-A refusal is a ``PolicyRefused`` carrying a one-line reason that names the
-worker; the task turns it into a ``system_error`` result (the machine's
-fault, never the entry's; the match is retried elsewhere).
+A refusal is a ``PolicyRefused`` carrying a one-line reason; a sandbox refusal
+names the worker and becomes a ``system_error`` result (the machine's fault,
+never the entry's; the match is retried elsewhere), a ceiling refusal a
+hand-back.
 """
 
 from __future__ import annotations

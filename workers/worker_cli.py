@@ -1,16 +1,17 @@
-"""``tourney worker --broker URL``: serve matches from any run on that broker.
+"""``tourney worker --broker URL --key-file FILE``: serve matches of its organisers' runs.
 
-A worker needs nothing but the broker URL: entries arrive as artifacts by
-digest through Redis and are built once per digest in ``--work-dir``
-(default ``~/.cache/tourney``). It can join or leave at any time; a joining
-worker takes the next queued match. A broker URL without a password is
-refused (DESIGN §6) unless ``--allow-no-password`` says otherwise.
+A worker needs the broker URL and its key file (``tourney fleet add``; docs/fleet.md):
+entries arrive as artifacts by digest through Redis and are built once per digest in
+``--work-dir`` (default ``~/.cache/tourney``). It consumes only the queues of the
+organisers its key file names, so it never takes a task it cannot verify. It can join or
+leave at any time; a joining worker takes the next queued match. A broker URL without a
+password is refused unless ``--allow-no-password`` says otherwise.
 
-Before taking work it runs ``workers.preflight`` (broker and password, run
-key, a sandboxed move and C build) and exits 3 with one line if any fails.
-Its policy (``workers.policy``: sandbox kind, limit ceilings) comes from its
-own flags: ``--allow-unsandboxed`` is the only way a task's ``sandbox: none``
-is honoured.
+Before taking work it runs ``workers.preflight`` (broker and password, worker key, a
+sandboxed move and C build) and exits 3 with one line if any fails. Its policy
+(``workers.policy``: sandbox kind, limit ceilings) comes from its own flags:
+``--allow-unsandboxed`` is the only way a task's ``sandbox: none`` is honoured, and a
+task above a ceiling is handed back.
 """
 
 from __future__ import annotations
