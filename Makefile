@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CONFIG ?= configs/potm94.yaml
-BROKER_URL ?=
+BROKER_FILE ?=
 RUN ?=
 MATCH ?=
 ARGS ?=
@@ -27,10 +27,16 @@ tournament: $(STAMP)
 	$(BIN)/tourney run $(CONFIG) $(ARGS)
 	$(PATH_HINT)
 
+# The broker URL holds the password: it must appear in no process's argv (every local user reads
+# those with ps), neither make's nor the shell's nor the worker's. So it comes from the
+# environment (export BROKER_URL=...; the recipe's shell expands "$$BROKER_URL" itself, its argv
+# holds the variable's name) or from a 0600 file (BROKER_FILE=path), never from make's command line.
 worker: $(STAMP)
-	@test -n "$(BROKER_URL)" || { echo "usage: make worker BROKER_URL=redis://:PASSWORD@HOST:PORT/0 [KEY_FILE=run.key]"; exit 2; }
-	@# through the environment: a password on the worker's command line is visible to every local user
-	@TOURNEY_BROKER_URL='$(BROKER_URL)' $(BIN)/tourney worker $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
+ifeq ($(origin BROKER_URL),command line)
+	@echo "make worker: BROKER_URL on make's command line is visible to every local user (ps); export BROKER_URL=... first, or give BROKER_FILE=FILE (mode 0600)"; exit 2
+endif
+	@test -n "$$BROKER_URL$(BROKER_FILE)" || { echo "usage: BROKER_URL=redis://:PASSWORD@HOST:PORT/0 make worker KEY_FILE=worker.key   (exported, not on make's command line), or make worker BROKER_FILE=broker.url KEY_FILE=worker.key"; exit 2; }
+	@TOURNEY_BROKER_URL="$$BROKER_URL" exec $(BIN)/tourney worker $(if $(BROKER_FILE),--broker-file '$(BROKER_FILE)') $(if $(KEY_FILE),--key-file '$(KEY_FILE)') $(ARGS)
 
 rerun: $(STAMP)
 	@test -n "$(RUN)" -a -n "$(MATCH)" || { echo "usage: make rerun RUN=runs/NAME MATCH=ID [ARGS=--allow-changed-code]; then tourney accept RUN MATCH N --reason ..."; exit 2; }

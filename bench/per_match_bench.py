@@ -46,14 +46,16 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     os.environ["TOURNEY_WORKER_NAME"] = "bench-worker"
     from runner.domain.contracts import Limits, MatchSpec
     from runner.domain.entries import load_entry, pack_entry
-    from runner.domain.signing import KEY_ENV, RunKey, sign
+    from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
+    from runner.domain.signing import sign
     from runner.orchestration.dispatch import CeleryDispatcher, Timing
     from runner.orchestration.redis_server import EmbeddedRedis
     from workers import tasks
     from workers.policy import POLICY_ENV, WorkerPolicy
 
-    key = RunKey.generate()
-    os.environ[KEY_ENV] = key.hex()
+    home = tmp / "organiser-task"
+    key = organiser_key(home)
+    os.environ[WORKER_KEY_FILE_ENV] = str(Fleet(home).enrol("bench-worker"))
     tasks._key = None
     os.environ[POLICY_ENV] = WorkerPolicy(allow_unsandboxed=True).to_json()
     fixtures = HERE / "tests" / "fixtures" / "boxing"
@@ -69,7 +71,7 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     for s in specs:
         blobs[s.digest].write_bytes(pack_entry(s.path))
     server = EmbeddedRedis(tmp / "redis-task").start()
-    dispatcher = CeleryDispatcher(server.url(), "bench-run", Timing(), key)
+    dispatcher = CeleryDispatcher(server.url(), "bench-run", Timing(), key, RegistryView(home))
     real_play = tasks.play
     recorded: list[Any] = []
 
@@ -102,16 +104,19 @@ def task_body_ms(tmp: Path, matches: int) -> float:
 
 def worker_main_ms(tmp: Path, tasks_n: int) -> float:
     """CPU (ms) of a ``tourney worker`` main process per task (its pool refuses each at once)."""
-    from runner.domain.signing import KEY_ENV, RunKey, sign
+    from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
+    from runner.domain.signing import sign
     from runner.orchestration.dispatch import CeleryDispatcher, Timing
     from runner.orchestration.redis_server import EmbeddedRedis
-    from workers.broker_keys import QUEUE
     from workers.task_message import task_message
 
-    key = RunKey.generate()
+    home = tmp / "organiser-main"
+    key = organiser_key(home)
     server = EmbeddedRedis(tmp / "redis-main").start()
-    dispatcher = CeleryDispatcher(server.url(), "bench-main", Timing(), key)
-    env = dict(os.environ, **{KEY_ENV: key.hex(), "TOURNEY_WORK_DIR": str(tmp / "work-main")})
+    dispatcher = CeleryDispatcher(server.url(), "bench-main", Timing(), key, RegistryView(home))
+    queue = dispatcher.queue
+    worker_key = str(Fleet(home).enrol("bench-main"))
+    env = dict(os.environ, **{WORKER_KEY_FILE_ENV: worker_key, "TOURNEY_WORK_DIR": str(tmp / "work-main")})
     argv = [sys.executable, "-m", "runner.cli", "worker", "--broker", server.url(), "--concurrency", "2",
             "--name", "bench-main", "--skip-health-check", "--allow-unsandboxed"]  # fmt: skip
     with (tmp / "worker.log").open("w") as log:
@@ -121,12 +126,13 @@ def worker_main_ms(tmp: Path, tasks_n: int) -> float:
         for i in range(first, first + n):
             # an envelope of no run: the pool refuses it unplayed (it is not a valid task)
             envelope = sign({"run": "bench-main", "attempt": 1, "spec": {"match_id": f"m{i}"}}, key)
-            dispatcher.redis.lpush(QUEUE, task_message(f"t{i}", [envelope], argsrepr="-", sender="bench"))
+            message = task_message(f"t{i}", [envelope], argsrepr="-", sender="bench", queue=queue)
+            dispatcher.redis.lpush(queue, message)
 
     def drained(timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if dispatcher.redis.llen(QUEUE) == 0 and dispatcher.redis.hlen("unacked") == 0:
+            if dispatcher.redis.llen(queue) == 0 and dispatcher.redis.hlen("unacked") == 0:
                 return
             time.sleep(0.05)
         raise SystemExit("worker main: tasks not drained")

@@ -41,7 +41,7 @@ from typing import Any
 
 import redis
 
-from runner.domain.signing import KEY_ENV, RunKey
+from runner.domain.fleet import HOME_ENV, Fleet
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 
@@ -104,8 +104,9 @@ def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float
     run_dir = tmp / f"run-{workers}"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    # the run key the coordinator signs with and the workers check (DESIGN §6.1): one for both
-    env[KEY_ENV] = RunKey.generate().hex()
+    # an organiser of the bench's own: it signs the tasks; each worker is enrolled (docs/fleet.md)
+    env[HOME_ENV] = str(tmp / f"organiser-{workers}")
+    fleet = Fleet(tmp / f"organiser-{workers}")
     with ExitStack() as stack:
         hosts: list[Any] = []
         if use_netns:
@@ -133,6 +134,8 @@ def _play(tmp: Path, config: Path, workers: int, use_netns: bool) -> tuple[float
                 f"bench-{i}",
                 "--work-dir",
                 str(work),
+                "--key-file",
+                str(fleet.enrol(f"bench-{i}")),
             ]
             if hosts:
                 hosts[i].popen(argv, cwd=work, log=work / "worker.log", env=env)

@@ -38,6 +38,7 @@ HANDLERS = {
     "report": "runner.commands.report:cmd_report",
     "build-log": "runner.commands.build_log:cmd_build_log",
     "pgn": "runner.commands.pgn:cmd_pgn",
+    "fleet": "runner.commands.fleet:cmd_fleet",
 }
 
 
@@ -99,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name")
     s.add_argument("--work-dir", help="artifact and build cache (default ~/.cache/tourney)")
     s.add_argument("--allow-no-password", action="store_true", help="accept a broker URL without password")
-    s.add_argument("--key-file", help="run key file, mode 0600 (else $TOURNEY_RUN_KEY or _FILE)")
+    s.add_argument(
+        "--key-file", help="this worker's key file from `tourney fleet add` (else $TOURNEY_WORKER_KEY_FILE)"
+    )
     s.add_argument(
         "--allow-unsandboxed",
         action="store_true",
@@ -201,6 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = command("build-log", help="print the full log of an entry's failed build")
     s.add_argument("run_dir")
     s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
+
+    from runner.commands.fleet import add_fleet_parser
+
+    add_fleet_parser(commands)
     return p
 
 

@@ -12,7 +12,7 @@ branch an error hangs on says how to handle it::
     ├── RetryElsewhere    this machine failed this match: give the attempt back,
     │     HostError (ChannelClosed, CgroupError), ArtifactError, PolicyRefused, RefereeError
     ├── WorkerUnfit       this worker cannot serve at all: stop the worker
-    │     PreflightFailed, RunKeyError
+    │     PreflightFailed, KeyFileError
     ├── RunHalted         the run cannot go on now: stop it; the same command resumes
     │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)

@@ -38,3 +38,13 @@ def _interpreter_first_on_path() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PATH", os.pathsep.join([bin_dir, os.environ.get("PATH", os.defpath)]))
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _organiser_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The organiser's keys and fleet registry (``runner.domain.fleet``) in a directory of the
+    test session's own, never the user's ``~/.config/tourney``; every ``tourney`` a test starts
+    inherits it. A test that needs another organiser sets ``TOURNEY_HOME`` itself."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOURNEY_HOME", str(tmp_path_factory.mktemp("organiser")))
+        yield

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from runner.domain.signing import RunKey, signed_json
+from runner.domain.signing import SigningKey, signed_json
 from workers.live import LIVE_EVERY_S, LIVE_TTL_S, LiveState
 
 
@@ -45,7 +45,7 @@ class LiveTarget:
 
     key: str
     state: LiveState
-    run_key: RunKey
+    signing_key: SigningKey  # the worker's own key: the coordinator names the record's worker by it
     #: the state version already in Redis (-1: none yet)
     published: int = -1
     every_s: float = LIVE_EVERY_S
@@ -53,7 +53,7 @@ class LiveTarget:
     def record(self) -> tuple[int, str, bytes]:
         """(version, match id, signed JSON) of the state now."""
         version, live = self.state.snapshot()
-        return version, live.match_id, signed_json(live.to_dict(), self.run_key)
+        return version, live.match_id, signed_json(live.to_dict(), self.signing_key)
 
 
 @dataclass

@@ -7,25 +7,37 @@ importing Celery (issue 13: about 0.2 s of its start).
 Besides Celery's own keys the run uses (``KEYS``):
 
 * ``tourney:artifact:<digest>``: packed entries (content-addressed, no TTL);
-* ``tourney:artifact:<digest>:sig:<key id>``: its signature with a run key
+* ``tourney:artifact:<digest>:sig:<key id>``: its signature by an organiser key
   (``runner.domain.signing.artifact_signature``); tasks and notes are signed too;
+* ``tourney.<organiser key id>``: the queue of one organiser's tasks (``queue_for``):
+  a worker consumes only the queues of the organisers whose public key it holds,
+  so no task reaches a worker that cannot verify it (docs/fleet.md);
 * ``tourney:run:<run>:inbox``: a list the workers ``RPUSH`` notes onto
   (``started``, ``result``, ``skipped``) and the coordinator pops (it expires
   a week after the last note; the coordinator deletes it when the run ends);
-* ``tourney:run:<run>:alive``: a sentinel the coordinator sets; gone means the
-  broker came back empty (artifacts, queue and ``current`` lost with it);
+* ``tourney:run:<run>:alive``: a sentinel the coordinator sets to its organiser's key
+  id; gone means the broker came back empty (artifacts, queue and ``current`` lost
+  with it); a starting worker counts the ones of its organisers (``ALIVE_PATTERN``);
 * ``tourney:run:<run>:current``: hash match id -> the attempt the coordinator
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
   worker plays the match (the coordinator's lease follows it);
 * ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency;
-* ``tourney:quarantine:<name>``: a signed notice that the worker must stop taking work.
+* ``tourney:quarantine:<worker key id>``: a notice signed by the organiser that the
+  worker holding that key must stop taking work (quarantined or revoked).
 """
 
 from __future__ import annotations
 
-#: the one queue every worker consumes
-QUEUE = "tourney"
+#: the prefix of every organiser's queue (``queue_for``)
+QUEUE_PREFIX = "tourney"
+
+
+def queue_for(organiser_key_id: str) -> str:
+    """The queue an organiser's tasks go to (its key's id: public, and unique per organiser)."""
+    return f"{QUEUE_PREFIX}.{organiser_key_id}"
+
+
 #: the task a match is played by (``workers.tasks``)
 TASK_NAME = "tourney.play_match"
 #: when the Redis transport hands an unacked message out again (see ``workers.celery_app``)
@@ -43,7 +55,7 @@ class KEYS:
 
     @staticmethod
     def artifact_sig(digest: str, key_id: str) -> str:
-        """The run key's signature of an artifact (per key: runs with other keys share the broker)."""
+        """An organiser key's signature of an artifact (per key: other organisers share the broker)."""
         return f"tourney:artifact:{digest}:sig:{key_id}"
 
     @staticmethod
@@ -73,8 +85,10 @@ class KEYS:
         return f"tourney:worker:{name}"
 
     @staticmethod
-    def quarantine(name: str) -> str:
-        """Set (signed) by a coordinator: the worker stops consuming (``orchestration.workers_health``)."""
-        return f"tourney:quarantine:{name}"
+    def quarantine(worker_key_id: str) -> str:
+        """Set (signed) by a coordinator: the worker holding that key stops consuming
+        (``orchestration.workers_health``)."""
+        return f"tourney:quarantine:{worker_key_id}"
 
     WORKER_PATTERN = "tourney:worker:*"
+    ALIVE_PATTERN = "tourney:run:*:alive"

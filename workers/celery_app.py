@@ -40,9 +40,10 @@ from runner.domain.contracts import (
 )
 from workers.broker_keys import KEYS as KEYS
 from workers.broker_keys import QUARANTINE_TTL_S as QUARANTINE_TTL_S
-from workers.broker_keys import QUEUE as QUEUE
+from workers.broker_keys import QUEUE_PREFIX as QUEUE_PREFIX
 from workers.broker_keys import TASK_NAME as TASK_NAME
 from workers.broker_keys import VISIBILITY_TIMEOUT_S as VISIBILITY_TIMEOUT_S
+from workers.broker_keys import queue_for as queue_for
 
 SETTINGS: dict[str, Any] = {
     "task_acks_late": True,
@@ -53,7 +54,7 @@ SETTINGS: dict[str, Any] = {
     "accept_content": ["json"],
     "result_accept_content": ["json"],
     "task_ignore_result": True,  # results travel through the run's inbox list, see KEYS
-    "task_default_queue": QUEUE,
+    "task_default_queue": QUEUE_PREFIX,  # never used: every task names its organiser's queue
     "task_create_missing_queues": True,
     # kombu's Redis transport, reusing one client per channel (workers.broker_transport)
     "broker_transport": "workers.broker_transport:Transport",

@@ -7,7 +7,7 @@ counter increment per move, no I/O. The pool process's beacon thread
 Redis at most once a second, and only when it changed, so a match costs at
 most one small ``HSET`` a second however fast its moves are; the task removes
 the record with the match's result (``workers.tasks``). The record is signed
-with the run key like every message, although it only feeds a display: the
+with the worker's key like every note, although it only feeds a display: the
 coordinator shows nothing it cannot verify.
 """
 

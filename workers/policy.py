@@ -1,19 +1,21 @@
 """A worker's own execution policy (DESIGN §6.1): set where the worker starts, never by a message.
 
-A task names the sandbox and limits its config asked for; the worker only
-ever *tightens* them:
+A task names the sandbox and limits its config asked for; the worker plays it
+as asked or not at all:
 
 * sandbox: a task asking for ``none`` is refused unless the worker was
   started with ``--allow-unsandboxed``; any other request runs in the
   worker's own sandbox kind (``bwrap``). Nothing from a message is executed
   outside the sandbox without the machine owner's explicit consent.
-* limits: each limit of a task is capped by the worker's ceiling (the floor
-  of its strictness): a message cannot ask this machine for more memory,
-  time, processes or file size than its owner allows.
+* limits: a task asking for more than one of the worker's ceilings (memory,
+  time, processes, file size...) is refused (``CeilingRefused``) and handed back
+  unplayed: it is never played at the lower limit, which would charge its
+  entries with timeouts the config does not have (docs/fleet.md).
 
-A refusal is a ``PolicyRefused`` carrying a one-line reason that names the
-worker; the task turns it into a ``system_error`` result (the machine's
-fault, never the entry's; the match is retried elsewhere).
+A refusal is a ``PolicyRefused`` carrying a one-line reason; a sandbox refusal
+names the worker and becomes a ``system_error`` result (the machine's fault,
+never the entry's; the match is retried elsewhere), a ceiling refusal a
+hand-back.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ UNSANDBOXED_KIND = "none"
 
 class PolicyRefused(RetryElsewhere, RuntimeError):
     """This worker will not run the task as asked."""
+
+
+class CeilingRefused(PolicyRefused):
+    """A task's limit is above this worker's ceiling: it hands the task back (another worker
+    may serve it) instead of playing it under other limits."""
 
 
 @dataclass(frozen=True)
@@ -85,28 +92,29 @@ class WorkerPolicy:
         return SANDBOXED_KIND
 
     def limits_for(self, requested: Limits) -> Limits:
+        """``requested`` itself if every limit is within this worker's ceilings; else
+        ``CeilingRefused`` naming the first one above: a ceiling refuses a task, it never
+        rewrites it (a match played at tighter limits than its config says would charge the
+        entries with timeouts the rules do not have; docs/fleet.md)."""
         c = self.ceiling
-
-        def cap(value: float | None, ceiling: float | None) -> float | None:
-            if ceiling is None:
-                return value
-            return ceiling if value is None else min(value, ceiling)
-
-        move_wall = cap(requested.move_wall_s, c.move_wall_s)
-        assert move_wall is not None
-        # None means "the wall limit": it follows the capped wall limit
-        move_cpu = None if requested.move_cpu_s is None else cap(requested.move_cpu_s, c.move_wall_s)
-        return dataclasses.replace(
-            requested,
-            move_wall_s=move_wall,
-            move_cpu_s=move_cpu,
-            memory_mb=int(cap(requested.memory_mb, c.memory_mb) or requested.memory_mb),
-            processes=int(cap(requested.processes, c.processes) or requested.processes),
-            open_files=int(cap(requested.open_files, c.open_files) or requested.open_files),
-            file_size_mb=int(cap(requested.file_size_mb, c.file_size_mb) or requested.file_size_mb),
-            output_kb=int(cap(requested.output_kb, c.output_kb) or requested.output_kb),
-            game_wall_s=cap(requested.game_wall_s, c.game_wall_s),
-        )
+        move_cpu = requested.move_cpu_s if requested.move_cpu_s is not None else requested.move_wall_s
+        checks: list[tuple[str, float | None, float | None, str]] = [
+            ("move_wall_s", requested.move_wall_s, c.move_wall_s, "--max-move-wall-s"),
+            ("move_cpu_s", move_cpu, c.move_wall_s, "--max-move-wall-s"),
+            ("memory_mb", requested.memory_mb, c.memory_mb, "--max-memory-mb"),
+            ("processes", requested.processes, c.processes, "its process ceiling"),
+            ("open_files", requested.open_files, c.open_files, "its open-file ceiling"),
+            ("file_size_mb", requested.file_size_mb, c.file_size_mb, "its file-size ceiling"),
+            ("output_kb", requested.output_kb, c.output_kb, "its output ceiling"),
+            ("game_wall_s", requested.game_wall_s, c.game_wall_s, "its game-time ceiling"),
+        ]
+        for name, value, ceiling, flag in checks:
+            if ceiling is not None and (value is None or value > ceiling):
+                asked = "no bound" if value is None else f"{value:.12g}"
+                raise CeilingRefused(
+                    f"ceiling: limits.{name} {asked} is above this worker's {ceiling:.12g} ({flag})"
+                )
+        return requested
 
     def apply(self, spec: MatchSpec, worker: str) -> MatchSpec:
         """The spec as this worker will run it; ``PolicyRefused`` if it will not."""

@@ -75,6 +75,7 @@ def plan_prebuild(
         return None
     try:
         sandbox = policy.sandbox_for(requested_sandbox, "local")
+        allowed = policy.limits_for(limits)
     except PolicyRefused:
         return None  # the workers refuse these matches: they build nothing either
     wanted: dict[str, EntryRef] = {}
@@ -87,7 +88,7 @@ def plan_prebuild(
         tuple(wanted.values()),
         tuple(artifacts_dir(w) for w in work_dirs),
         sandbox,
-        policy.limits_for(limits),
+        allowed,
     )
 
 

@@ -6,7 +6,7 @@ So before consuming it proves, in this order:
 
 1. the broker answers with this password (a wrong password or an unreachable
    broker ends the worker within seconds, with one line saying which);
-2. it holds a usable run key;
+2. it holds a usable worker key (``tourney fleet add``);
 3. it can run a sandboxed move (a one-line shell command under its own
    sandbox) and build a small C entry with ``cc`` in the sandbox.
 
@@ -21,7 +21,8 @@ from pathlib import Path
 import redis
 
 from runner.domain.contracts import Limits
-from runner.domain.signing import RunKey, RunKeyError, load_run_key
+from runner.domain.fleet import WorkerKey, load_worker_key
+from runner.domain.signing import KeyFileError
 from runner.errors import WorkerUnfit
 
 #: seconds the broker may take to answer at start (connect + PING)
@@ -54,14 +55,20 @@ def check_broker(url: str, timeout_s: float = BROKER_CHECK_TIMEOUT_S) -> None:
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise PreflightFailed(f"broker {safe_url(url)} is unreachable: {why}") from None
+    except redis.exceptions.InvalidResponse as e:  # something answers there, in another protocol
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise PreflightFailed(f"broker {safe_url(url)} answers but is not a Redis server ({why})") from None
+    except redis.exceptions.RedisError as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise PreflightFailed(f"broker {safe_url(url)} cannot be used: {why}") from None
     finally:
         client.close()
 
 
-def check_run_key(key_file: Path | None) -> RunKey:
+def check_worker_key(key_file: Path | None) -> WorkerKey:
     try:
-        return load_run_key(key_file)
-    except RunKeyError as e:
+        return load_worker_key(key_file)
+    except KeyFileError as e:
         raise PreflightFailed(str(e)) from None
 
 

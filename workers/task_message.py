@@ -24,7 +24,7 @@ import socket
 import uuid
 from typing import Any
 
-from workers.broker_keys import QUEUE, TASK_NAME
+from workers.broker_keys import TASK_NAME
 
 #: the message body's embed part: no callbacks, errbacks, chain or chord
 _NO_WORKFLOW = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
@@ -35,8 +35,8 @@ def origin() -> str:
     return f"gen{os.getpid()}@{socket.gethostname()}"
 
 
-def task_message(task_id: str, args: list[Any], *, argsrepr: str, sender: str) -> bytes:
-    """The bytes to ``LPUSH`` onto ``QUEUE``: ``TASK_NAME(*args)`` with id ``task_id``.
+def task_message(task_id: str, args: list[Any], *, argsrepr: str, sender: str, queue: str) -> bytes:
+    """The bytes to ``LPUSH`` onto ``queue``: ``TASK_NAME(*args)`` with id ``task_id``.
 
     ``argsrepr`` is what a worker's log shows for the arguments (a match's envelope is
     long and signed: the log names the match instead); ``sender``: ``origin()``."""
@@ -70,7 +70,7 @@ def task_message(task_id: str, args: list[Any], *, argsrepr: str, sender: str) -
         "delivery_mode": 2,  # persistent
         # the default exchange: the routing key is the queue's name (kombu's Redis transport
         # routes, and restores an unacked message, by it)
-        "delivery_info": {"exchange": "", "routing_key": QUEUE},
+        "delivery_info": {"exchange": "", "routing_key": queue},
         "priority": 0,
         "body_encoding": "base64",
         # the transport's handle for acking this delivery (kombu sets a fresh uuid per publish)

@@ -51,19 +51,21 @@ from runner.domain.contracts import (
     TaskEnvelope,
     WireError,
 )
+from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.redaction import register_broker_url
 from runner.domain.signing import (
-    RunKey,
+    Keyring,
+    PublicKey,
     SignatureError,
     check_artifact,
-    load_run_key,
     signed_json,
     verify,
+    verify_by,
 )
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
-from workers.policy import POLICY_ENV, PolicyRefused, WorkerPolicy
+from workers.policy import POLICY_ENV, CeilingRefused, PolicyRefused, WorkerPolicy
 
 if TYPE_CHECKING:
     from workers.match import MatchObserver
@@ -97,19 +99,24 @@ def _redis() -> redis.Redis:
     return _client[2]
 
 
-_key: RunKey | None = None
+_key: WorkerKey | None = None
 
 
-def run_key() -> RunKey:
-    """This worker's run key (``tourney worker`` checked at start that there is one)."""
+def worker_key() -> WorkerKey:
+    """This worker's key file (``tourney worker`` checked at start that there is one)."""
     global _key
     if _key is None:
-        _key = load_run_key()
+        _key = load_worker_key()
     return _key
 
 
 def worker_name() -> str:
     return os.environ.get("TOURNEY_WORKER_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+
+
+#: how long a worker holds a task it refuses before handing it back: another worker, or a
+#: later one, takes it meanwhile instead of this one taking it again at once
+REFUSE_PAUSE_S = 2.0
 
 
 def _push(
@@ -122,7 +129,7 @@ def _push(
     """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``);
     ``also`` adds commands to the same transaction (one round trip, applied together)."""
     deadline = time.monotonic() + patience_s
-    blob = signed_json(note.to_dict(), run_key())  # encoded once (its MAC covers these bytes)
+    blob = signed_json(note.to_dict(), worker_key().key)  # encoded once (its signature covers these bytes)
     pause = 0.2
     while True:
         try:
@@ -142,29 +149,30 @@ def _push(
             pause = min(pause * 2, 5.0)
 
 
-def quarantine_notice(r: redis.Redis, worker: str, key: RunKey) -> str | None:
-    """The reason this worker was quarantined by a coordinator holding the run key, if it was."""
+def quarantine_notice(r: redis.Redis, wk: WorkerKey) -> str | None:
+    """The reason this worker's key was quarantined (or revoked) by its organiser, if it was."""
     try:
-        raw = r.get(KEYS.quarantine(worker))
+        raw = r.get(KEYS.quarantine(wk.key.key_id))
     except redis.exceptions.RedisError:
         return None
-    return _quarantine_reason(raw, worker, key)
+    return _quarantine_reason(raw, wk)
 
 
-def _quarantine_reason(raw: object, worker: str, key: RunKey) -> str | None:
-    """The reason in a stored quarantine notice ``raw``, if it is for ``worker`` and signed with ``key``."""
+def _quarantine_reason(raw: object, wk: WorkerKey) -> str | None:
+    """The reason in a stored quarantine notice ``raw``, if it names this worker's key and an
+    organiser it serves signed it."""
     if not isinstance(raw, (bytes, str)):
         return None
     try:
-        notice = verify(json.loads(raw), key)
+        notice = verify(json.loads(raw), wk.organiser_ring())
     except (SignatureError, ValueError, TypeError, AttributeError):
-        log.warning("ignoring a quarantine notice for %s not signed with the run key", worker)
+        log.warning("ignoring a quarantine notice for %s not signed by its organiser", wk.name)
         return None
-    return str(notice.get("reason", "?")) if notice.get("worker") == worker else None
+    return str(notice.get("reason", "?")) if notice.get("worker_key") == wk.key.key_id else None
 
 
-def artifact_fetcher(r: redis.Redis, key: RunKey | None = None) -> Callable[[str], bytes]:
-    """Fetch a packed entry by digest; with ``key``, only one signed with the run key."""
+def artifact_fetcher(r: redis.Redis, key: PublicKey | None = None) -> Callable[[str], bytes]:
+    """Fetch a packed entry by digest; with ``key``, only one that organiser signed."""
 
     def fetch(digest: str) -> bytes:
         last: Exception | None = None
@@ -220,8 +228,8 @@ _begin_script: tuple[redis.Redis, Any] | None = None
 
 
 def _begin(
-    r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, started: bytes, hb_ttl_ms: int,
-    live: bytes,
+    r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, worker_key_id: str, started: bytes,
+    hb_ttl_ms: int, live: bytes,
 ) -> tuple[object, bytes | None, bool, bool]:  # fmt: skip
     """(quarantine notice, wanted attempt, checked, started): ``_BEGIN_LUA`` run, or, where the
     broker refuses scripts, the two checks alone (``started`` False: the caller sends it)."""
@@ -232,7 +240,7 @@ def _begin(
         if _begin_script is None or _begin_script[0] is not r:
             _begin_script = (r, r.register_script(_BEGIN_LUA))
         keys = [
-            KEYS.quarantine(worker),
+            KEYS.quarantine(worker_key_id),
             KEYS.current(run),
             KEYS.inbox(run),
             KEYS.heartbeat(run, spec_id, attempt),
@@ -249,7 +257,7 @@ def _begin(
         pass  # the pipeline below says the same, or plays unchecked
     try:
         with r.pipeline(transaction=False) as pipe:
-            pipe.get(KEYS.quarantine(worker))
+            pipe.get(KEYS.quarantine(worker_key_id))
             pipe.hget(KEYS.current(run), spec_id)
             notice, wanted = pipe.execute()
     except redis.exceptions.RedisError:
@@ -273,10 +281,14 @@ def worker_policy() -> WorkerPolicy:
 def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     """The task body (callable without Celery, for tests).
 
-    An envelope not signed with this worker's run key is dropped unplayed: it
-    may come from anyone who can reach Redis (DESIGN §6.1)."""
+    An envelope that no organiser this worker serves signed is dropped unplayed: it came
+    through that organiser's own queue (``workers.broker_keys.queue_for``), so it is a
+    forgery by someone who can reach Redis (docs/fleet.md)."""
+    wk = worker_key()
+    organisers: Keyring = wk.organiser_ring()
     try:
-        task = TaskEnvelope.from_dict(verify(signed_envelope, run_key()))
+        body, organiser_id = verify_by(signed_envelope, organisers)
+        task = TaskEnvelope.from_dict(body)
     except (SignatureError, WireError) as e:
         claimed = signed_envelope.get("spec")
         log.error(
@@ -289,7 +301,19 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
-    key = run_key()
+    if task.copy_of and task.copy_of == wk.name:
+        # a second copy of a match this worker (this key) is already playing: another worker's
+        return _pass_on_copy(r, signed_envelope, task, organiser_id)
+    try:
+        worker_policy().limits_for(spec.limits)
+    except CeilingRefused as e:
+        # a ceiling refuses, never rewrites: the task goes back, played elsewhere at its own
+        # limits; held a moment first, so that this worker does not take it straight back
+        time.sleep(REFUSE_PAUSE_S)
+        _push(r, run, Skipped(spec.match_id, attempt, worker, str(e)), 60.0)
+        log.warning("handed back %s attempt %d: %s", spec.match_id, attempt, e)
+        return {"status": "refused", "match_id": spec.match_id, "attempt": attempt, "reason": str(e)}
+    key = wk.key
     status: dict[str, Any] = {"match_id": spec.match_id, "attempt": attempt, "worker": worker}
     # what this match is doing now (builds, game, move count), for the live progress only;
     # imported here, like the referee (workers.executor): Celery loads this module everywhere
@@ -300,16 +324,26 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     live_target = LiveTarget(KEYS.live(run), live, key)
     version, _, live_record = live_target.record()
     # names this execution: a second one of the same attempt means the broker redelivered it
-    started = Started(spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time())
+    started = Started(
+        spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time(), copy=bool(task.copy_of)
+    )
     hb_key = KEYS.heartbeat(run, spec.match_id, attempt)
     hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
     notice, wanted, checked, began = _begin(
-        r, run, spec.match_id, attempt, worker, signed_json(started.to_dict(), key), hb_ttl_ms, live_record
+        r,
+        run,
+        spec.match_id,
+        attempt,
+        worker,
+        key.key_id,
+        signed_json(started.to_dict(), key),
+        hb_ttl_ms,
+        live_record,
     )
-    quarantined = _quarantine_reason(notice, worker, key)
+    quarantined = _quarantine_reason(notice, wk)
     if quarantined is not None:
-        # hand it back uncharged (the coordinator requeues a skipped attempt) and play nothing
-        _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
+        # hand it back uncharged (the coordinator requeues a refused attempt) and play nothing
+        _push(r, run, Skipped(spec.match_id, attempt, worker, f"quarantined: {quarantined}"), 60.0)
         log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
         return {"status": "quarantined", **status}
     if checked and (wanted is None or int(wanted) != attempt):
@@ -332,7 +366,8 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
                 log.error("%s (match %s)", e, spec.match_id)
                 result = machine_error_result(spec, str(e), worker)
             else:
-                result = play(mine, artifact_fetcher(r, key), worker, work_dir() / "artifacts", live)
+                fetch = artifact_fetcher(r, organisers[organiser_id])
+                result = play(mine, fetch, worker, work_dir() / "artifacts", live)
             # still beating while the result is delivered: if Redis is away (or restarted empty)
             # the push waits for it, up to seconds between tries, and a silent attempt would be
             # charged a lease expiry meanwhile. The heartbeat key and the live record go in the
@@ -347,7 +382,11 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
                 pipe.hdel(KEYS.live(run), spec.match_id)
 
             pushed = _push(
-                r, run, Finished(spec.match_id, attempt, result, worker), RESULT_PUSH_PATIENCE_S, also=_tidy
+                r,
+                run,
+                Finished(spec.match_id, attempt, result, worker, run),
+                RESULT_PUSH_PATIENCE_S,
+                also=_tidy,
             )
             tidy = watch.end() == beats and pushed
     finally:
@@ -359,6 +398,30 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
                 pipe.execute()
     log.info("played %s attempt %d in %.1fs", spec.match_id, attempt, time.monotonic() - t0)
     return {"status": "done" if pushed else "undelivered", **status}
+
+
+def _pass_on_copy(
+    r: redis.Redis, signed_envelope: dict[str, Any], task: TaskEnvelope, organiser_id: str
+) -> dict[str, Any]:
+    """Put a straggler's second copy back on its queue for another worker (after a pause, so
+    that this worker does not take it straight back; only while the run still wants it)."""
+    from workers.broker_keys import queue_for
+    from workers.task_message import origin, task_message
+
+    time.sleep(REFUSE_PAUSE_S)
+    match_id = task.spec.match_id
+    with contextlib.suppress(redis.exceptions.RedisError):
+        if r.hget(KEYS.current(task.run), match_id) == str(task.attempt).encode():
+            queue = queue_for(organiser_id)
+            message = task_message(
+                f"{task.run}.{match_id}.{task.attempt}.copy", [signed_envelope],
+                argsrepr=f"[match {match_id} attempt {task.attempt} copy]", sender=origin(), queue=queue,
+            )  # fmt: skip
+            r.lpush(queue, message)
+    log.info(
+        "passed on the second copy of %s attempt %d (this worker plays the first)", match_id, task.attempt
+    )
+    return {"status": "passed on", "match_id": match_id, "attempt": task.attempt}
 
 
 #: what ``execute`` imports lazily, at its first match (the referee, the sandboxes, the cache)

@@ -1,16 +1,17 @@
-"""``tourney worker --broker URL``: serve matches from any run on that broker.
+"""``tourney worker --broker URL --key-file FILE``: serve matches of its organisers' runs.
 
-A worker needs nothing but the broker URL: entries arrive as artifacts by
-digest through Redis and are built once per digest in ``--work-dir``
-(default ``~/.cache/tourney``). It can join or leave at any time; a joining
-worker takes the next queued match. A broker URL without a password is
-refused (DESIGN §6) unless ``--allow-no-password`` says otherwise.
+A worker needs the broker URL and its key file (``tourney fleet add``; docs/fleet.md):
+entries arrive as artifacts by digest through Redis and are built once per digest in
+``--work-dir`` (default ``~/.cache/tourney``). It consumes only the queues of the
+organisers its key file names, so it never takes a task it cannot verify. It can join or
+leave at any time; a joining worker takes the next queued match. A broker URL without a
+password is refused unless ``--allow-no-password`` says otherwise.
 
-Before taking work it runs ``workers.preflight`` (broker and password, run
-key, a sandboxed move and C build) and exits 3 with one line if any fails.
-Its policy (``workers.policy``: sandbox kind, limit ceilings) comes from its
-own flags: ``--allow-unsandboxed`` is the only way a task's ``sandbox: none``
-is honoured.
+Before taking work it runs ``workers.preflight`` (broker and password, worker key, a
+sandboxed move and C build) and exits 3 with one line if any fails. Its policy
+(``workers.policy``: sandbox kind, limit ceilings) comes from its own flags:
+``--allow-unsandboxed`` is the only way a task's ``sandbox: none`` is honoured, and a
+task above a ceiling is handed back.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 import redis
 
+from runner.domain.fleet import WORKER_KEY_FILE_ENV, WorkerKey
 from runner.domain.private_files import read_private_text
 from runner.domain.redaction import register_broker_url
 from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
-from runner.domain.signing import RunKey
 from runner.errors import UsageError
+from workers.broker_keys import queue_for
 from workers.sandbox.cgroups import sandbox_memory_note
 from workers.sandbox.cores import CONCURRENCY_ENV, pin_to_worker_cpus, timing_note
 
@@ -71,7 +73,7 @@ def check_broker_url(url: str, *, allow_no_password: bool) -> None:
         )
 
 
-def _presence(url: str, name: str, concurrency: int, stop: threading.Event, run_key: RunKey) -> None:
+def _presence(url: str, name: str, concurrency: int, stop: threading.Event, wk: WorkerKey) -> None:
     """Keep the presence key alive; stop the worker (warm shutdown) once it is quarantined."""
     r = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
     from workers.celery_app import KEYS
@@ -81,7 +83,7 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, run_
     while not stop.is_set():
         with contextlib.suppress(redis.exceptions.RedisError):
             r.set(key, str(concurrency), px=int(PRESENCE_TTL_S * 1000))
-        reason = quarantine_notice(r, name, run_key)
+        reason = quarantine_notice(r, wk)
         if reason is not None:
             print(f"tourney worker {name}: quarantined by the coordinator ({reason}); stopping", flush=True)
             os.kill(os.getpid(), signal.SIGTERM)  # ourselves: Celery's warm shutdown
@@ -141,7 +143,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError("--concurrency must be at least 1")
     name = args.name or f"tourney-{os.getpid()}@{socket.gethostname()}"
     from workers.policy import POLICY_ENV, LimitCeiling, WorkerPolicy
-    from workers.preflight import PreflightFailed, check_broker, check_run_key
+    from workers.preflight import PreflightFailed, check_broker, check_worker_key
     from workers.preflight import check_sandbox as check_worker_sandbox
 
     allow_unsandboxed = bool(getattr(args, "allow_unsandboxed", False))
@@ -155,7 +157,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         os.environ[SANDBOX_BINDS_ENV] = merged_binds(os.environ.get(SANDBOX_BINDS_ENV, ""), binds)
     try:
         check_broker(url)
-        key = check_run_key(key_file)
+        wk = check_worker_key(key_file)
         if not getattr(args, "skip_health_check", False):
             try:
                 check_worker_sandbox("bwrap")
@@ -177,7 +179,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         sandbox_works=sandbox_works,
     )
     if key_file is not None:
-        os.environ["TOURNEY_RUN_KEY_FILE"] = str(key_file.resolve())
+        os.environ[WORKER_KEY_FILE_ENV] = str(key_file.resolve())
     os.environ[POLICY_ENV] = policy.to_json()
     work = Path(args.work_dir).expanduser() if args.work_dir else Path.home() / ".cache" / "tourney"
     work = work.resolve()
@@ -199,22 +201,46 @@ def cmd_worker(args: argparse.Namespace) -> int:
     worker_process_shutdown.connect(_pool_process_leaving, weak=False)
 
     stop = threading.Event()
-    threading.Thread(target=_presence, args=(url, name, concurrency, stop, key), daemon=True).start()
+    threading.Thread(target=_presence, args=(url, name, concurrency, stop, wk), daemon=True).start()
     atexit.register(stop.set)
     print(
-        f"tourney worker {name}: {concurrency} process(es), cache {work}, run key {key.key_id}, "
+        f"tourney worker {name}: {concurrency} process(es), cache {work}, enrolled as {wk.name} "
+        f"(key {wk.key.key_id}), "
         f"sandbox {'bwrap (unsandboxed tasks allowed)' if allow_unsandboxed else 'bwrap only'}",
         flush=True,
     )
+    print(f"tourney worker {name}: {active_runs_line(url, wk)}", flush=True)
     print(f"tourney worker {name}: {sandbox_memory_note()}", flush=True)
     print(f"tourney worker {name}: {timing_note(concurrency)}", flush=True)
-    _run_celery_worker(app, name, concurrency)
+    _run_celery_worker(app, name, concurrency, [queue_for(k.key_id) for k in wk.organisers])
     stop.set()
     return 0
 
 
-def _run_celery_worker(app: Any, name: str, concurrency: int) -> None:
-    """``celery worker --pool=prefork --concurrency=N --hostname=NAME --queues=tourney
+def active_runs_line(url: str, wk: WorkerKey) -> str:
+    """One line: whether any run this worker can serve (one of its organisers') is active now."""
+    from workers.broker_keys import KEYS
+
+    mine = {k.key_id for k in wk.organisers}
+    r = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
+    runs: list[str] = []
+    try:
+        for alive in r.scan_iter(match=KEYS.ALIVE_PATTERN, count=200):
+            value = r.get(alive)
+            if isinstance(value, bytes) and value.decode() in mine:
+                runs.append(alive.decode().split(":")[2])
+    except redis.exceptions.RedisError as e:
+        return f"cannot tell which runs are active ({e})"
+    finally:
+        r.close()
+    organisers = ", ".join(sorted(mine))
+    if not runs:
+        return f"no active run of organiser {organisers} on this broker; waiting for one"
+    return f"{len(runs)} active run(s) of organiser {organisers}: {', '.join(sorted(runs)[:5])}"
+
+
+def _run_celery_worker(app: Any, name: str, concurrency: int, queues: list[str]) -> None:
+    """``celery worker --pool=prefork --concurrency=N --hostname=NAME --queues=QUEUES
     --loglevel=INFO --without-gossip --without-mingle --without-heartbeat``, built as that
     command builds it (the same keywords to ``app.Worker``) without going through Celery's
     command line: importing it (click, click-repl, prompt_toolkit) cost every worker about
@@ -223,14 +249,13 @@ def _run_celery_worker(app: Any, name: str, concurrency: int) -> None:
     from celery.exceptions import SecurityError
     from celery.utils.nodenames import default_nodename
 
-    from workers.celery_app import QUEUE
-
     worker = app.Worker(
         hostname=default_nodename(name),
         pool=get_implementation("prefork"),
         pool_cls=None,
         concurrency=concurrency,
-        queues=[QUEUE],
+        # only its organisers' queues: no task reaches a worker that cannot verify it
+        queues=queues,
         loglevel=logging.INFO,
         logfile=None,
         pidfile=None,

@@ -30,7 +30,6 @@ from runner.domain.entries import pack_entry
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
-from runner.domain.signing import KEY_ENV, KEY_FILE_ENV
 from runner.domain.timing import split_cores
 from runner.errors import (
     EXIT_INTERRUPTED,
@@ -43,10 +42,9 @@ from runner.orchestration.cluster import (
     ClusterRequest,
     LocalCluster,
     Terminated,
-    key_file_for_workers,
     terminate_on_signals,
 )
-from runner.orchestration.dispatch import BrokerDown, check_broker_url
+from runner.orchestration.dispatch import BrokerDown, NoWorkerCanServe, check_broker_url
 from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import RedisServerError
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
@@ -199,7 +197,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
                 with cluster.stopping_meanwhile():
                     _finish_outputs(rd, outcome, code == 0, warmer)
             return code
-    except (BrokerDown, LocalWorkersFailing, RedisServerError) as e:
+    except (BrokerDown, LocalWorkersFailing, RedisServerError, NoWorkerCanServe) as e:
         raise InfrastructureFailure(f"{e}\n{_resume_text(args)}") from e
     except Terminated as e:
         raise CommandError(f"stopped by {e}\n{_resume_text(args)}", exit_code=EXIT_TERMINATED) from e
@@ -413,21 +411,17 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
 
 
 def _worker_hint(broker: str, rd: RunDir, unsandboxed: bool) -> str:
-    """The command another machine runs to serve this run: the broker and the run's key
-    (without the key a worker cannot verify its tasks, and refuses to start), and the
-    organiser's consent to ``sandbox: none`` if the config says so."""
-    key_file = key_file_for_workers(rd)
+    """The commands another machine runs to serve this run: its own worker key, made once by
+    the organiser (a worker key serves every run of this organiser: docs/deploy.md), the broker,
+    and the organiser's consent to ``sandbox: none`` if the config says so."""
     url = _masked(broker)
     consent = " --allow-unsandboxed" if unsandboxed else ""
-    if key_file is None:
-        env = KEY_FILE_ENV if os.environ.get(KEY_FILE_ENV) else KEY_ENV
-        return f"TOURNEY_BROKER_URL='{url}' tourney worker{consent}, with this run's ${env} (or make worker)"
-    key = shlex.quote(str(key_file))
     return (
-        f"TOURNEY_BROKER_URL='{url}' tourney worker --key-file {key}{consent} "
-        f"(or make worker BROKER_URL='{url}' KEY_FILE={key}"
+        "tourney fleet add NAME (once per machine: writes NAME.key, copy it there, mode 0600), then "
+        f"TOURNEY_BROKER_URL='{url}' tourney worker --key-file NAME.key{consent} "
+        f"(or make worker BROKER_URL='{url}' KEY_FILE=NAME.key"
         + (" ARGS=--allow-unsandboxed" if unsandboxed else "")
-        + f"); elsewhere, a copy of {key}, mode 0600"
+        + ")"
     )
 
 

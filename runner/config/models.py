@@ -126,6 +126,14 @@ class TimingModel(BaseModel):
         "matches only on the others, so the runner's own work never lands on a match's core. "
         "Remote workers choose their CPUs themselves (taskset).",
     )
+    straggler_factor: float = Field(
+        default=3.0,
+        ge=1.5,
+        le=1000.0,
+        description="When every match still in flight has run longer than this many times the median "
+        "match time and a worker is idle, each is started a second time on another worker; the first "
+        "valid result counts, the other is ignored (docs/fleet.md).",
+    )
 
 
 class VariantsModel(BaseModel):

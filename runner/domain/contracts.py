@@ -562,9 +562,12 @@ class TaskEnvelope:
     spec: MatchSpec
     heartbeat_s: float = 5.0
     heartbeat_ttl_s: float = 15.0
+    #: a second copy of a straggling attempt (docs/fleet.md): the worker that plays the first
+    #: copy (its enrolled name), which hands this one back for another worker to take
+    copy_of: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "v": ENVELOPE_VERSION,
             "run": self.run,
             "attempt": self.attempt,
@@ -572,6 +575,9 @@ class TaskEnvelope:
             "heartbeat_s": self.heartbeat_s,
             "heartbeat_ttl_s": self.heartbeat_ttl_s,
         }
+        if self.copy_of:
+            d["copy_of"] = self.copy_of
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TaskEnvelope:
@@ -584,6 +590,7 @@ class TaskEnvelope:
                 spec=MatchSpec.from_dict(_field(d, "spec")),
                 heartbeat_s=float(d.get("heartbeat_s", 5.0)),
                 heartbeat_ttl_s=float(d.get("heartbeat_ttl_s", 15.0)),
+                copy_of=str(d.get("copy_of", "")),
             )
         except (KeyError, TypeError) as e:
             raise WireError(f"malformed envelope: {e}") from e
@@ -601,9 +608,11 @@ class Started:
     worker: str
     execution: str = ""
     ts: float = 0.0  # the worker's wall clock (time.time()), for logs only
+    #: it plays a second copy of a straggling attempt (``TaskEnvelope.copy_of``)
+    copy: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "kind": self.KIND,
             "match_id": self.match_id,
             "attempt": self.attempt,
@@ -611,6 +620,9 @@ class Started:
             "execution": self.execution,
             "ts": self.ts,
         }
+        if self.copy:
+            d["copy"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Started:
@@ -620,6 +632,7 @@ class Started:
             str(d.get("worker", "")),
             str(d.get("execution", "")),
             float(d.get("ts", 0.0)),
+            bool(d.get("copy", False)),
         )
 
 
@@ -633,10 +646,14 @@ class Finished:
     attempt: int
     result: MatchResult
     worker: str = ""
+    #: the run the attempt belongs to: a result is bound to its run, match and attempt (and,
+    #: through ``result.digests``, to the code it played; docs/fleet.md)
+    run: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.KIND,
+            "run": self.run,
             "match_id": self.match_id,
             "attempt": self.attempt,
             "worker": self.worker,
@@ -650,25 +667,39 @@ class Finished:
             int(_field(d, "attempt")),
             MatchResult.from_dict(_field(d, "result")),
             str(d.get("worker", "")),
+            str(d.get("run", "")),
         )
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """A worker dropped a task because the run no longer wanted that attempt."""
+    """A worker dropped a task unplayed: the run no longer wanted that attempt, or (``reason``
+    set) the worker refuses it (quarantined, a limit above its ceilings) and hands it back."""
 
     KIND: ClassVar[str] = "skipped"
 
     match_id: str
     attempt: int
     worker: str
+    reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.KIND, "match_id": self.match_id, "attempt": self.attempt, "worker": self.worker}
+        return {
+            "kind": self.KIND,
+            "match_id": self.match_id,
+            "attempt": self.attempt,
+            "worker": self.worker,
+            "reason": self.reason,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Skipped:
-        return cls(str(_field(d, "match_id")), int(_field(d, "attempt")), str(d.get("worker", "")))
+        return cls(
+            str(_field(d, "match_id")),
+            int(_field(d, "attempt")),
+            str(d.get("worker", "")),
+            str(d.get("reason", "")),
+        )
 
 
 @dataclass(frozen=True)

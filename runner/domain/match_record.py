@@ -159,7 +159,6 @@ class MatchRecord:
                 out.append(f"{v.kind.value}: {v.player}" if v.player else v.kind.value)
         return out
 
-
     def bounded(self) -> list[str]:
         """``"game 2 stopped at max_moves"`` per game stopped at its bound (``GameRecord.stopped_by``)."""
         games = enumerate(self.games, start=1)

@@ -1,4 +1,4 @@
-"""Secrets kept in files: a broker URL (with its password) or a run key.
+"""Secrets kept in files: a broker URL (with its password) or a private key (organiser, worker).
 
 A secret on a command line is visible to every local user (``ps``); in a file
 it is private only if no one else may read it, so such a file must be mode

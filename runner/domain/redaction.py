@@ -1,17 +1,18 @@
 """Secrets taken out of what entries print (docs/config.md#secrets-never-reach-the-report).
 
 With ``sandbox: none`` an entry runs with the organiser's rights: it can read
-the worker's environment (the broker URL with its password), run keys, broker
+the worker's environment (the broker URL with its password), key files, broker
 files. Whatever it then prints on stderr would travel in the result into the
 store, ``tourney matches --json`` and report.html. So every text an entry
 wrote (stderr lines, verdict details, build logs) is passed through
 ``redact`` on the worker, where the result is made, before it leaves:
 
 * the secrets this process holds, registered where it takes them
-  (``register_run_key``: the run key's bytes, hex and base64 forms;
-  ``register_broker_url``: the broker password);
-* the password of any ``redis://`` or ``rediss://`` URL, and the value of any
-  ``TOURNEY_RUN_KEY=`` assignment, whoever's they are (another run's).
+  (``register_key_material``: a private key's bytes, hex and base64 forms, the
+  worker's own and the organiser's; ``register_broker_url``: the broker password);
+* the password of any ``redis://`` or ``rediss://`` URL, and the private key of any
+  worker key file printed whole (``"worker_key": "..."``) or ``TOURNEY_RUN_KEY=``
+  assignment (keys of older releases), whoever's they are.
 
 Each is replaced by ``[redacted]``.
 """
@@ -32,7 +33,7 @@ MIN_SECRET_LEN = 6
 
 #: ``redis://user:PASS@host`` / ``rediss://:PASS@host``: the password is group 2
 _URL_PASSWORD = re.compile(r"(rediss?://[^:@/\s]*:)([^@\s]+)(@)", re.IGNORECASE)
-_KEY_ASSIGNMENT = re.compile(r"(TOURNEY_RUN_KEY=)(\S+)")
+_KEY_ASSIGNMENT = re.compile(r"(TOURNEY_RUN_KEY=|\"worker_key\": \")([0-9A-Fa-f]{16,})")
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -52,8 +53,8 @@ def register_secret(secret: str) -> None:
             _pattern = re.compile("|".join(re.escape(s) for s in alternatives))
 
 
-def register_run_key(secret: bytes) -> None:
-    """The run key in every form an entry could print it."""
+def register_key_material(secret: bytes) -> None:
+    """A private key (the organiser's, a worker's) in every form an entry could print it."""
     forms = [
         secret.hex(),
         secret.hex().upper(),
@@ -87,7 +88,7 @@ def redact(text: str) -> str:
         text = pattern.sub(REDACTED, text)
     if "://" in text:
         text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
-    if "TOURNEY_RUN_KEY=" in text:
+    if "TOURNEY_RUN_KEY=" in text or '"worker_key"' in text:
         text = _KEY_ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, text)
     return text
 

@@ -1,215 +1,241 @@
-"""The run key and message signatures (DESIGN §6.1).
+"""Ed25519 message signatures: who may make a message we act on (docs/fleet.md).
 
-Whoever knows the Redis URL can push messages; only holders of the *run key*
-can make ones we act on. The run key is a random secret that is not the
-Redis password: a worker refuses a task, and the coordinator a note, whose
-signature does not verify.
+Whoever knows the Redis URL can push messages; only holders of a private key
+can make ones we act on, and each side holds a different one:
 
-We sign with HMAC-SHA256 over the message's canonical JSON (keys sorted, no
-spaces, UTF-8) rather than Celery's own message signing: the latter signs
-the whole Celery message with X.509 certificates and the ``auth``
-serializer, which needs a PKI per worker, while our messages are already
-plain dicts that both sides build and read. ``sign`` adds a ``sig`` field;
-``verify`` checks and removes it. Both work on any JSON-able dict, so they
-apply to whatever a message type's ``to_dict()`` returns.
+* the *organiser key* signs tasks, artifacts and quarantine notices; workers
+  hold only its public half, so no worker can forge a task;
+* each *worker key* signs that worker's notes (started, heartbeat records,
+  results, refusals); the coordinator holds the public halves in its fleet
+  registry (``runner.domain.fleet``) and attributes a note to the worker whose
+  key verified it, never to a name written in the note.
 
-Artifacts are signed by digest: ``artifact_signature(key, digest, blob)``
-binds the packed bytes to their digest (the worker also re-checks the
-unpacked tree's digest before building).
+Asymmetric keys rather than a shared secret (the per-run HMAC key this
+replaces): a shared secret lets every holder sign as every other one, so
+neither "tasks only from the organiser" nor "results attributed by key" can
+hold. Ed25519 from ``cryptography``: small keys (32 bytes), fast signatures
+(tens of microseconds, on every note), no parameters to get wrong.
 
-Where the key comes from (``load_run_key``):
-
-* ``TOURNEY_RUN_KEY``: the key itself (64 hex characters);
-* ``TOURNEY_RUN_KEY_FILE`` or an explicit path (``--key-file``): a file
-  holding it, which must not be readable by group or others (0600);
-* the embedded default: ``tourney run`` generates ``<run dir>/run.key``
-  (0600) when the run has none and hands it to its local workers.
+A signature covers the message's canonical JSON (sorted keys, no spaces,
+UTF-8) without its ``sig`` field; ``sign`` adds that field, ``verify`` checks
+and removes it. ``signed_json``/``verify_json`` do the same over bytes without
+encoding a message twice (a result is most of a note's size).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import hmac
 import json
-import os
 import re
-import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
+
 from runner.domain.contracts import SIGNATURE_KEY, canonical_json, unsigned
-from runner.domain.private_files import read_private_text
-from runner.domain.redaction import register_run_key
 from runner.errors import MessageRejected, WorkerUnfit
 
 #: the field ``sign`` adds (the contracts' message types ignore it when reading)
 SIG_FIELD = SIGNATURE_KEY
 #: how the signature is made (a verifier refuses any other)
-SCHEME = "hmac-sha256"
-KEY_ENV = "TOURNEY_RUN_KEY"
-KEY_FILE_ENV = "TOURNEY_RUN_KEY_FILE"
-KEY_FILE_NAME = "run.key"
+SCHEME = "ed25519"
 
 
 class SignatureError(MessageRejected, ValueError):
-    """A message is unsigned, signed with another key, or altered after signing."""
+    """A message is unsigned, signed with a key we do not trust, or altered after signing."""
 
 
-class RunKeyError(WorkerUnfit, RuntimeError):
-    """No usable run key: missing, malformed, or in a file others can read."""
+class KeyFileError(WorkerUnfit, RuntimeError):
+    """No usable key: missing, malformed, or in a file others can read."""
+
+
+def fingerprint(raw_public: bytes) -> str:
+    """A public key's short name (16 hex digits of its SHA-256): tells keys apart in messages."""
+    return hashlib.sha256(b"tourney-ed25519:" + raw_public).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
-class RunKey:
+class PublicKey:
+    raw: bytes
+
+    @functools.cached_property
+    def key_id(self) -> str:
+        return fingerprint(self.raw)
+
+    @functools.cached_property
+    def _key(self) -> Ed25519PublicKey:
+        return Ed25519PublicKey.from_public_bytes(self.raw)
+
+    def hex(self) -> str:
+        return self.raw.hex()
+
+    @classmethod
+    def from_hex(cls, text: str) -> PublicKey:
+        try:
+            raw = bytes.fromhex(text.strip())
+            Ed25519PublicKey.from_public_bytes(raw)
+        except ValueError:
+            raise KeyFileError("a public key is 64 hex characters (Ed25519)") from None
+        return cls(raw)
+
+    def valid(self, signature: bytes, data: bytes) -> bool:
+        try:
+            self._key.verify(signature, data)
+        except InvalidSignature:
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """An Ed25519 private key (the organiser's, or one worker's)."""
+
     secret: bytes
 
-    @functools.cached_property  # asked for by every signature made or checked
+    @functools.cached_property
+    def _key(self) -> Ed25519PrivateKey:
+        return Ed25519PrivateKey.from_private_bytes(self.secret)
+
+    @functools.cached_property
+    def public(self) -> PublicKey:
+        return PublicKey(self._key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
+
+    @property
     def key_id(self) -> str:
-        """A public name of the key (tells keys apart without revealing them)."""
-        return hashlib.sha256(b"tourney-run-key-id:" + self.secret).hexdigest()[:16]
+        return self.public.key_id
 
     def hex(self) -> str:
         return self.secret.hex()
 
-    @classmethod
-    def generate(cls) -> RunKey:
-        return cls(secrets.token_bytes(32))
+    def signature(self, data: bytes) -> bytes:
+        return self._key.sign(data)
 
     @classmethod
-    def from_hex(cls, text: str) -> RunKey:
-        text = text.strip()
+    def generate(cls) -> SigningKey:
+        raw = Ed25519PrivateKey.generate().private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        return cls(raw)
+
+    @classmethod
+    def from_hex(cls, text: str) -> SigningKey:
         try:
-            secret = bytes.fromhex(text)
+            secret = bytes.fromhex(text.strip())
+            Ed25519PrivateKey.from_private_bytes(secret)
         except ValueError:
-            raise RunKeyError("a run key is 64 hex characters") from None
-        if len(secret) < 16:
-            raise RunKeyError("a run key must be at least 128 bits (32 hex characters)")
+            raise KeyFileError("a private key is 64 hex characters (Ed25519)") from None
         return cls(secret)
 
     def __repr__(self) -> str:  # never print the secret
-        return f"RunKey(id={self.key_id})"
+        return f"SigningKey(id={self.key_id})"
 
 
-def _mac(key: RunKey, payload: dict[str, Any]) -> str:
-    return hmac.new(key.secret, canonical_json(unsigned(payload)), hashlib.sha256).hexdigest()
+#: the keys a verifier trusts, by key id (one key is a keyring of one)
+Keyring = Mapping[str, PublicKey]
 
 
-def sign(payload: dict[str, Any], key: RunKey) -> dict[str, Any]:
+def keyring(*keys: PublicKey) -> dict[str, PublicKey]:
+    return {k.key_id: k for k in keys}
+
+
+def _ring(keys: Keyring | PublicKey) -> Keyring:
+    return keyring(keys) if isinstance(keys, PublicKey) else keys
+
+
+def sign(payload: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     """A copy of ``payload`` with a ``sig`` field over everything else in it."""
     signed = unsigned(payload)
-    signed[SIG_FIELD] = {"scheme": SCHEME, "key": key.key_id, "mac": _mac(key, signed)}
+    sig = key.signature(canonical_json(signed)).hex()
+    signed[SIG_FIELD] = {"key": key.key_id, "scheme": SCHEME, "sig": sig}
     return signed
 
 
-def verify(payload: dict[str, Any], key: RunKey) -> dict[str, Any]:
-    """``payload`` without its ``sig`` field if the signature is ours; ``SignatureError`` if not."""
+def verify_by(payload: dict[str, Any], keys: Keyring | PublicKey) -> tuple[dict[str, Any], str]:
+    """(``payload`` without its ``sig`` field, the id of the key that signed it), if that key
+    is one of ``keys``; ``SignatureError`` if not."""
     sig = payload.get(SIG_FIELD)
     if sig is None:
         raise SignatureError("unsigned")
-    if not isinstance(sig, dict) or sig.get("scheme") != SCHEME or not isinstance(sig.get("mac"), str):
+    if not isinstance(sig, dict) or sig.get("scheme") != SCHEME or not isinstance(sig.get("sig"), str):
         raise SignatureError("malformed signature")
-    if sig.get("key") != key.key_id:
+    key = _ring(keys).get(str(sig.get("key")))
+    if key is None:
         raise SignatureError(f"signed with another key ({str(sig.get('key'))[:16]})")
-    if not hmac.compare_digest(sig["mac"], _mac(key, payload)):
+    try:
+        raw_sig = bytes.fromhex(sig["sig"])
+    except ValueError:
+        raise SignatureError("malformed signature") from None
+    body = unsigned(payload)
+    if not key.valid(raw_sig, canonical_json(body)):
         raise SignatureError("signature does not match the content (altered)")
-    return unsigned(payload)
+    return body, key.key_id
 
 
-def signed_json(payload: dict[str, Any], key: RunKey) -> bytes:
-    """``sign(payload, key)`` as JSON bytes, encoding ``payload`` once (not once for the MAC and
-    again for the wire: issue 13, a match's result is most of a note's size): its canonical
-    JSON, which the MAC covers, with the ``sig`` field appended. Any JSON reader reads it as
-    ``sign`` would have made it; ``verify_json`` checks it without encoding it again."""
+def verify(payload: dict[str, Any], keys: Keyring | PublicKey) -> dict[str, Any]:
+    """``payload`` without its ``sig`` field if one of ``keys`` signed it; ``SignatureError`` if not."""
+    return verify_by(payload, keys)[0]
+
+
+def signed_json(payload: dict[str, Any], key: SigningKey) -> bytes:
+    """``sign(payload, key)`` as JSON bytes, encoding ``payload`` once: its canonical JSON,
+    which the signature covers, with the ``sig`` field appended (issue 13: a result is most
+    of a note's size). ``verify_json`` checks it without encoding it again."""
     body = canonical_json(unsigned(payload))
-    mac = hmac.new(key.secret, body, hashlib.sha256).hexdigest()
-    sig = json.dumps({"key": key.key_id, "mac": mac, "scheme": SCHEME}, separators=(",", ":"))
+    sig = json.dumps(
+        {"key": key.key_id, "scheme": SCHEME, "sig": key.signature(body).hex()}, separators=(",", ":")
+    )
     return body[:-1] + (b"," if len(body) > 2 else b"") + f'"{SIG_FIELD}":{sig}}}'.encode()
 
 
 #: the end of what ``signed_json`` writes (its signature, appended to canonical JSON)
 _APPENDED_SIG = re.compile(
-    rb'(?:,|(?<=\{))"' + SIG_FIELD.encode() + rb'":\{"key":"([0-9a-f]{16})","mac":"([0-9a-f]{64})",'
-    rb'"scheme":"' + SCHEME.encode() + rb'"\}\}\Z'
-)
+    rb'(?:,|(?<=\{))"' + SIG_FIELD.encode() + rb'":\{"key":"([0-9a-f]{16})","scheme":"'
+    + SCHEME.encode() + rb'","sig":"([0-9a-f]{128})"\}\}\Z'
+)  # fmt: skip
 
 
-def verify_json(raw: bytes | str, key: RunKey) -> dict[str, Any]:
-    """``verify(json.loads(raw), key)``, cheaper for what ``signed_json`` wrote: the MAC is
-    checked over the very bytes that are then decoded, so nothing is encoded again. Anything
-    else (another sender's encoding, a bad signature) takes the general path, which says what
-    is wrong. ``ValueError`` if ``raw`` is not a JSON object."""
+def verify_json_by(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[dict[str, Any], str]:
+    """``verify_by(json.loads(raw), keys)``, cheaper for what ``signed_json`` wrote: the
+    signature is checked over the very bytes that are then decoded. Anything else takes the
+    general path, which says what is wrong. ``ValueError`` if ``raw`` is not a JSON object."""
     data = raw.encode() if isinstance(raw, str) else raw
+    ring = _ring(keys)
     m = _APPENDED_SIG.search(data)
-    if m is not None and m.group(1).decode() == key.key_id:
+    if m is not None:
+        key = ring.get(m.group(1).decode())
         body = data[: m.start()] + b"}"
-        mac = hmac.new(key.secret, body, hashlib.sha256).hexdigest().encode()
-        if hmac.compare_digest(mac, m.group(2)):
+        if key is not None and key.valid(bytes.fromhex(m.group(2).decode()), body):
             payload = json.loads(body)
             if isinstance(payload, dict) and SIG_FIELD not in payload:
-                return payload  # exactly the bytes the key's holder signed
+                return payload, key.key_id  # exactly the bytes the key's holder signed
     signed = json.loads(data)
     if not isinstance(signed, dict):
         raise ValueError("a signed message is a JSON object")
-    return verify(signed, key)
+    return verify_by(signed, ring)
 
 
-def artifact_signature(key: RunKey, digest: str, blob: bytes) -> str:
-    """The signature stored beside an artifact: binds its bytes to its digest."""
-    h = hashlib.sha256(blob).hexdigest()
-    return hmac.new(key.secret, f"artifact:{digest}:{h}".encode(), hashlib.sha256).hexdigest()
+def verify_json(raw: bytes | str, keys: Keyring | PublicKey) -> dict[str, Any]:
+    return verify_json_by(raw, keys)[0]
 
 
-def check_artifact(key: RunKey, digest: str, blob: bytes, signature: bytes | str | None) -> None:
+def _artifact_bytes(digest: str, blob: bytes) -> bytes:
+    return f"artifact:{digest}:{hashlib.sha256(blob).hexdigest()}".encode()
+
+
+def artifact_signature(key: SigningKey, digest: str, blob: bytes) -> str:
+    """The organiser's signature stored beside an artifact: binds its bytes to its digest."""
+    return key.signature(_artifact_bytes(digest, blob)).hex()
+
+
+def check_artifact(key: PublicKey, digest: str, blob: bytes, signature: bytes | str | None) -> None:
     if signature is None:
         raise SignatureError(f"artifact {digest[:12]} is unsigned")
     text = signature.decode() if isinstance(signature, bytes) else signature
-    if not hmac.compare_digest(text, artifact_signature(key, digest, blob)):
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raw = b""
+    if not key.valid(raw, _artifact_bytes(digest, blob)):
         raise SignatureError(f"artifact {digest[:12]} is altered or signed with another key")
-
-
-# -- where keys live -----------------------------------------------------------------
-def read_key_file(path: Path) -> RunKey:
-    return RunKey.from_hex(read_private_text(path, "the run key file", RunKeyError))
-
-
-def write_key_file(path: Path, key: RunKey) -> None:
-    """Write ``key`` to a new 0600 file (never readable by others, not even briefly)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(key.hex() + "\n")
-
-
-def load_run_key(path: Path | None = None, *, environ: dict[str, str] | None = None) -> RunKey:
-    """The run key from ``path``, else ``$TOURNEY_RUN_KEY``, else ``$TOURNEY_RUN_KEY_FILE``."""
-    env = os.environ if environ is None else environ
-    if path is not None:
-        return _taken(read_key_file(path))
-    if env.get(KEY_ENV):
-        return _taken(RunKey.from_hex(env[KEY_ENV]))
-    if env.get(KEY_FILE_ENV):
-        return _taken(read_key_file(Path(env[KEY_FILE_ENV])))
-    raise RunKeyError(
-        f"no run key: pass --key-file FILE (mode 0600) or set {KEY_ENV}; "
-        f"the coordinator keeps it in <run dir>/{KEY_FILE_NAME}"
-    )
-
-
-def run_key_for(run_dir: Path) -> RunKey:
-    """The coordinator's key: ``$TOURNEY_RUN_KEY``/``_FILE`` if set, else ``<run dir>/run.key``
-    (generated on first use)."""
-    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
-        return load_run_key()
-    path = run_dir / KEY_FILE_NAME
-    if not path.exists():
-        write_key_file(path, RunKey.generate())
-    return _taken(read_key_file(path))
-
-
-def _taken(key: RunKey) -> RunKey:
-    """``key``, once this process has taken it: from now on it is redacted from whatever
-    an entry prints (``runner.domain.redaction``)."""
-    register_run_key(key.secret)
-    return key

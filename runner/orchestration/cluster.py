@@ -27,9 +27,9 @@ from pathlib import Path
 from types import FrameType
 
 from runner.config import TournamentConfig
+from runner.domain.fleet import Fleet, RegistryView, organiser_key
 from runner.domain.redaction import register_broker_url
 from runner.domain.registry import UNSANDBOXED_WARNING
-from runner.domain.signing import KEY_ENV, KEY_FILE_ENV, KEY_FILE_NAME, run_key_for
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import InfrastructureFailure, RunHalted, UsageError
 from runner.orchestration.dispatch import (
@@ -127,14 +127,6 @@ class Background:
         return self._value
 
 
-def key_file_for_workers(rd: RunDir) -> Path | None:
-    """The key file local workers get (None: the key came from the environment, which they inherit)."""
-    if os.environ.get(KEY_ENV) or os.environ.get(KEY_FILE_ENV):
-        return None  # the coordinator uses the environment's key, and so do they
-    path = rd.path / KEY_FILE_NAME
-    return path if path.exists() else None
-
-
 class LocalCluster:
     """What a run started (embedded Redis, local workers, prebuild, health check, dispatcher);
     stopped exactly once. ``start`` starts it; leaving the ``with`` block (or the process's
@@ -205,7 +197,9 @@ class LocalCluster:
         else:
             url = str(request.broker) if self.redis is None else self.redis.url()
             register_broker_url(url)
-            celery = CeleryDispatcher(url, self.run_id, self.timing, run_key_for(self.rd.path))
+            # the organiser's key signs the tasks; the fleet registry names who may answer
+            # (docs/deploy.md)
+            celery = CeleryDispatcher(url, self.run_id, self.timing, organiser_key(), RegistryView())
             self.dispatcher = celery
             try:
                 celery.ping()
@@ -267,13 +261,13 @@ class LocalCluster:
         rd, config = self.rd, self.config
         for pid_file in rd.workers.glob("*/worker.pid"):
             kill_stale(pid_file, "runner.cli worker")
-        run_key_for(rd.path)  # the run's key file exists before they look for it
         count = self._local_worker_count(say, match_cpus)
         self.workers = LocalWorkers(
             url,
             rd.path,
             count,
-            key_file=key_file_for_workers(rd),
+            # this machine's own enrolled worker key (made on first use; docs/deploy.md)
+            key_file=Fleet().local_worker_key(),
             allow_unsandboxed=config.sandbox == "none",
             skip_health_check=health_checked_here,
         ).start()

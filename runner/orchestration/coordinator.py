@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -70,18 +70,23 @@ from runner.orchestration.dispatch import (
     Finished,
     InboxNote,
     InlineDispatcher,
+    NoWorkerCanServe,
     Rejected,
+    Revoked,
     Skipped,
     Started,
     Timing,
+    worker_identity,
 )
+from runner.orchestration.stragglers import MIN_SAMPLES as STRAGGLER_MIN_SAMPLES
+from runner.orchestration.stragglers import Flight, straggler_copies
 from runner.orchestration.workers_health import WorkersHealth
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, format_duration
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import (
     ResumeRefused,
 )
-from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
+from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore, StoreError
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -95,6 +100,10 @@ REPUBLISH_EVERY_S = 30.0
 REJECTED_LOGGED_PER_WORKER = 100
 #: how often the broker is checked for having lost its data (a cheap EXISTS)
 BROKER_CHECK_EVERY_S = 1.0
+#: a match a quarantined or revoked worker took waits this long before it is dispatched again
+HOLD_AFTER_IGNORED_S = 1.0
+#: how often such a worker's taking a match re-dispatches it uncharged (then the sweeper decides)
+IGNORED_HANDBACKS_PER_MATCH = 100
 #: the progress line's store counts are read again after this many times their last read's time
 COUNTS_COST_FACTOR = 20.0
 
@@ -164,8 +173,25 @@ class Coordinator:
         self._games = self._moves = 0  # over the official results, for progress
         self._verdicts = Counter[str]()
         self._session = Counter[str]()
-        self.health = WorkersHealth()
-        self.rejected_notes = Counter[str]()  # claimed worker -> notes not signed with the run key
+        # a quarantine stands across sessions (resume): the workers' records are kept in the store
+        self.health = WorkersHealth.from_summary(store.meta().get("workers") or {})
+        #: claimed worker -> notes no enrolled key signed (or a revoked one)
+        self.rejected_notes = Counter[str]()
+        #: (worker, reason) of every refusal already reported (each is said once)
+        self._refusals: set[tuple[str, str]] = set()
+        #: match -> worker -> the ceiling it refused the match for (``_check_servable``)
+        self._ceiling_refusals: dict[str, dict[str, str]] = {}
+        #: match -> when (monotonic) its current attempt started, for the median match time
+        self._started_mono: dict[str, float] = {}
+        #: how long accepted matches took in this session (the last 1,000)
+        self._durations: deque[float] = deque(maxlen=1000)
+        #: matches a second copy was sent for (``_stragglers``)
+        self._copied: set[str] = set()
+        self._last_straggler_check = 0.0
+        #: match -> when it may be dispatched again (after a hand-back by an ignored worker)
+        self._held: dict[str, float] = {}
+        #: results must name this run (a result of another run is refused: docs/fleet.md)
+        self.run_id = str(store.meta().get("run_id", ""))
         #: CPU seconds this process spent re-judging results (runner.domain.verify), and in total
         self.verify_cpu_s = 0.0
         self.cpu_s = 0.0
@@ -305,6 +331,7 @@ class Coordinator:
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
+            self._stragglers()
             if self.on_tick is not None:
                 self.on_tick()
             self._show(t0)
@@ -341,14 +368,29 @@ class Coordinator:
         self.progress.log(message)
 
     def _dispatch_pending(self) -> None:
+        now = time.monotonic()
         for mid in self.store.pending():
+            if self._held.get(mid, 0.0) > now:
+                continue  # handed back by a worker we do not listen to: not straight back to it
+            self._held.pop(mid, None)
             spec, attempt = self.store.dispatch(mid)
             self.dispatcher.submit(spec, attempt)
 
     def _handle(self, notes: list[InboxNote]) -> bool:
         changed = False
         for note in notes:
-            if isinstance(note, Started):
+            if isinstance(note, Revoked):
+                self._revoked(note)
+            elif isinstance(note, (Started, Finished)) and self.health.is_quarantined(
+                worker_identity(note.worker)
+            ):
+                # quarantine binds: nothing a quarantined worker's key signs is acted on
+                why = f"worker {note.worker} is quarantined"
+                self._hand_back(note.match_id, note.attempt, why, ignored_worker=True)
+            elif isinstance(note, Started) and note.copy:
+                detail = f"attempt {note.attempt}: the second copy started on {note.worker}"
+                self.store.log("straggler_copy_started", note.match_id, detail)
+            elif isinstance(note, Started):
                 acc = self.store.mark_started(
                     note.match_id,
                     note.attempt,
@@ -357,6 +399,8 @@ class Coordinator:
                     execution=note.execution,
                     attempt_cap=self.attempt_cap,
                 )
+                if acc.status == "accepted":
+                    self._started_mono[note.match_id] = time.monotonic()
                 if acc.status == "failed":
                     changed = True
                     self._failed(note.match_id)
@@ -366,12 +410,15 @@ class Coordinator:
             elif isinstance(note, Rejected):
                 self._rejected(note)
             elif isinstance(note, Finished):
+                if not self._bound(note):
+                    continue
                 trusted = self._judge(note)
                 if trusted is None:
                     continue  # an uncharged failure: requeued
                 acc = self.store.accept(note.match_id, note.attempt, trusted, attempt_cap=self.attempt_cap)
                 if acc.status == "accepted":
                     changed = True
+                    self._timed(note)
                     accepted_spec = self._specs.get(note.match_id)
                     self._forget(note.match_id)
                     self._set_official(note.match_id, trusted.games)
@@ -390,15 +437,107 @@ class Coordinator:
                     self.progress.log(f"match {note.match_id}: retrying ({acc.detail})")
                 else:
                     log.info("ignored result for %s attempt %d: %s", note.match_id, note.attempt, acc.detail)
+            elif isinstance(note, Skipped) and note.reason:
+                self._refusing(note.worker, note.reason)
+                self.store.requeue(
+                    note.match_id, note.attempt, f"handed back by {note.worker}: {note.reason}"
+                )
+                if note.reason.startswith("ceiling:"):
+                    self._check_servable(note)
             elif isinstance(note, Skipped) and self.store.requeue(
                 note.match_id, note.attempt, f"worker {note.worker} found the attempt unknown to the broker"
             ):
                 log.info("requeued %s: skipped by %s", note.match_id, note.worker)
         return changed
 
+    # -- who may answer (docs/fleet.md) ----------------------------------------------------
+    def _hand_back(self, match_id: str, attempt: int, why: str, *, ignored_worker: bool = False) -> None:
+        """Re-dispatch an attempt without charging it, a bounded number of times per match;
+        past that it counts as a failed attempt (so a match that only such workers take still
+        ends). One a quarantined or revoked worker took is held back ``HOLD_AFTER_IGNORED_S``
+        first: such a worker may keep taking tasks off the queue, and each would otherwise
+        come straight back to it."""
+        cap = IGNORED_HANDBACKS_PER_MATCH if ignored_worker else None
+        if not self.health.may_requeue_uncharged(match_id, cap):
+            acc = self.store.lease_lost(match_id, attempt, why, attempt_cap=self.attempt_cap)
+            self._lost(match_id, acc.status, acc.detail)
+        elif self.store.requeue(match_id, attempt, why):
+            log.info("re-dispatching %s attempt %d: %s", match_id, attempt, why)
+            if ignored_worker:
+                self._held[match_id] = time.monotonic() + HOLD_AFTER_IGNORED_S
+
+    def _refusing(self, worker: str, reason: str) -> None:
+        """A worker hands tasks back: say so once per worker and reason (event ``worker_refusing``)."""
+        if (worker, reason) in self._refusals:
+            return
+        self._refusals.add((worker, reason))
+        log.warning("worker %s refuses tasks: %s", worker, reason)
+        self.store.log("worker_refusing", None, f"{worker}: {reason}")
+        self.progress.log(f"worker {worker} refuses this run's tasks: {reason}")
+
+    def _check_servable(self, note: Skipped) -> None:
+        """A worker refused a match for a limit above its ceiling: once every connected worker
+        has refused it, no one can serve it; say which limit and which workers, in one line,
+        and stop (resumable) instead of waiting forever."""
+        refusals = self._ceiling_refusals.setdefault(note.match_id, {})
+        # the worker process's own name (its presence key): the part after the key's name
+        refusals[note.worker.split("/", 1)[-1]] = note.reason.removeprefix("ceiling: ")
+        present = self.dispatcher.present() if isinstance(self.dispatcher, CeleryDispatcher) else None
+        if not present or not present <= set(refusals):
+            return
+        stage = self.store.spec(note.match_id).plan.stage
+        why = "; ".join(f"{w}: {refusals[w]}" for w in sorted(present))
+        detail = f"no connected worker can serve match {note.match_id} of stage {stage} ({why})"
+        self.store.log("no_worker_can_serve", note.match_id, detail)
+        raise NoWorkerCanServe(
+            f"{detail}; start a worker whose ceilings allow the config's limits, or change the limits"
+        )
+
+    def _revoked(self, note: Revoked) -> None:
+        """The organiser revoked a worker's key: it is quarantined for good, told to stop, and
+        what it holds goes to the others."""
+        if self.health.revoke(note.worker, f"key revoked: {note.reason}"):
+            self.store.log("worker_revoked", None, f"{note.worker}: {note.reason}")
+            self._quarantine(note.worker)
+
+    def _bound(self, note: Finished) -> bool:
+        """Whether a result is for this run, a match of it, and played the code the spec names;
+        if not, a named event (``result_wrong_run``, ``result_wrong_code``), the result is
+        dropped and counted against the worker whose key signed it (no honest worker sends
+        one), and the attempt goes to another worker uncharged."""
+        worker = worker_identity(note.worker)
+        if isinstance(self.dispatcher, CeleryDispatcher) and note.run != self.run_id:
+            kind = "result_wrong_run"
+            detail = f"attempt {note.attempt} from {note.worker} names run {note.run!r}, not {self.run_id!r}"
+        else:
+            try:
+                spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+            except StoreError:
+                log.warning("ignoring a result from %s for no match of this run (%s)", worker, note.match_id)
+                return False
+            wanted = {name: ref.digest for name, ref in spec.entries.items()}
+            got = note.result.digests
+            if got == wanted or note.result.system_error is not None:
+                return True  # a machine's failure played no code: judged as such (``_judge``)
+            changed = sorted(n for n in set(wanted) | set(got) if wanted.get(n) != got.get(n))
+            kind = "result_wrong_code"
+            detail = f"attempt {note.attempt} from {note.worker} played other code for {', '.join(changed)}"
+        log.warning("REJECTED result for %s: %s", note.match_id, detail)
+        self.store.log(kind, note.match_id, detail)
+        decision = self.health.failed(worker, note.match_id, detail, mismatch=True)
+        if decision.quarantine_now:
+            self._quarantine(worker)
+        self._hand_back(note.match_id, note.attempt, f"{kind.replace('_', ' ')} from {note.worker}")
+        return False
+
     def _rejected(self, note: Rejected) -> None:
         """Log a note that is not ours with the worker it claims; a flood of them (anyone with
-        the URL can push) is counted, and only the first ones per claimed name are written out."""
+        the URL can push) is counted, and only the first ones per claimed name are written out.
+        A revoked worker's started or result note hands its attempt back to the others."""
+        if note.revoked:
+            self._hand_back(note.match_id, note.attempt, note.reason, ignored_worker=True)
+            if note.kind == Skipped.KIND:
+                return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
         n = self.rejected_notes[note.claimed_worker]
         if n > REJECTED_LOGGED_PER_WORKER:
@@ -406,16 +545,16 @@ class Coordinator:
         detail = f"attempt {note.attempt} claimed by worker {note.claimed_worker!r}: {note.reason}"
         if n == REJECTED_LOGGED_PER_WORKER:
             detail += " (further ones from this name are only counted)"
-        log.warning("REJECTED a note not signed with the run key for %s: %s", note.match_id, detail)
+        log.warning("REJECTED a note no enrolled worker key signed for %s: %s", note.match_id, detail)
         self.store.log("rejected_note", note.match_id, detail)
-        self.progress.log(f"rejected an unsigned/altered note for {note.match_id} ({detail})")
+        self.progress.log(f"rejected a note for {note.match_id} ({detail})")
 
     def _judge(self, note: Finished) -> MatchResult | None:
         """The result to record for ``note``: as sent if the referee replay agrees, else a
         ``system_error`` counted against the worker that sent it; None if the failure was
         requeued without charging the match (an unproven or quarantined worker)."""
         result = note.result
-        worker = result.worker or "?"
+        worker = worker_identity(result.worker or "?")  # its key's record, whatever instance sent it
         spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
         cpu0 = time.process_time()
         mismatch: str | None = None
@@ -448,7 +587,8 @@ class Coordinator:
         decision = self.health.failed(worker, note.match_id, err.detail, mismatch=mismatch is not None)
         if decision.quarantine_now:
             self._quarantine(worker)
-        if decision.charge_match:
+        # a result the referee rejects says nothing about the match: it never uses up an attempt
+        if decision.charge_match and (mismatch is None or decision.capped):
             return result
         reason = f"failure on {worker} not charged: {err.detail}"[:500]
         if not self.store.requeue(note.match_id, note.attempt, reason):
@@ -464,6 +604,10 @@ class Coordinator:
         self.progress.log(f"worker {worker} QUARANTINED ({rec.reason}); its matches go to other workers")
         if isinstance(self.dispatcher, CeleryDispatcher):
             self.dispatcher.quarantine(worker, rec.reason)
+        # quarantine binds: what it holds goes to the others now, not when its leases run out
+        for f in self.store.in_flight_leases():
+            if worker_identity(f.worker) == worker:
+                self._hand_back(f.match_id, f.attempt, f"worker {worker} is quarantined", ignored_worker=True)
 
     def _check_broker_data(self) -> None:
         """A broker that came back empty lost every queued message, the artifacts and the
@@ -497,6 +641,57 @@ class Coordinator:
             f"the broker lost its data (restarted empty): artifacts republished, "
             f"{len(requeued)} queued match(es) re-dispatched, no attempt charged"
         )
+
+    def _timed(self, note: Finished) -> None:
+        """An accepted result: its match's time joins the median; a straggler's copies are told."""
+        began = self._started_mono.pop(note.match_id, None)
+        if began is not None:
+            self._durations.append(time.monotonic() - began)
+        if note.match_id in self._copied:
+            self._copied.discard(note.match_id)
+            detail = (
+                f"attempt {note.attempt}: first valid result from {note.worker}; the other copy is ignored"
+            )
+            self.store.log("straggler_result", note.match_id, detail)
+
+    def _stragglers(self) -> None:
+        """Send second copies of straggling matches (``runner.orchestration.stragglers``): a slow
+        machine no longer holds the run. The first valid result is accepted; the other, a
+        duplicate of the same attempt, is ignored."""
+        mono = time.monotonic()
+        if (
+            not isinstance(self.dispatcher, CeleryDispatcher)
+            or mono - self._last_straggler_check < self.timing.sweep_s
+        ):
+            return
+        self._last_straggler_check = mono
+        if len(self._durations) < STRAGGLER_MIN_SAMPLES:
+            return
+        leases = self.store.in_flight_leases()
+        flights = [
+            Flight(
+                f.match_id,
+                f.attempt,
+                f.worker,
+                f.state == "running",
+                None if f.match_id not in self._started_mono else mono - self._started_mono[f.match_id],
+            )
+            for f in leases
+        ]
+        copies = straggler_copies(
+            flights,
+            self._durations,
+            factor=self.config.timing.straggler_factor,
+            idle=self.dispatcher.workers() - len(flights) - len(self._copied),
+            copied=frozenset(self._copied),
+            pending=bool(self.store.pending()),
+        )
+        for c in copies:
+            spec = self._specs.get(c.match_id) or self.store.spec(c.match_id)
+            self.dispatcher.submit_copy(spec, c.attempt, worker_identity(c.worker))
+            self._copied.add(c.match_id)
+            self.store.log("straggler_copy", c.match_id, c.detail)
+            self.progress.log(f"match {c.match_id}: {c.detail}")
 
     def _sweep(self) -> None:
         """Requeue attempts nobody is working on any more (DESIGN §6)."""
@@ -602,4 +797,4 @@ class Coordinator:
         )
 
 
-__all__ = ["ATTEMPT_CAP", "Coordinator", "SessionOutcome"]
+__all__ = ["ATTEMPT_CAP", "Coordinator", "NoWorkerCanServe", "SessionOutcome"]

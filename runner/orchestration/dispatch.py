@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -42,7 +43,14 @@ from runner.domain.contracts import (
     WireError,
     note_from_dict,
 )
-from runner.domain.signing import RunKey, SignatureError, artifact_signature, sign, verify, verify_json
+from runner.domain.fleet import Member, RegistryView
+from runner.domain.signing import (
+    SignatureError,
+    SigningKey,
+    artifact_signature,
+    sign,
+    verify_json_by,
+)
 from runner.errors import InfrastructureFailure, RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.local_workers import LocalWorkers
@@ -68,7 +76,9 @@ __all__ = [
     "InboxNote",
     "InlineDispatcher",
     "LocalWorkers",
+    "NoWorkerCanServe",
     "Rejected",
+    "Revoked",
     "Skipped",
     "Started",
     "Timing",
@@ -77,7 +87,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Rejected:
-    """A note that is not signed with the run key (forged, or from a worker of another run).
+    """A note no enrolled key signed (forged, altered), or one signed by a revoked key
+    (``revoked``: then ``claimed_worker`` is the name the registry gives that key).
 
     Never on the wire: the dispatcher makes it from what failed to verify."""
 
@@ -85,10 +96,29 @@ class Rejected:
     attempt: int
     claimed_worker: str
     reason: str
+    revoked: bool = False
+    kind: str = ""
 
 
-#: what the coordinator reads from the inbox: the workers' notes, and the ones refused
-InboxNote = Note | Rejected
+def worker_identity(label: str) -> str:
+    """The enrolled worker a note's worker label names (``NAME`` of ``NAME/INSTANCE``: enrolled
+    names have no slash, ``runner.domain.fleet``)."""
+    return label.split("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class Revoked:
+    """The organiser revoked a worker's key since the registry was last read (docs/fleet.md).
+
+    Never on the wire: the dispatcher makes it when the registry file changes."""
+
+    worker: str
+    reason: str
+
+
+#: what the coordinator reads from the inbox: the workers' notes, the ones refused, and
+#: revocations read from the fleet registry
+InboxNote = Note | Rejected | Revoked
 
 
 @dataclass(frozen=True)
@@ -346,17 +376,27 @@ class BrokerDown(RunHalted, RuntimeError):
     """The broker stayed unreachable longer than the coordinator is willing to wait."""
 
 
+class NoWorkerCanServe(RunHalted, RuntimeError):
+    """Every connected worker refused a match for a limit above its ceilings (exit 1, resumable)."""
+
+
 class CeleryDispatcher:
-    """Sends matches as Celery tasks; reads notes from the run's inbox in Redis."""
+    """Sends matches as Celery tasks to its organiser's queue; reads notes from the run's
+    inbox in Redis, each attributed to the enrolled worker whose key signed it."""
 
     #: how long the coordinator keeps trying an unreachable broker before giving up
     PATIENCE_S = 600.0
 
-    def __init__(self, broker_url: str, run_id: str, timing: Timing, key: RunKey) -> None:
-        from workers.broker_keys import KEYS
+    def __init__(
+        self, broker_url: str, run_id: str, timing: Timing, key: SigningKey, registry: RegistryView
+    ) -> None:
+        from workers.broker_keys import KEYS, queue_for
         from workers.task_message import origin
 
+        #: the organiser's key: signs tasks, artifacts and quarantine notices
         self.key = key
+        self.registry = registry
+        self.queue = queue_for(key.key_id)
         self.url = broker_url
         self.run_id = run_id
         self.timing = timing
@@ -374,6 +414,8 @@ class CeleryDispatcher:
         #: coordinator redraws its progress and restarts an embedded Redis from there: without
         #: it, a submit waiting for the broker froze the display for up to ``PATIENCE_S``)
         self.on_wait: Callable[[], None] | None = None
+        #: revocations read from the registry, not yet handed to the coordinator
+        self._revocations: list[Revoked] = []
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -420,6 +462,8 @@ class CeleryDispatcher:
             self.redis.ping()
         except redis.exceptions.AuthenticationError as e:
             raise BrokerDown(f"broker {self._safe_url()} refused the password: {e}") from e
+        except redis.exceptions.InvalidResponse as e:  # something answers there, in another protocol
+            raise BrokerDown(f"broker {self._safe_url()} answers but is not a Redis server ({e})") from e
         except redis.exceptions.RedisError as e:
             raise BrokerDown(f"broker {self._safe_url()} unreachable: {e}") from e
 
@@ -457,7 +501,6 @@ class CeleryDispatcher:
         """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
         entry first: Redis runs a connection's commands in order, so no worker can take the
         task before it). The message is Celery's own (``workers.task_message``)."""
-        from workers.broker_keys import QUEUE
         from workers.task_message import task_message
 
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
@@ -467,12 +510,13 @@ class CeleryDispatcher:
             # what a worker's log shows for the task: the match, not its whole signed envelope
             argsrepr=f"[match {spec.match_id} attempt {attempt}]",
             sender=self.origin,
+            queue=self.queue,
         )
         while True:
             try:
                 with self.redis.pipeline(transaction=False) as pipe:
                     pipe.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
-                    pipe.lpush(QUEUE, message)
+                    pipe.lpush(self.queue, message)
                     pipe.execute()
                 self._ok()
                 return
@@ -481,6 +525,22 @@ class CeleryDispatcher:
                 # twice, which the workers' attempt check and the store already absorb
                 self._failed(e)
                 self._wait(1.0)
+
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+        """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
+        (the enrolled name of the one playing it: that worker passes the copy on)."""
+        from workers.task_message import task_message
+
+        envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
+        message = task_message(
+            f"{self.run_id}.{spec.match_id}.{attempt}.copy",
+            [sign(envelope.to_dict(), self.key)],
+            argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
+            sender=self.origin,
+            queue=self.queue,
+        )
+        with contextlib.suppress(redis.exceptions.RedisError):
+            self.redis.lpush(self.queue, message)
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
@@ -491,7 +551,8 @@ class CeleryDispatcher:
     def mark_alive(self) -> None:
         """Set the sentinel whose disappearance tells that the broker lost its data."""
         try:
-            self.redis.set(self.keys.alive(self.run_id), "1")
+            # its value names the organiser: a starting worker counts the runs it can serve
+            self.redis.set(self.keys.alive(self.run_id), self.key.key_id)
             self._ok()
         except redis.exceptions.RedisError as e:
             self._failed(e)
@@ -520,12 +581,16 @@ class CeleryDispatcher:
                 self._to_forget.difference_update(forget)
 
     def quarantine(self, worker: str, reason: str) -> None:
-        """Tell ``worker`` (signed, so nobody else can) to stop taking this broker's work."""
+        """Tell the worker enrolled as ``worker`` (signed, so nobody else can) to stop taking
+        this organiser's work; the notice names its key, not its name."""
         from workers.broker_keys import QUARANTINE_TTL_S
 
-        notice = sign({"worker": worker, "run": self.run_id, "reason": reason}, self.key)
-        with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.set(self.keys.quarantine(worker), json.dumps(notice), ex=QUARANTINE_TTL_S)
+        key_ids = [k for k, m in self.registry.by_key.items() if m.name == worker]
+        for key_id in key_ids:
+            body = {"worker": worker, "worker_key": key_id, "run": self.run_id, "reason": reason}
+            notice = sign(body, self.key)
+            with contextlib.suppress(redis.exceptions.RedisError):
+                self.redis.set(self.keys.quarantine(key_id), json.dumps(notice), ex=QUARANTINE_TTL_S)
 
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
@@ -562,28 +627,68 @@ class CeleryDispatcher:
             self._failed(e)
             time.sleep(min(timeout, 1.0))
             return []
-        notes: list[InboxNote] = []
+        self._read_registry()
+        notes: list[InboxNote] = list(self._revocations)
+        self._revocations.clear()
+        ring = self.registry.keyring()
         for blob in raw:
             try:
                 try:
                     # checks the signature over the bytes as sent (workers.tasks writes them
                     # with signed_json): a result is not encoded again just to be verified
-                    d = verify_json(blob, self.key)
-                except SignatureError as e:
+                    d, key_id = verify_json_by(blob, ring)
+                except SignatureError as first:
+                    if str(first).startswith("signed with another key"):
+                        # a worker enrolled a moment ago: its key may be newer than our last read
+                        self._read_registry(force=True)
+                        ring = self.registry.keyring()
+                        with contextlib.suppress(SignatureError):
+                            d, key_id = verify_json_by(blob, ring)
+                            notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
+                            continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
                     notes.append(
                         Rejected(
                             str(signed.get("match_id", "?")),
                             int(signed.get("attempt", 0) or 0),
                             str(signed.get("worker", "?")),
-                            str(e),
+                            str(first),  # "signed with another key (<id>)": no enrolled worker's
+                            kind=str(signed.get("kind", "")),
                         )
                     )
                     continue
-                notes.append(note_from_dict(d))
+                notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
             except (ValueError, WireError, TypeError, AttributeError) as e:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
+
+    def _read_registry(self, *, force: bool = False) -> None:
+        """The fleet registry again if its file changed (a revocation counts within a second);
+        the revocations it brings go out with the next poll."""
+        for m in self.registry.refresh(time.monotonic(), force=force):
+            self._revocations.append(Revoked(m.name, m.reason or "no reason given"))
+
+    @staticmethod
+    def _attributed(note: Note, member: Member) -> InboxNote:
+        """``note`` as from the worker whose key signed it: named ``NAME`` (the registry's name
+        for that key), or ``NAME/INSTANCE`` when the worker process calls itself otherwise
+        (``tourney run``'s restarted local workers share one key). The identity is the part
+        before the slash (``worker_identity``): the key, never what the note says."""
+        if member.revoked:
+            return Rejected(
+                note.match_id,
+                note.attempt,
+                member.name,
+                f"the key of worker {member.name} is revoked ({member.reason})",
+                revoked=True,
+                kind=note.KIND,
+            )
+        label = member.name if note.worker in ("", member.name) else f"{member.name}/{note.worker}"
+        if isinstance(note, Finished):
+            return dataclasses.replace(
+                note, worker=label, result=dataclasses.replace(note.result, worker=label)
+            )
+        return dataclasses.replace(note, worker=label)
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         try:
@@ -595,12 +700,20 @@ class CeleryDispatcher:
             return None
 
     def queue_empty(self) -> bool | None:
-        from workers.broker_keys import QUEUE
-
         try:
-            return int(self.redis.llen(QUEUE)) == 0
+            return int(self.redis.llen(self.queue)) == 0
         except redis.exceptions.RedisError as e:
             self._failed(e)
+            return None
+
+    def present(self) -> set[str] | None:
+        """The names of the workers connected now (their presence keys; None: cannot tell)."""
+        prefix = len(self.keys.worker(""))
+        try:
+            return {
+                k.decode()[prefix:] for k in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200)
+            }
+        except redis.exceptions.RedisError:
             return None
 
     def workers(self) -> int:
@@ -619,7 +732,7 @@ class CeleryDispatcher:
         return total
 
     def live(self) -> list[LiveMatch]:
-        """The run's live hash, verified (a record not signed with the run key is not shown);
+        """The run's live hash, verified (a record no enrolled worker key signed is not shown);
         read at most twice a second."""
         at, cached = self._live_cache
         if time.monotonic() - at < LIVE_READ_EVERY_S:
@@ -629,9 +742,16 @@ class CeleryDispatcher:
         except redis.exceptions.RedisError:
             return cached
         found = []
+        self._read_registry()
+        ring = self.registry.keyring()
         for blob in raw.values():
             with contextlib.suppress(SignatureError, WireError, ValueError, TypeError, AttributeError):
-                found.append(LiveMatch.from_dict(verify(json.loads(blob), self.key)))
+                d, key_id = verify_json_by(blob, ring)
+                member = self.registry.by_key[key_id]
+                live = LiveMatch.from_dict(d)
+                if not member.revoked:
+                    name = member.name if live.worker in ("", member.name) else f"{member.name}/{live.worker}"
+                    found.append(dataclasses.replace(live, worker=name))
         self._live_cache = (time.monotonic(), found)
         return found
 

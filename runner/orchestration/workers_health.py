@@ -47,6 +47,8 @@ class FailureDecision:
     charge_match: bool  # count it against the match's attempt cap (else requeue it uncharged)
     quarantine_now: bool  # this failure just quarantined the worker
     reason: str
+    #: the match has had its uncharged failures: charge it whatever the failure was
+    capped: bool = False
 
 
 @dataclass
@@ -55,6 +57,8 @@ class WorkersHealth:
     uncharged_per_match: int = UNCHARGED_PER_MATCH
     workers: dict[str, WorkerRecord] = field(default_factory=dict)
     _uncharged: Counter[str] = field(default_factory=Counter)
+    #: hand-backs of matches a quarantined or revoked worker took, per match
+    _ignored: Counter[str] = field(default_factory=Counter)
 
     def record(self, worker: str) -> WorkerRecord:
         rec = self.workers.get(worker)
@@ -80,10 +84,43 @@ class WorkersHealth:
             rec.reason = f"{rec.failures_in_a_row} failures in a row; last: {detail[:200]}"
             quarantine_now = True
         proven = rec.accepted > 0 and not rec.quarantined
-        if proven or self._uncharged[match_id] >= self.uncharged_per_match:
-            return FailureDecision(True, quarantine_now, detail)
+        capped = self._uncharged[match_id] >= self.uncharged_per_match
+        if proven or capped:
+            return FailureDecision(True, quarantine_now, detail, capped)
         self._uncharged[match_id] += 1
         return FailureDecision(False, quarantine_now, detail)
+
+    def may_requeue_uncharged(self, match_id: str, cap: int | None = None) -> bool:
+        """Counts one uncharged re-dispatch of ``match_id`` if it has any left (of ``cap``,
+        default ``uncharged_per_match``; hand-backs from ignored workers have their own count)."""
+        counter = self._uncharged if cap is None else self._ignored
+        if counter[match_id] >= (self.uncharged_per_match if cap is None else cap):
+            return False
+        counter[match_id] += 1
+        return True
+
+    def revoke(self, worker: str, reason: str) -> bool:
+        """Quarantine ``worker`` for ``reason`` (its key was revoked); False if it already was."""
+        rec = self.record(worker)
+        if rec.quarantined and rec.reason == reason:
+            return False
+        rec.quarantined, rec.reason = True, reason
+        return True
+
+    @classmethod
+    def from_summary(cls, summary: dict[str, dict[str, object]]) -> WorkersHealth:
+        """The records ``summary`` kept in a run's metadata (a resumed run's quarantines stand)."""
+        health = cls()
+        for name, d in summary.items():
+            health.workers[name] = WorkerRecord(
+                name,
+                accepted=int(str(d.get("accepted", 0))),
+                system_errors=int(str(d.get("system_errors", 0))),
+                mismatches=int(str(d.get("mismatches", 0))),
+                quarantined=bool(d.get("quarantined", False)),
+                reason=str(d.get("reason", "")),
+            )
+        return health
 
     def quarantined(self) -> list[WorkerRecord]:
         return [r for r in self.workers.values() if r.quarantined]

@@ -10,14 +10,14 @@ from runner.domain.redaction import (
     redact,
     redacted_result,
     register_broker_url,
-    register_run_key,
+    register_key_material,
 )
-from runner.domain.signing import RunKey
+from runner.domain.signing import SigningKey
 
 
-def test_the_run_key_is_redacted_in_every_form() -> None:
-    key = RunKey.generate()
-    register_run_key(key.secret)
+def test_a_private_key_is_redacted_in_every_form() -> None:
+    key = SigningKey.generate()
+    register_key_material(key.secret)
     forms = [
         key.hex(),
         key.hex().upper(),
@@ -37,6 +37,8 @@ def test_broker_passwords_are_redacted_whoever_owns_them() -> None:
         redact(other) == f"TOURNEY_BROKER_URL=rediss://user:{REDACTED}@10.0.0.2:6380/0?ssl_cert_reqs=required"
     )
     assert redact("TOURNEY_RUN_KEY=" + "ab" * 32) == f"TOURNEY_RUN_KEY={REDACTED}"
+    # a worker key file printed whole (another worker's: this process never held it)
+    assert redact('"worker_key": "' + "cd" * 32 + '"') == f'"worker_key": "{REDACTED}"'
 
 
 def test_ordinary_text_is_left_alone() -> None:

@@ -89,8 +89,8 @@ def test_notes_round_trip_through_json(note: Note) -> None:
 def test_notes_keep_their_kinds_and_keys() -> None:
     assert [n.to_dict()["kind"] for n in NOTES] == ["started", "result", "skipped"]
     assert set(NOTES[0].to_dict()) == {"kind", "match_id", "attempt", "worker", "execution", "ts"}
-    assert set(NOTES[1].to_dict()) == {"kind", "match_id", "attempt", "worker", "result"}
-    assert set(NOTES[2].to_dict()) == {"kind", "match_id", "attempt", "worker"}
+    assert set(NOTES[1].to_dict()) == {"kind", "run", "match_id", "attempt", "worker", "result"}
+    assert set(NOTES[2].to_dict()) == {"kind", "match_id", "attempt", "worker", "reason"}
 
 
 def test_an_older_workers_note_without_optional_fields_still_reads() -> None:

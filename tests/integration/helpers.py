@@ -17,6 +17,8 @@ from typing import Any
 
 import psutil
 
+from runner.domain.fleet import HOME_ENV, WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
+from runner.domain.signing import SigningKey
 from runner.domain.stages.tournament import advance
 from runner.orchestration import procs
 from runner.storage.run_dir import load_run_config
@@ -73,6 +75,35 @@ def write_config(
     directory.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2))  # JSON is YAML
     return path
+
+
+class Organiser:
+    """An organiser of the test's own (its keys and fleet registry in ``home``): enrols workers
+    and makes the dispatcher its coordinator would (docs/fleet.md)."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.fleet = Fleet(home)
+
+    @property
+    def key(self) -> SigningKey:
+        return organiser_key(self.home)
+
+    def enrol(self, name: str, out: Path | None = None) -> Path:
+        """Enrol ``name``; its worker key file (at ``out``: a worker's own machine)."""
+        return self.fleet.enrol(name, out)
+
+    def env(self, key_file: Path | None = None) -> dict[str, str]:
+        """The environment of this organiser's ``tourney`` commands (or of a worker with ``key_file``)."""
+        extra = {HOME_ENV: str(self.home)}
+        if key_file is not None:
+            extra[WORKER_KEY_FILE_ENV] = str(key_file)
+        return extra
+
+    def dispatcher(self, url: str, run: str, heartbeat_s: float = 0.5) -> Any:
+        from runner.orchestration.dispatch import CeleryDispatcher, Timing
+
+        return CeleryDispatcher(url, run, Timing(heartbeat_s=heartbeat_s), self.key, RegistryView(self.home))
 
 
 def env(**extra: str) -> dict[str, str]:

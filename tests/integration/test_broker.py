@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from runner.domain.signing import RunKey, write_key_file
 from runner.orchestration.dispatch import LocalWorkers
 from runner.orchestration.redis_server import EmbeddedRedis, free_port
-from tests.integration.helpers import TOURNEY, env
+from tests.integration.helpers import TOURNEY, Organiser, env
 from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S
 from workers.worker_cli import BrokerURLError, broker_url_of, check_broker_url
 
@@ -83,7 +82,7 @@ def test_worker_with_allow_no_password_serves_a_passwordless_broker(tmp_path: Pa
             "--work-dir",
             str(tmp_path / "w"),
         ],
-        env=env(TOURNEY_RUN_KEY=RunKey.generate().hex()),
+        env=env(**_key_env(tmp_path)),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -122,10 +121,16 @@ def _worker(url: str, tmp_path: Path, **extra_env: str) -> subprocess.CompletedP
     )
 
 
+def _key_env(tmp_path: Path) -> dict[str, str]:
+    """A worker key file of an organiser of this test's own, for ``tourney worker``."""
+    organiser = Organiser(tmp_path / "home")
+    return organiser.env(organiser.enrol("clear"))
+
+
 def test_worker_with_a_wrong_password_exits_at_once_with_one_line(tmp_path: Path) -> None:
     with EmbeddedRedis(tmp_path / "redis") as server:
         t0 = time.monotonic()
-        done = _worker(f"redis://:wrong@127.0.0.1:{server.port}/0", tmp_path, TOURNEY_RUN_KEY="ab" * 32)
+        done = _worker(f"redis://:wrong@127.0.0.1:{server.port}/0", tmp_path, **_key_env(tmp_path))
         took = time.monotonic() - t0
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -136,17 +141,16 @@ def test_worker_with_a_wrong_password_exits_at_once_with_one_line(tmp_path: Path
 
 def test_worker_with_an_unreachable_broker_exits_at_once_with_one_line(tmp_path: Path) -> None:
     port = free_port()  # nothing listens there
-    done = _worker(f"redis://:pw@127.0.0.1:{port}/0", tmp_path, TOURNEY_RUN_KEY="ab" * 32)
+    done = _worker(f"redis://:pw@127.0.0.1:{port}/0", tmp_path, **_key_env(tmp_path))
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "unreachable" in lines[0], done.stderr
 
 
-def test_worker_without_a_run_key_refuses_to_start(tmp_path: Path) -> None:
+def test_worker_without_a_key_refuses_to_start(tmp_path: Path) -> None:
     with EmbeddedRedis(tmp_path / "redis") as server:
         done = _worker(server.url(), tmp_path)
-        key = tmp_path / "key"
-        key.write_text("ab" * 32)
+        key = Organiser(tmp_path / "home").enrol("loose")
         key.chmod(0o644)
         readable = subprocess.run(
             [*TOURNEY, "worker", "--broker", server.url(), "--key-file", str(key)],
@@ -155,7 +159,7 @@ def test_worker_without_a_run_key_refuses_to_start(tmp_path: Path) -> None:
             text=True,
             timeout=60,
         )
-    assert done.returncode == 3 and "no run key" in done.stderr, done.stderr
+    assert done.returncode == 3 and "no worker key" in done.stderr, done.stderr
     assert readable.returncode == 3 and "chmod 600" in readable.stderr, readable.stderr
 
 
@@ -174,8 +178,7 @@ def test_local_workers_have_no_password_on_their_command_line(tmp_path: Path) ->
     """A real embedded Redis and real local workers: ``ps`` (every process's
     cmdline) never shows the password while they serve."""
     server = EmbeddedRedis(tmp_path / "redis").start()
-    key_file = tmp_path / "run.key"
-    write_key_file(key_file, RunKey.generate())
+    key_file = Organiser(tmp_path / "home").enrol("local-test")
     workers = LocalWorkers(server.url(), tmp_path / "run", 1, key_file=key_file).start()
     try:
         deadline = time.monotonic() + 60

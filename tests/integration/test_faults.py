@@ -20,7 +20,8 @@ from typing import Any
 import psutil
 import redis
 
-from runner.domain.signing import read_key_file, sign
+from runner.domain.fleet import Fleet, read_worker_key
+from runner.domain.signing import sign
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
@@ -77,7 +78,7 @@ def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
 
         def worker1_busy() -> bool:
             for r in store_rows(run_dir):
-                if r.state == "running" and r.worker.startswith("local-1-"):
+                if r.state == "running" and "/local-1-" in r.worker:
                     victim.append(r.match_id)
                     return True
             return False
@@ -98,7 +99,7 @@ def test_worker_killed_mid_match_is_redispatched(tmp_path: Path) -> None:
         retries = [e.detail for e in store.events("retry") if e.match_id == victim[0]]
         restarts = [e.detail for e in store.events("worker_restarted")]
     assert row is not None and row.state == "done" and row.attempt >= 2
-    assert row.worker.startswith("local-2-")
+    assert "/local-2-" in row.worker  # this machine's key, the second worker process
     assert len(restarts) == 1 and "local-1-" in restarts[0] and "killed by SIGKILL" in restarts[0], restarts
     assert "started local-2-" in restarts[0]
     assert any("lease expired" in d for d in retries), retries
@@ -207,18 +208,22 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
             g["winner"] = next(p for p in g["order"] if p != g["winner"])
         r = redis.Redis.from_url(server.url())
         inbox = KEYS.inbox(run_id)
-        key = read_key_file(run_dir / "run.key")  # signed as a worker of the run would
-        note = {"kind": "result", "match_id": done.match_id, "worker": "dup"}
+        key = read_worker_key(Fleet().local_worker_key()).key  # signed as the run's worker would
+        note = {"kind": "result", "run": run_id, "match_id": done.match_id, "worker": "dup"}
         r.rpush(inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": original}, key)))
         r.rpush(
             inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": forged}, key))
         )  # conflicting duplicate
+        assert running.spec is not None
+        digests = {name: ref.digest for name, ref in running.spec.entries.items()}
         late = {
             "kind": "result",
+            "run": run_id,
             "match_id": running.match_id,
             "worker": "late",
             "attempt": running.attempt - 1,
-            "result": {**forged, "match_id": running.match_id},
+            # played the code its spec names (a result of other code is refused before this check)
+            "result": {**forged, "match_id": running.match_id, "digests": digests},
         }
         r.rpush(inbox, json.dumps(sign(late, key)))  # a late result of an older attempt of a match in flight
         r.close()

@@ -44,7 +44,8 @@ def test_embedded_run_matches_inline_and_leaves_nothing_behind(tmp_path: Path) -
         workers = {r.worker for r in store.match_rows()}
     assert meta["sandbox"] == "bwrap" and meta["finished"]
     # one local worker process (two matches at once), and both its pool processes played
-    assert len(workers) == 1 and next(iter(workers)).startswith("local-1-"), workers
+    # this machine's enrolled key (local@HOST), the first worker process
+    assert len(workers) == 1 and "/local-1-" in next(iter(workers)), workers
     log = (run_dir / "logs" / "worker-1.log").read_text(errors="replace")
     players = set(re.findall(r"(ForkPoolWorker-\d+)\] played", log))
     assert players == {"ForkPoolWorker-1", "ForkPoolWorker-2"}, log[-3000:]

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from bench.netns import NetnsUnavailable, machines, netns_problem
-from runner.domain.signing import RunKey, write_key_file
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
     SCAN,
+    Organiser,
     assert_nothing_left,
     assert_one_official_result_per_match,
     env,
@@ -37,7 +37,7 @@ from tests.integration.helpers import (
 
 
 def worker_argv(url: str, name: str, work: Path, key_file: Path) -> list[str]:
-    """A remote worker: its own copy of the run key (0600), and the organiser's consent to the
+    """A remote worker: its own enrolled key file (0600), and the organiser's consent to the
     config's ``sandbox: none`` (these tests' entries are our own)."""
     return [
         sys.executable,
@@ -82,7 +82,7 @@ def test_two_namespaced_workers_match_inline(
     try:
         server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()
         log = coord / "run.log"
-        key = RunKey.generate()
+        organiser = Organiser(coord / "home")
         proc = start_tourney(
             "run",
             config,
@@ -92,7 +92,7 @@ def test_two_namespaced_workers_match_inline(
             "--no-progress",
             cwd=coord,
             log=log,
-            extra_env={"TOURNEY_RUN_KEY": key.hex()},
+            extra_env=organiser.env(),
         )
         hide = [coord, SCAN]  # nothing of the coordinator's files is visible to the workers
         for i, m in enumerate(hosts):
@@ -100,9 +100,9 @@ def test_two_namespaced_workers_match_inline(
                 wait_for(lambda: any(r.state == "done" for r in store_rows(run_dir)), 60, "a first result")
             work = worker_root / f"m{i}"
             work.mkdir()
-            write_key_file(work / "run.key", key)
+            key_file = organiser.enrol(f"ns-{i}", work / "worker.key")
             m.popen(
-                worker_argv(server.url(m.host_ip), f"ns-{i}", work, work / "run.key"),
+                worker_argv(server.url(m.host_ip), f"ns-{i}", work, key_file),
                 cwd=work,
                 log=work / "worker.log",
                 hide=hide,
@@ -156,7 +156,7 @@ def test_a_broken_worker_is_quarantined_and_healthy_ones_finish(
     try:
         server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()
         log = coord / "run.log"
-        key = RunKey.generate()
+        organiser = Organiser(coord / "home")
         proc = start_tourney(
             "run",
             config,
@@ -166,16 +166,16 @@ def test_a_broken_worker_is_quarantined_and_healthy_ones_finish(
             "--no-progress",
             cwd=coord,
             log=log,
-            extra_env={"TOURNEY_RUN_KEY": key.hex()},
+            extra_env=organiser.env(),
         )
         for i, m in enumerate(hosts):
             work = worker_root / f"m{i}"
             work.mkdir()
-            write_key_file(work / "run.key", key)
+            key_file = organiser.enrol(f"{tag}-{i}", work / "worker.key")
             if i == 0:
                 (work / "artifacts").write_text("not a directory\n")  # every match fails here
             started = m.popen(
-                worker_argv(server.url(m.host_ip), f"{tag}-{i}", work, work / "run.key"),
+                worker_argv(server.url(m.host_ip), f"{tag}-{i}", work, key_file),
                 cwd=work,
                 log=work / "worker.log",
                 hide=[coord, SCAN],

@@ -191,4 +191,5 @@ def test_a_run_stopped_during_the_build_leaves_nothing_and_resumes(tmp_path: Pat
     assert not WORKER_BUILD.search(worker), worker  # it took the build made before the stop
     assert_one_official_result_per_match(run_dir)
     with RunStore.open(run_dir) as store:
-        assert {r.worker.split("-")[0] for r in store.match_rows()} == {"local"}
+        # this machine's key (local@HOST), its local worker processes (local-N-PID@HOST)
+        assert {r.worker.split("/")[1].split("-")[0] for r in store.match_rows()} == {"local"}

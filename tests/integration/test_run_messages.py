@@ -148,10 +148,15 @@ def test_a_lost_broker_shows_within_5s_and_the_workers_hint_names_the_key(tmp_pa
     try:
         wait_for(lambda: "waiting for workers:" in _text(log), 60, "the workers' hint")
         hint = next(line for line in _text(log).splitlines() if "waiting for workers:" in line)
-        key_file = run_dir / "run.key"
-        assert f"tourney worker --key-file {key_file} --allow-unsandboxed" in hint, hint
+        # the hint says how to enrol a machine once, then the worker's command
+        assert "tourney fleet add NAME" in hint, hint
+        assert "tourney worker --key-file NAME.key --allow-unsandboxed" in hint, hint
         assert server.password not in hint and ":***@127.0.0.1" in hint
+        key_file = tmp_path / "hinted.key"
+        enrolled = tourney("fleet", "add", "hinted", "--out", key_file, cwd=tmp_path)
+        assert enrolled.returncode == 0, enrolled.stderr
         argv = hint.split("tourney worker ", 1)[1].split(" (or make worker", 1)[0].split()
+        argv = [str(key_file) if a == "NAME.key" else a for a in argv]
         work = tmp_path / "worker"
         worker = subprocess.Popen(
             [*TOURNEY, "worker", *argv, "--name", tag, "--concurrency", "1", "--work-dir", str(work)],

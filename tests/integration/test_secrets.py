@@ -17,13 +17,14 @@ import json
 import shutil
 from pathlib import Path
 
+from runner.domain.fleet import Fleet, read_worker_key
 from runner.domain.redaction import REDACTED
 from runner.report.model import load_report_data
 from runner.storage.store import STORE_FILE
 from tests.integration.helpers import SCAN, tourney
 
 THIEF = """\
-import base64, os, sys
+import base64, json, os, sys
 pid, seen = os.getppid(), set()
 for _ in range(12):  # bounded: up to the worker, the coordinator, the shell
     try:
@@ -37,9 +38,11 @@ for _ in range(12):  # bounded: up to the worker, the coordinator, the shell
             seen.add(var)
             print(var.decode(errors="replace"), file=sys.stderr)
     if b"--key-file" in argv:
-        key = open(argv[argv.index(b"--key-file") + 1]).read().strip()
-        print("run key", key, file=sys.stderr)
-        print("run key b64", base64.b64encode(bytes.fromhex(key)).decode(), file=sys.stderr)
+        text = open(argv[argv.index(b"--key-file") + 1]).read()
+        key = json.loads(text)["worker_key"]
+        print("worker key", key, file=sys.stderr)
+        print("worker key b64", base64.b64encode(bytes.fromhex(key)).decode(), file=sys.stderr)
+        print("key file", " ".join(text.split()), file=sys.stderr)
     pid = int(stat.rsplit(")", 1)[1].split()[1])
     if pid <= 1:
         break
@@ -69,7 +72,7 @@ def _config(tmp_path: Path) -> Path:
     return path
 
 
-def test_an_unsandboxed_entry_cannot_put_the_broker_password_or_run_key_in_the_report(
+def test_an_unsandboxed_entry_cannot_put_the_broker_password_or_worker_key_in_the_report(
     tmp_path: Path,
 ) -> None:
     config = _config(tmp_path)
@@ -86,7 +89,7 @@ def test_an_unsandboxed_entry_cannot_put_the_broker_password_or_run_key_in_the_r
     run_dir = tmp_path / "runs" / "secrets"
     conf = (run_dir / "redis" / "redis.conf").read_text()
     password = next(line.split()[1] for line in conf.splitlines() if line.startswith("requirepass "))
-    key_hex = (run_dir / "run.key").read_text().strip()
+    key_hex = read_worker_key(Fleet().local_worker_key()).key.hex()
     secrets = [password, key_hex, base64.b64encode(bytes.fromhex(key_hex)).decode()]
 
     lines = [
@@ -94,7 +97,7 @@ def test_an_unsandboxed_entry_cannot_put_the_broker_password_or_run_key_in_the_r
     ]
     # the entry did read them (else this test proves nothing), and they were redacted
     assert any(line.startswith(f"TOURNEY_BROKER_URL=redis://:{REDACTED}@127.0.0.1:") for line in lines), lines
-    for shown in (f"run key {REDACTED}", f"run key b64 {REDACTED}"):
+    for shown in (f"worker key {REDACTED}", f"worker key b64 {REDACTED}"):
         assert any(line.startswith(shown) for line in lines), lines  # 'line (xN)' when repeated
     matches = tourney("matches", run_dir, "--json", cwd=tmp_path)
     report = (run_dir / "report.html").read_text()

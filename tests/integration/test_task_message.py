@@ -12,10 +12,10 @@ from typing import Any
 from celery import Celery
 
 from runner.domain.contracts import Limits, MatchSpec
-from runner.domain.signing import RunKey, verify
-from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.domain.signing import verify
 from runner.orchestration.redis_server import EmbeddedRedis
-from workers.broker_keys import QUEUE, TASK_NAME
+from tests.integration.helpers import Organiser
+from workers.broker_keys import TASK_NAME, queue_for
 from workers.celery_app import SETTINGS
 from workers.task_message import task_message
 
@@ -39,19 +39,22 @@ def test_the_message_is_the_one_celerys_client_writes(tmp_path: Path) -> None:
     app.conf.update(SETTINGS)
     app.conf.broker_url = server.url()
     client = server.client()
+    queue = queue_for("0123456789abcdef")
     try:
         args = [{"run": "r", "attempt": 2, "spec": {"match_id": "m"}, "sig": "x" * 64}]
         with app.producer_pool.acquire(block=True) as producer:
             app.send_task(
-                TASK_NAME, args=args, queue=QUEUE, task_id="r.m.2", argsrepr="[match m attempt 2]",
+                TASK_NAME, args=args, queue=queue, task_id="r.m.2", argsrepr="[match m attempt 2]",
                 kwargsrepr="{}", producer=producer,
             )  # fmt: skip
-        celerys = client.rpop(QUEUE)
-        client.lpush(QUEUE, task_message("r.m.2", args, argsrepr="[match m attempt 2]", sender="gen1@h"))
-        ours = client.rpop(QUEUE)
+        celerys = client.rpop(queue)
+        client.lpush(
+            queue, task_message("r.m.2", args, argsrepr="[match m attempt 2]", sender="gen1@h", queue=queue)
+        )
+        ours = client.rpop(queue)
         assert isinstance(celerys, bytes) and isinstance(ours, bytes)
         assert _normalised(ours) == _normalised(celerys)
-        assert client.llen(QUEUE) == 0
+        assert client.llen(queue) == 0
     finally:
         app.pool.force_close_all()
         client.close()
@@ -60,8 +63,9 @@ def test_the_message_is_the_one_celerys_client_writes(tmp_path: Path) -> None:
 
 def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path) -> None:
     server = EmbeddedRedis(tmp_path / "redis").start()
-    key = RunKey.generate()
-    dispatcher = CeleryDispatcher(server.url(), "run-1", Timing(), key)
+    organiser = Organiser(tmp_path / "home")
+    key = organiser.key
+    dispatcher = organiser.dispatcher(server.url(), "run-1")
     spec = MatchSpec.of(
         match_id="m7", game="boxing", board_id="b", board_text="----\n", orders=[["a", "b"]],
         entries={}, limits=Limits(), seed=0, sandbox="none",
@@ -69,15 +73,16 @@ def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path)
     try:
         dispatcher.submit(spec, 3)
         assert dispatcher.redis.hget(dispatcher.keys.current("run-1"), "m7") == b"3"
-        raw = dispatcher.redis.rpop(QUEUE)
-        assert isinstance(raw, bytes) and dispatcher.redis.llen(QUEUE) == 0
+        # its organiser's own queue: only workers holding its public key consume it
+        raw = dispatcher.redis.rpop(queue_for(key.key_id))
+        assert isinstance(raw, bytes) and dispatcher.redis.llen(queue_for(key.key_id)) == 0
         message = json.loads(raw)
         assert message["headers"]["task"] == TASK_NAME and message["headers"]["id"] == "run-1.m7.3"
-        # the log line names the match, not its envelope; the envelope is signed with the run key
+        # the log line names the match, not its envelope; the envelope is signed by the organiser
         assert message["headers"]["argsrepr"] == "[match m7 attempt 3]"
         (envelope,), kwargs, _ = json.loads(base64.b64decode(message["body"]))
         assert kwargs == {}
-        assert verify(envelope, key)["spec"]["match_id"] == "m7"
+        assert verify(envelope, key.public)["spec"]["match_id"] == "m7"
     finally:
         dispatcher.forget_run()
         dispatcher.close()

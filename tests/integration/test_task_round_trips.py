@@ -14,9 +14,10 @@ import pytest
 
 from runner.domain.contracts import Finished, Limits, MatchSpec, Skipped, Started
 from runner.domain.entries import load_entry, pack_entry
-from runner.domain.signing import KEY_ENV, RunKey, sign
-from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.domain.fleet import WORKER_KEY_FILE_ENV
+from runner.domain.signing import sign
 from runner.orchestration.redis_server import EmbeddedRedis
+from tests.integration.helpers import Organiser
 from workers import tasks
 from workers.beacon import LiveTarget, beacon
 from workers.celery_app import KEYS, configure
@@ -28,12 +29,17 @@ RUN = "trips-run"
 WORKER = "trips-worker"
 
 
+def worker_key_id() -> str:
+    return tasks.worker_key().key.key_id
+
+
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("TOURNEY_WORK_DIR", str(tmp_path / "work"))
     monkeypatch.setenv("TOURNEY_WORKER_NAME", WORKER)
-    key = RunKey.generate()
-    monkeypatch.setenv(KEY_ENV, key.hex())
+    organiser = Organiser(tmp_path / "home")
+    key = organiser.key
+    monkeypatch.setenv(WORKER_KEY_FILE_ENV, str(organiser.enrol(WORKER)))
     monkeypatch.setattr(tasks, "_key", None)
     monkeypatch.setenv(POLICY_ENV, WorkerPolicy(allow_unsandboxed=True).to_json())
     specs = [load_entry(FIXTURES / "boxing" / name)[0] for name in ("native", "first_fit")]
@@ -49,7 +55,8 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     server = EmbeddedRedis(tmp_path / "redis").start()
     # this process stands in for the worker, which points its app at the broker as it starts
     configure(server.url())
-    dispatcher = CeleryDispatcher(server.url(), RUN, Timing(heartbeat_s=0.5), key)
+    dispatcher = organiser.dispatcher(server.url(), RUN)
+    dispatcher.registry.refresh(0.0)  # the coordinator's first poll would read the registry
     dispatcher.publish_artifacts(blobs)
     try:
         yield dispatcher, spec, key
@@ -78,16 +85,16 @@ def test_a_quarantined_worker_hands_the_match_back_unplayed(setup: Any) -> None:
     dispatcher.want("trips", 1)
     dispatcher.quarantine(WORKER, "keeps failing")
     assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "quarantined"
-    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
-    # a notice not signed with the run key is ignored: the match is played
-    dispatcher.redis.set(KEYS.quarantine(WORKER), json.dumps({"worker": WORKER, "reason": "forged"}))
+    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER, "quarantined: keeps failing")]
+    # a notice not signed by the organiser is ignored: the match is played
+    dispatcher.redis.set(KEYS.quarantine(worker_key_id()), json.dumps({"worker": WORKER, "reason": "forged"}))
     assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
 
 
 def test_the_beacon_ends_a_match_without_waiting_out_its_interval(setup: Any) -> None:
-    dispatcher, spec, key = setup
+    dispatcher, spec, _key = setup
     state = LiveState(spec, 1, WORKER)
-    target = LiveTarget(KEYS.live(RUN), state, key, every_s=4.0)
+    target = LiveTarget(KEYS.live(RUN), state, tasks.worker_key().key, every_s=4.0)
     beat = KEYS.heartbeat(RUN, "trips", 1)
     watch = beacon().watch(dispatcher.redis, beat, WORKER, 4.0, 8.0, target, beaten=False)
     with watch:
@@ -150,7 +157,7 @@ def test_a_skipped_attempt_writes_nothing_but_its_note(setup: Any) -> None:
     dispatcher.want("trips", 1)
     dispatcher.quarantine(WORKER, "keeps failing")
     assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "quarantined"
-    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
+    assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER, "quarantined: keeps failing")]
     assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
     assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
 
@@ -169,11 +176,11 @@ def test_one_beacon_thread_serves_every_match_of_a_process(setup: Any) -> None:
 
 
 def test_a_forged_quarantine_notice_neither_stops_nor_loses_the_start(setup: Any) -> None:
-    """A notice not signed with the run key keeps the script from starting the match; the task
+    """A notice not signed by the organiser keeps the script from starting the match; the task
     then starts it itself: the coordinator still gets its ``started`` note."""
     dispatcher, spec, key = setup
     dispatcher.want("trips", 1)
-    dispatcher.redis.set(KEYS.quarantine(WORKER), json.dumps({"worker": WORKER, "reason": "forged"}))
+    dispatcher.redis.set(KEYS.quarantine(worker_key_id()), json.dumps({"worker": WORKER, "reason": "forged"}))
     assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
     assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
     assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
@@ -203,7 +210,7 @@ def test_a_broker_that_refuses_scripts_still_plays_checked_matches(
 def test_a_forgotten_match_leaves_the_broker_with_the_next_poll_unless_wanted_again(setup: Any) -> None:
     """``forget`` rides on the next poll's round trip; wanting the match again before that
     cancels it (a stale forget must never delete the attempt dispatched after it)."""
-    dispatcher, _spec, key = setup
+    dispatcher, _spec, _key = setup
     current = KEYS.current(RUN)
     for mid in ("a", "b", "c"):
         dispatcher.want(mid, 1)
@@ -219,7 +226,7 @@ def test_a_forgotten_match_leaves_the_broker_with_the_next_poll_unless_wanted_ag
     dispatcher.forget("c")
     started = [Started(f"m{i}", 1, WORKER) for i in range(3)]
     for note in started:
-        dispatcher.redis.rpush(KEYS.inbox(RUN), json.dumps(sign(note.to_dict(), key)))
+        dispatcher.redis.rpush(KEYS.inbox(RUN), json.dumps(sign(note.to_dict(), tasks.worker_key().key)))
     assert dispatcher.poll(1.0) == started
     assert not dispatcher.redis.hexists(current, "c")
     # close sends what is left
@@ -228,7 +235,7 @@ def test_a_forgotten_match_leaves_the_broker_with_the_next_poll_unless_wanted_ag
     assert not redis_client(dispatcher).hexists(current, "b")
 
 
-def redis_client(dispatcher: CeleryDispatcher) -> Any:
+def redis_client(dispatcher: Any) -> Any:
     import redis
 
     return redis.Redis.from_url(dispatcher.url)

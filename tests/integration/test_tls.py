@@ -17,6 +17,7 @@ import pytest
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError, TlsFiles
 from tests.integration.helpers import (
     TOURNEY,
+    Organiser,
     assert_nothing_left,
     assert_one_official_result_per_match,
     env,
@@ -83,18 +84,20 @@ def test_a_run_over_rediss_with_a_verified_ca(tmp_path: Path, ca: TlsFiles) -> N
         assert done.returncode == 0, done.stdout + done.stderr
         # a worker that trusts another CA does not talk to this broker: one line, at once
         other = make_ca(tmp_path / "other-ca", "someone-else")
+        organiser = Organiser(tmp_path / "home")
+        key_env = organiser.env(organiser.enrol("tls-worker"))
         wrong = url.replace(quote_plus(str(ca.ca)), quote_plus(str(other.ca)))
         assert wrong != url
         refused = subprocess.run(
             [*TOURNEY, "worker", "--broker", wrong, "--work-dir", str(tmp_path / "w")],
-            env=env(TOURNEY_RUN_KEY="ab" * 32),
+            env=env(**key_env),
             capture_output=True,
             text=True,
             timeout=60,
         )
         unverified = subprocess.run(
             [*TOURNEY, "worker", "--broker", url.replace("ssl_cert_reqs=required", "ssl_cert_reqs=none")],
-            env=env(TOURNEY_RUN_KEY="ab" * 32),
+            env=env(**key_env),
             capture_output=True,
             text=True,
             timeout=60,

@@ -1,4 +1,5 @@
-"""Trust (DESIGN §6.1), tried by a forger who knows the Redis URL and nothing else.
+"""Trust (docs/fleet.md), tried by a forger who knows the Redis URL and nothing else, and by
+an enrolled worker that lies.
 
 Real Redis, real ``tourney worker`` and ``tourney run`` processes, the real sandbox.
 """
@@ -18,13 +19,15 @@ import redis
 
 from runner.domain.contracts import EntryRef, Limits, MatchSpec
 from runner.domain.entries import directory_digest, pack_entry
-from runner.domain.signing import RunKey, read_key_file, sign, verify, write_key_file
+from runner.domain.fleet import read_worker_key
+from runner.domain.signing import SigningKey, sign, verify
 from runner.orchestration import procs
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import (
     TOURNEY,
+    Organiser,
     assert_nothing_left,
     assert_one_official_result_per_match,
     env,
@@ -38,7 +41,7 @@ from tests.integration.helpers import (
     wait_for,
     write_config,
 )
-from workers.celery_app import ENVELOPE_VERSION, KEYS, QUEUE
+from workers.celery_app import ENVELOPE_VERSION, KEYS, queue_for
 from workers.task_message import task_message
 
 
@@ -111,12 +114,13 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
     problem = bwrap_problem()
     if problem is not None:
         pytest.skip(f"bwrap sandbox unavailable: {problem}")
-    key = RunKey.generate()
-    write_key_file(tmp_path / "run.key", key)
+    organiser = Organiser(tmp_path / "home")
+    key = organiser.key
+    key_file = organiser.enrol("victim")
     marker = tmp_path / "pwned"
     ref = evil_entry(tmp_path / "evil", marker)
     with EmbeddedRedis(tmp_path / "redis") as server:
-        worker = start_worker(server.url(), "victim", tmp_path / "w", tmp_path / "run.key")
+        worker = start_worker(server.url(), "victim", tmp_path / "w", key_file)
         r = redis.Redis.from_url(server.url())
         try:
             wait_for(lambda: bool(r.exists(KEYS.worker("victim"))), 60, "the worker to come up")
@@ -125,7 +129,7 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
             run = "forged"
             cases = {
                 "unsigned": envelope(run, "unsigned", ref, "none"),
-                "other-key": sign(envelope(run, "other-key", ref, "none"), RunKey.generate()),
+                "other-key": sign(envelope(run, "other-key", ref, "none"), SigningKey.generate()),
                 "altered": {**sign(envelope(run, "altered", ref, "bwrap"), key), "attempt": 1},
                 "signed-none": sign(envelope(run, "signed-none", ref, "none"), key),
                 "unsigned-artifact": sign(envelope(run, "unsigned-artifact", ref, "bwrap"), key),
@@ -133,14 +137,21 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
             cases["altered"]["spec"] = envelope(run, "altered", ref, "none")["spec"]  # after signing
             for match_id, body in cases.items():
                 r.hset(KEYS.current(run), match_id, "1")
-                # Celery's own task message (the coordinator's, workers.task_message)
-                r.lpush(QUEUE, task_message(f"{run}.{match_id}.1", [body], argsrepr="-", sender="forger"))
+                # Celery's own task message (the coordinator's, workers.task_message), on the
+                # organiser's own queue (anyone with the URL can push there)
+                queue = queue_for(key.key_id)
+                message = task_message(
+                    f"{run}.{match_id}.1", [body], argsrepr="-", sender="forger", queue=queue
+                )
+                r.lpush(queue, message)
             results: dict[str, dict[str, Any]] = {}
 
             def two_results() -> bool:
                 while (raw := r.lpop(KEYS.inbox(run))) is not None:
                     assert isinstance(raw, bytes)
-                    note = verify(json.loads(raw), key)  # the worker signs what it sends
+                    note = verify(
+                        json.loads(raw), read_worker_key(key_file).key.public
+                    )  # signed by the worker
                     if note["kind"] == "result":
                         results[note["match_id"]] = note["result"]
                 return len(results) >= 2
@@ -175,21 +186,24 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
     assert reference.returncode == 0, reference.stderr
     run_dir = tmp_path / "runs" / "forge"
     log = tmp_path / "run.log"
+    organiser = Organiser(tmp_path / "home")
+    liar_key = read_worker_key(organiser.enrol("liar")).key  # enrolled, and lies about a game
     server = EmbeddedRedis(tmp_path / "redis").start()
     proc = start_tourney(
-        "run", config, "--broker", server.url(), "--no-local-workers", "--no-progress", cwd=tmp_path, log=log
-    )
+        "run", config, "--broker", server.url(), "--no-local-workers", "--no-progress", cwd=tmp_path, log=log,
+        extra_env=organiser.env(),
+    )  # fmt: skip
     worker: subprocess.Popen[bytes] | None = None
     r = redis.Redis.from_url(server.url())
     try:
-        wait_for(lambda: (run_dir / "run.key").exists() and bool(store_rows(run_dir)), 60, "the run to start")
+        wait_for(lambda: bool(store_rows(run_dir)), 60, "the run to start")
         run_id = None
         with RunStore.open(run_dir) as store:
             run_id = str(store.meta()["run_id"])
         wait_for(lambda: r.hlen(KEYS.current(run_id)) > 0, 60, "matches to be dispatched")
         current: dict[bytes, bytes] = r.hgetall(KEYS.current(run_id))  # type: ignore[assignment]
         wanted = {k.decode(): int(v) for k, v in current.items()}
-        stranger = RunKey.generate()
+        stranger = SigningKey.generate()
         pushed = 0
         for match_id, attempt in wanted.items():
             with RunStore.open(run_dir) as store:
@@ -207,6 +221,7 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
             ]
             note: dict[str, Any] = {
                 "kind": "result",
+                "run": run_id,
                 "match_id": match_id,
                 "attempt": attempt,
                 "worker": "forger",
@@ -215,10 +230,14 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
             r.rpush(KEYS.inbox(run_id), json.dumps(note))  # unsigned
             r.rpush(KEYS.inbox(run_id), json.dumps(sign(note, stranger)))  # signed with another key
             pushed += 2
-        # a worker that holds the key but lies about the game: the referee replay catches it
+        # an enrolled worker that lies about the game: the referee replay catches it
         liar: dict[str, Any] = {**note, "worker": "liar"}
-        liar["result"] = {**note["result"], "worker": "liar"}
-        r.rpush(KEYS.inbox(run_id), json.dumps(sign(liar, read_key_file(run_dir / "run.key"))))
+        liar["result"] = {
+            **note["result"],
+            "worker": "liar",
+            "digests": {n: e.digest for n, e in spec.entries.items()},
+        }
+        r.rpush(KEYS.inbox(run_id), json.dumps(sign(liar, liar_key)))
 
         def seen(kind: str, n: int) -> bool:
             try:
@@ -231,7 +250,11 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
         wait_for(lambda: seen("result_mismatch", 1), 60, "the lying result to be rejected")
         assert not any(row.state == "done" for row in store_rows(run_dir))
         worker = start_worker(
-            server.url(), f"honest-{tag}", tmp_path / "honest", run_dir / "run.key", "--allow-unsandboxed"
+            server.url(),
+            f"honest-{tag}",
+            tmp_path / "honest",
+            organiser.enrol(f"honest-{tag}"),
+            "--allow-unsandboxed",
         )
         assert proc.wait(150) == 0, log.read_text(errors="replace")[-4000:]
     finally:

@@ -9,9 +9,10 @@ import pytest
 
 from runner.domain.contracts import Finished, Limits, MatchSpec, Skipped, Started, TaskEnvelope, VerdictKind
 from runner.domain.entries import load_entry, pack_entry
-from runner.domain.signing import KEY_ENV, RunKey, sign
-from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.domain.fleet import WORKER_KEY_FILE_ENV
+from runner.domain.signing import sign
 from runner.orchestration.redis_server import EmbeddedRedis
+from tests.integration.helpers import Organiser
 from workers import tasks
 from workers.celery_app import configure
 from workers.policy import POLICY_ENV, WorkerPolicy
@@ -22,9 +23,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOURNEY_WORK_DIR", str(tmp_path / "work"))
     monkeypatch.setenv("TOURNEY_WORKER_NAME", "wire-worker")
-    key = RunKey.generate()
-    monkeypatch.setenv(KEY_ENV, key.hex())
-    monkeypatch.setattr(tasks, "_key", None)  # this process's worker reads the key afresh
+    organiser = Organiser(tmp_path / "home")
+    key = organiser.key
+    monkeypatch.setenv(WORKER_KEY_FILE_ENV, str(organiser.enrol("wire-worker")))
+    monkeypatch.setattr(tasks, "_key", None)  # this process's worker reads its key afresh
     # this in-process worker plays unsandboxed, as if started with --allow-unsandboxed
     monkeypatch.setenv(POLICY_ENV, WorkerPolicy(allow_unsandboxed=True).to_json())
     specs = [load_entry(FIXTURES / "boxing" / name)[0] for name in ("native", "first_fit")]
@@ -41,7 +43,7 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     server = EmbeddedRedis(tmp_path / "redis").start()
     # this process stands in for the worker, which points its app at the broker as it starts
     configure(server.url())
-    dispatcher = CeleryDispatcher(server.url(), "wire-run", Timing(heartbeat_s=0.5), key)
+    dispatcher = organiser.dispatcher(server.url(), "wire-run")
     try:
         dispatcher.publish_artifacts(blobs)
         dispatcher.redis.hset(dispatcher.keys.current("wire-run"), "wire", "1")  # the run wants attempt 1

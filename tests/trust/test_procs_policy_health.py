@@ -13,7 +13,7 @@ import pytest
 from runner.domain.contracts import EntryRef, Limits, MatchSpec
 from runner.orchestration import procs
 from runner.orchestration.workers_health import WorkersHealth
-from workers.policy import LimitCeiling, PolicyRefused, WorkerPolicy
+from workers.policy import CeilingRefused, LimitCeiling, PolicyRefused, WorkerPolicy
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
@@ -71,12 +71,18 @@ def test_a_task_cannot_turn_the_sandbox_off() -> None:
         broken.apply(_spec("bwrap", Limits()), "w1")
 
 
-def test_limits_are_capped_by_the_worker_not_raised_by_the_task() -> None:
+def test_limits_above_a_ceiling_are_refused_never_rewritten() -> None:
     policy = WorkerPolicy(ceiling=LimitCeiling(move_wall_s=2.0, memory_mb=256, processes=8))
-    greedy = Limits(move_wall_s=3600.0, memory_mb=1 << 20, processes=100000, open_files=10**6)
-    got = policy.apply(_spec("bwrap", greedy), "w").limits
-    assert (got.move_wall_s, got.cpu_s, got.memory_mb, got.processes) == (2.0, 2.0, 256, 8)
-    assert got.open_files == LimitCeiling().open_files
+    for greedy, named in [
+        (
+            Limits(move_wall_s=3600.0),
+            r"limits\.move_wall_s 3600 is above this worker's 2 \(--max-move-wall-s\)",
+        ),
+        (Limits(move_wall_s=1.0, memory_mb=1 << 20), r"limits\.memory_mb 1048576 .* \(--max-memory-mb\)"),
+        (Limits(move_wall_s=1.0, memory_mb=64, processes=100000), r"limits\.processes"),
+    ]:
+        with pytest.raises(CeilingRefused, match=named):
+            policy.apply(_spec("bwrap", greedy), "w")
     modest = Limits(move_wall_s=0.5, memory_mb=64, processes=4)
     assert policy.apply(_spec("bwrap", modest), "w").limits == modest
     assert WorkerPolicy.from_json(policy.to_json()) == policy

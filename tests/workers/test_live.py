@@ -1,6 +1,6 @@
 """Live progress from the worker side: what a match is doing (builds, game, moves) is kept in
 memory by the referee loop and written to a real Redis at most once a second; the coordinator's
-dispatcher shows only records signed with the run key."""
+dispatcher shows only records signed by an enrolled worker's key."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 import redis
 
 from runner.domain.contracts import EntryRef, Limits, MatchSpec, MoveRecord
+from runner.domain.fleet import Fleet, RegistryView, organiser_key, read_worker_key
 from runner.domain.games import Pousse
-from runner.domain.signing import RunKey
 from runner.orchestration import dispatch
 from runner.orchestration.dispatch import CeleryDispatcher, Timing
 from runner.orchestration.redis_server import EmbeddedRedis
@@ -76,13 +76,16 @@ READ_EVERY_S = 0.1
 
 
 def test_records_reach_the_dispatcher_at_most_once_a_second(
-    server: Any, monkeypatch: pytest.MonkeyPatch
+    server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     assert LIVE_EVERY_S == 1.0  # the real interval; the rule is checked below at EVERY_S
     monkeypatch.setattr(dispatch, "LIVE_READ_EVERY_S", READ_EVERY_S)
-    key = RunKey.generate()
+    home = tmp_path / "organiser"
+    key = read_worker_key(Fleet(home).enrol("w1")).key  # the worker's own key signs its records
     r = CountingRedis.from_url(server.url())
-    dispatcher = CeleryDispatcher(server.url(), "run1", Timing(heartbeat_s=0.5), key)
+    dispatcher = CeleryDispatcher(
+        server.url(), "run1", Timing(heartbeat_s=0.5), organiser_key(home), RegistryView(home)
+    )
     state = LiveState(spec(), 1, "w1")
     try:
         opened = time.monotonic()
@@ -107,7 +110,7 @@ def test_records_reach_the_dispatcher_at_most_once_a_second(
             writes = CountingRedis.writes
             intervals = (time.monotonic() - opened) / EVERY_S
             assert 2 <= writes <= 1 + intervals and writes < moves, (writes, intervals, moves)
-            # a record not signed with the run key is never shown
+            # a record no enrolled worker's key signed is never shown
             r.hset(KEYS.live("run1"), "forged", json.dumps({"match_id": "forged", "attempt": 1}))
             time.sleep(READ_EVERY_S * 1.5)  # past the dispatcher's read cache
             assert [m.match_id for m in dispatcher.live()] == ["m1"]

@@ -71,12 +71,12 @@ def test_the_plan_is_one_build_per_digest_without_placeholders_in_the_workers_te
     unbuilt.mkdir()
     (unbuilt / "entry.yaml").write_text("name: unbuilt\ngame: mnk\nprotocol: mnk\nrun: [sh, p.sh]\n")
     refs = [ref(a, name="a-1"), ref(a, name="a-2"), ref(sized), ref(unbuilt)]
-    strict = WorkerPolicy(allow_unsandboxed=True, ceiling=LimitCeiling(move_wall_s=1.0))
+    strict = WorkerPolicy(allow_unsandboxed=True, ceiling=LimitCeiling(move_wall_s=2.0))
 
     plan = _plan(refs, tmp_path / "w", policy=strict)
     assert [r.name for r in plan.entries] == ["a-1"]  # variants share it; placeholders are the worker's
     assert plan.cache_roots == (tmp_path / "w" / "artifacts",)
-    assert plan.sandbox == "none" and plan.limits.move_wall_s == 1.0  # the worker's policy caps it
+    assert plan.sandbox == "none" and plan.limits == LIMITS  # within the worker's ceilings: as asked
     assert _plan(refs, tmp_path / "w", sandbox="bwrap").sandbox == "bwrap"
 
     def nothing(
@@ -90,6 +90,8 @@ def test_the_plan_is_one_build_per_digest_without_placeholders_in_the_workers_te
 
     nothing(refs, exclusive=True)  # a build here would share a core with a timed match
     nothing(refs, policy=WorkerPolicy(allow_unsandboxed=False))  # the workers refuse these matches
+    # nor those above their ceilings (they hand them back unplayed)
+    nothing(refs, policy=WorkerPolicy(allow_unsandboxed=True, ceiling=LimitCeiling(move_wall_s=1.0)))
     nothing([ref(sized), ref(unbuilt)])  # nothing the workers would build by digest
 
 
@@ -146,7 +148,7 @@ def test_a_worker_with_other_conditions_builds_again(tmp_path: Path) -> None:
     work = tmp_path / "w"
     prebuild(_plan([ref(e)], work), _packed(paths))
 
-    other = _worker_cache(work, Limits(move_wall_s=2.0, memory_mb=8192))  # another build memory limit
+    other = _worker_cache(work, Limits(move_wall_s=2.0, memory_mb=3072))  # another build memory limit
     assert other.cached(ref(e).digest) is None
     done = other.ensure(ref(e), _packed(paths))
     assert other.builds == 1 and counter.read_text() == "built\nbuilt\n"

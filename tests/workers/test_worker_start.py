@@ -13,8 +13,8 @@ import pytest
 from celery import Celery
 
 from workers import worker_cli
-from workers.celery_app import QUEUE
 from workers.celery_app import app as the_app
+from workers.celery_app import queue_for
 
 
 class _Recorder:
@@ -41,6 +41,7 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[Celery]:
 def test_the_worker_gets_the_keywords_celerys_own_command_gives_it(app: Celery) -> None:
     """``celery --quiet worker ...``: the same worker, without the banner."""
     name = "local-1-123@host"
+    queue = queue_for("0123456789abcdef")
     app.worker_main(
         [
             "--quiet",  # no banner (``tourney worker`` prints its own start lines)
@@ -48,22 +49,22 @@ def test_the_worker_gets_the_keywords_celerys_own_command_gives_it(app: Celery) 
             "--pool=prefork",
             "--concurrency=3",
             f"--hostname={name}",
-            f"--queues={QUEUE}",
+            f"--queues={queue}",
             "--loglevel=INFO",
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
         ]
     )
-    worker_cli._run_celery_worker(app, name, 3)
+    worker_cli._run_celery_worker(app, name, 3, [queue])
     by_command, ours = _Recorder.built
     assert ours == by_command
-    assert ours["concurrency"] == 3 and ours["queues"] == [QUEUE] and ours["hostname"] == name
+    assert ours["concurrency"] == 3 and ours["queues"] == [queue] and ours["hostname"] == name
 
 
 def test_a_plain_worker_name_gets_celerys_node_prefix_as_on_its_command_line(app: Celery) -> None:
     app.worker_main(["--quiet", "worker", "--hostname=plain", "--pool=prefork", "--concurrency=1"])
-    worker_cli._run_celery_worker(app, "plain", 1)
+    worker_cli._run_celery_worker(app, "plain", 1, [queue_for("0123456789abcdef")])
     assert _Recorder.built[0]["hostname"] == _Recorder.built[1]["hostname"] == "celery@plain"
 
 

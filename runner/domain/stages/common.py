@@ -191,7 +191,5 @@ def pair_off(
     def source(p: int, remaining: list[int]) -> list[int]:
         return [position[c] for c in candidates(names[p], [names[x] for x in remaining])]
 
-    pairs = pair_positions(
-        len(names), source, lambda a, b: met(names[a], names[b]), PAIRING_SEARCH_BUDGET
-    )
+    pairs = pair_positions(len(names), source, lambda a, b: met(names[a], names[b]), PAIRING_SEARCH_BUDGET)
     return [(names[a], names[b]) for a, b in pairs]

@@ -26,9 +26,7 @@ def plan(ctx: StageContext, entrants: list[str], results: Results) -> StageOutco
     for i, e in enumerate(entrants):
         other = st.reference or e + MIRROR_SUFFIX
         for j, board in enumerate(boards):
-            matches.append(
-                MatchPlan(st.name, 1, "", i * len(boards) + j, (e, other), board, ((e, other),))
-            )
+            matches.append(MatchPlan(st.name, 1, "", i * len(boards) + j, (e, other), board, ((e, other),)))
     excluded: dict[str, str] = {}
     played = []
     done = True
