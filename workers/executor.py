@@ -134,5 +134,5 @@ def execute_match(
         where = f"{worker}: " if worker else ""
         result = machine_error_result(spec, f"{where}{type(e).__name__}: {e}", worker)
     # the one place a result is made: nothing an entry printed leaves with a secret in it
-    # (an unsandboxed entry can read the broker URL and run keys; docs/config.md)
+    # (an unsandboxed entry can read the broker URL and key files; docs/config.md)
     return redacted_result(result)

@@ -51,7 +51,7 @@ SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 #: said once at start wherever ``sandbox: none`` entries are run (docs/config.md)
 UNSANDBOXED_WARNING = (
     "warning: sandbox: none: entries run with the organiser's rights (they can read its files, "
-    "run keys and broker password); trusted entries only"
+    "key files and broker password); trusted entries only"
 )
 
 #: the environment variable that carries the broker URL to workers (never their command line)

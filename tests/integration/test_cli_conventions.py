@@ -41,15 +41,22 @@ def test_version() -> None:
     assert done.returncode == 0 and done.stdout == f"tourney {version('tourney')}\n"
 
 
-def _parsers() -> list[argparse.ArgumentParser]:
-    top = build_parser()
-    (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
-    return [top, *commands.choices.values()]
+def _parsers(parser: argparse.ArgumentParser | None = None) -> list[argparse.ArgumentParser]:
+    """Every parser of the command line, sub-commands' own (``fleet add``) included."""
+    top = build_parser() if parser is None else parser
+    found = [top]
+    for action in top._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _parsers(sub)
+    return found
 
 
 def test_no_option_is_ever_abbreviated(tmp_path: Path) -> None:
     parsers = _parsers()
-    assert len(parsers) == 14
+    assert {"tourney run", "tourney pgn", "tourney fleet add", "tourney fleet revoke"} <= {
+        p.prog for p in parsers
+    }
     assert [p.prog for p in parsers if p.allow_abbrev] == []
     config = write_config(tmp_path, "abbrev", entrants=2)
     done = tourney("run", config, "--worker", "3", cwd=tmp_path)
