@@ -106,10 +106,16 @@ def plugin_games() -> Mapping[str, str]:
 
 def game_registry() -> Registry[str]:
     """Every registered game, name -> import path: the built-in ones and the installed
-    plugins', sorted by name (built each time: ``plugin_games`` holds the cached part)."""
+    plugins', sorted by name."""
+    return _games_with(tuple(plugin_games().items()))
+
+
+@functools.lru_cache(maxsize=1)
+def _games_with(plugins: tuple[tuple[str, str], ...]) -> Registry[str]:
+    # keyed by the plugins found, so a fresh read of them (plugin_games.cache_clear) gives a fresh registry
     return Registry(
         "game",
-        sorted({**plugin_games(), **BUILTIN_GAMES}.items()),
+        sorted({**dict(plugins), **BUILTIN_GAMES}.items()),
         error=GameLoadError,
         hint="(or an import path package.module:ClassName)",
     )
