@@ -96,7 +96,7 @@ def _stage_case(stage: dict[str, object], n: int, max_calls: int) -> dict[str, f
     st = cfg.stages[0]
     ctx = StageContext(stage=st, seed=cfg.seed, boards=cfg.boards)
     entrants = [f"e{i:05d}" for i in range(1, n + 1)]
-    plan = PLANNERS[st.planner]
+    plan = PLANNERS.get(st.planner)
     results: dict[str, list[object]] = {}
     t0 = time.perf_counter()
     calls = 0

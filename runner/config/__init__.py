@@ -15,7 +15,9 @@ original directory.
 
 The parts, each doing one job:
 
-- ``models``: the pydantic schema (``TournamentConfig``, one model per planner);
+- ``models``: the pydantic schema, one model per section (``TournamentSchema``);
+- ``stage_models``: one model per planner, and the planner names derived from them;
+- ``bound_run``: ``TournamentConfig``, the schema bound to what loading found;
 - ``source_map``: YAML parsed with the position of every node;
 - ``errors``: ``ConfigProblem``, ``ConfigError`` and the wording messages share;
 - ``schema_errors``: pydantic's errors turned into located problems;
@@ -26,21 +28,20 @@ The reference for every field is docs/config.md; ``python -m
 runner.commands.schema`` writes the JSON schema (configs/schema.json).
 """
 
+from runner.config.bound_run import MIRROR_SUFFIX, TournamentConfig, json_schema
 from runner.config.errors import ConfigError, ConfigProblem
 from runner.config.load import load_config, load_config_text
-from runner.config.models import (
+from runner.config.models import EntrySource, LimitsModel, VariantsModel
+from runner.config.stage_models import (
     ELIMINATION_PLANNERS,
-    MIRROR_SUFFIX,
     PLANNERS,
     STAGE_MODELS,
     Advance,
     AdvanceTop,
     AnyStage,
     EliminationStage,
-    EntrySource,
     GauntletStage,
     KnockoutStage,
-    LimitsModel,
     PermutationsStage,
     RoundRobinStage,
     SeedingStage,
@@ -49,10 +50,7 @@ from runner.config.models import (
     StageModel,
     SwissStage,
     SystemTestStage,
-    TournamentConfig,
     TwoPlayerStage,
-    VariantsModel,
-    json_schema,
     planner_name,
 )
 

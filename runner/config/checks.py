@@ -19,21 +19,19 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry_names
-from runner.config.models import (
+from runner.config.models import EngineModel, EntrySource, OpeningsModel
+from runner.config.seed_rules import start_board_rules
+from runner.config.source_map import SourceMap
+from runner.config.stage_models import (
     STAGE_ADAPTER,
     AnyStage,
     EliminationStage,
-    EngineModel,
-    EntrySource,
     GauntletStage,
-    OpeningsModel,
     PermutationsStage,
     SeedingStage,
     SprtStage,
     SystemTestStage,
 )
-from runner.config.seed_rules import start_board_rules
-from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
 from runner.domain.engine_clock import merged
 from runner.domain.entries import EntryError, EntryPathRefused, EntrySpec, load_entry

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from runner.config.bound_run import TournamentConfig
 from runner.config.checks import Checker
 from runner.config.errors import ConfigError, ConfigProblem
-from runner.config.models import TournamentConfig
 from runner.config.schema_errors import schema_problem
 from runner.config.source_map import parse_yaml
 

@@ -13,8 +13,8 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
+from runner.config.bound_run import TournamentConfig
 from runner.config.errors import ConfigProblem, did_you_mean, dotted
-from runner.config.models import TournamentConfig
 from runner.config.source_map import SourceMap
 from runner.domain.names import ENTRY_NAME_PATTERN, ENTRY_NAME_RULE, NAME_PATTERN, NAME_RULE
 

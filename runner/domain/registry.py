@@ -1,21 +1,85 @@
-"""Names the coordinator and the workers agree on, each defined here once.
+"""Names the coordinator and the workers agree on, each defined here once, and the one
+shape every registry has (``Registry``).
 
 They live on the runner side because imports run one way (workers may import
 runner, never the reverse): the config checks read them, and
 ``workers.protocols`` / ``workers.sandbox`` register their implementations
 against them (``tests/core/test_registry.py`` checks both sides match).
 
-The other registries have their own homes: games in ``runner.domain.games``,
-planners in the stage models of ``runner.config.models`` (their functions in
-``runner.domain.stages``), rank keys in ``runner.domain.scoring``.
+The registries themselves have their own homes, each a ``Registry`` (name ->
+implementation): games in ``runner.domain.games.plugins.game_registry`` (import
+paths), planners in ``runner.domain.stages.PLANNERS`` (named by the stage models
+of ``runner.config.stage_models``), protocols in ``workers.protocols.PROTOCOLS``,
+sandboxes in ``workers.sandbox.SANDBOXES``. Rank keys are a literal in
+``runner.domain.scoring``.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Generic, Literal, TypeVar, get_args
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Names mapped to their implementations: games, protocols, sandboxes and planners all
+    have this one shape (docs/architecture.md, "Where to change what").
+
+    ``get(name)`` is the one lookup; an unknown name raises ``error`` (each registry
+    keeps the exception type its callers catch) with one message that names what
+    was asked for and lists the known names, so a config check or a command can
+    print it after its ``file:line:`` as it is. ``names()`` are the names in
+    registration order, for docs and config checks.
+    """
+
+    def __init__(
+        self,
+        noun: str,
+        members: Mapping[str, T] | Iterable[tuple[str, T]],
+        *,
+        plural: str = "",
+        error: Callable[[str], Exception] = KeyError,
+        hint: str = "",
+    ) -> None:
+        self.noun = noun
+        self.plural = plural or f"{noun}s"
+        self.error = error
+        self.hint = hint  # what else a name may be, e.g. a game's import path
+        self._members: Mapping[str, T] = MappingProxyType(dict(members))
+
+    def get(self, name: str) -> T:
+        """The implementation registered as ``name``; ``error`` (see ``unknown``) if none is."""
+        try:
+            return self._members[name]
+        except KeyError:
+            raise self.error(self.unknown(name)) from None
+
+    def unknown(self, name: str) -> str:
+        """The message for a name nothing is registered under."""
+        hint = f" {self.hint}" if self.hint else ""
+        return f"unknown {self.noun} {name!r}; known {self.plural}: {', '.join(sorted(self._members))}{hint}"
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._members)
+
+    def items(self) -> ItemsView[str, T]:
+        return self._members.items()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._members
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.noun!r}, {list(self._members)!r})"
+
 
 #: entry protocols (``entry.yaml``'s ``protocol``) and the games each can carry, in documentation order
 PROTOCOL_GAMES: Mapping[str, frozenset[str]] = MappingProxyType(

@@ -18,7 +18,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
+from runner.config.stage_models import (
+    ELIMINATION_PLANNERS as ELIMINATION_PLANNERS,  # re-exported for brackets
+)
 from runner.domain.contracts import GameRecord, VerdictKind
 from runner.domain.disputes import DisputeLog
 from runner.domain.games.base import Game

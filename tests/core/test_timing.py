@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config.models import TournamentConfig
+from runner.config.bound_run import TournamentConfig
 from runner.domain.contracts import (
     GameRecord,
     MatchPlan,

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
-from workers.sandbox.classify import Measurement, classify, judged, signal_name
+from runner.domain.contracts import Limits, Verdict, VerdictKind
+from workers.sandbox.classify import Measurement, classify, judged, outcome, signal_name, verdict_of
 from workers.sandbox.launcher import (
     F_EXITED,
     F_KILLED,
@@ -221,6 +221,31 @@ def test_judged_carries_the_measurement_into_the_outcome() -> None:
     out = judged(m, b"partial", LIMITS, cpu_limit_s=LIMITS.cpu_s)
     assert (out.failure, out.detail, out.exit_code, out.signal) == (VerdictKind.CRASH, "exit code 3", 3, None)
     assert (out.stdout, out.stderr_tail, out.cpu_ms, out.peak_rss_kb) == (b"partial", b"oops", 12.5, 5000)
+
+
+@pytest.mark.parametrize(
+    "m",
+    [
+        pytest.param(crashed(signal.SIGSEGV, stderr_tail=b"starting\nSegmentation fault\n"), id="signal"),
+        pytest.param(replace(CLEAN, exit_code=3, stderr_tail=b"oops: no board\n"), id="exit-code"),
+    ],
+)
+def test_a_crash_has_one_wording_whether_the_host_classified_it_or_not(m: Measurement) -> None:
+    """``verdict_of`` is the only way from an outcome to a verdict: an outcome whose host left
+    ``failure`` empty gets ``classify``'s crash rule, and both quote stderr's last line."""
+    classified = verdict_of(judged(m, b"", LIMITS, cpu_limit_s=LIMITS.cpu_s), "p")
+    unclassified = verdict_of(outcome(m, b"", None, ""), "p")
+    kind, detail = verdict(m)
+    why = m.stderr_tail.decode().splitlines()[-1]
+    assert classified == unclassified == Verdict(VerdictKind.CRASH, "p", f"{detail}: {why}")
+    assert kind is VerdictKind.CRASH
+
+
+def test_a_clean_outcome_has_no_verdict_and_a_long_detail_is_cut_to_one_line() -> None:
+    assert verdict_of(judged(CLEAN, b"1 2\n", LIMITS, cpu_limit_s=LIMITS.cpu_s), "p") is None
+    long = outcome(CLEAN, b"", VerdictKind.BAD_OUTPUT, "x\n" * 300)
+    v = verdict_of(long, "p")
+    assert v is not None and len(v.detail) == 200 and "\n" not in v.detail and v.detail.endswith("...")
 
 
 # -- the sandbox's launcher report as a measurement ---------------------------------------------

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from runner.config.models import STAGE_ADAPTER
+from runner.config.stage_models import STAGE_ADAPTER
 from runner.domain.boards import BoardSpec
 from runner.domain.stages.requirements import Admission, Objection, admission, board_objections
 

@@ -1,6 +1,7 @@
-"""Entry protocols (DESIGN §4.2): how the referee talks to an entry.
+"""Entry protocols (docs/architecture.md): how the referee talks to an entry.
 
-``protocol_class(name)`` gives the class for an ``entry.yaml`` protocol name;
+``PROTOCOLS`` (a ``runner.domain.registry.Registry``) holds them by ``entry.yaml`` protocol name;
+``protocol_class(name)`` gives the class for one;
 ``make_protocol`` builds one for a seat of a game. Every protocol here also
 takes the board text by keyword (the header some protocols send).
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 from runner.domain.contracts import Limits
 from runner.domain.games.base import Game
-from runner.domain.registry import protocol_carries
+from runner.domain.registry import Registry, protocol_carries
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol
 from workers.protocols.engine import EngineProtocol
@@ -26,27 +27,27 @@ from workers.protocols.uci import UciProtocol
 from workers.protocols.xboard import XboardProtocol
 from workers.sandbox.base import EntryHost
 
-PROTOCOLS: dict[str, type[TextBoardProtocol]] = {
-    cls.name: cls
-    for cls in (
-        PotmArenaProtocol,
-        Icfp98Protocol,
-        MnkProtocol,
-        GomocupProtocol,
-        TextProtocol,
-        JsonProtocol,
-        UciProtocol,
-        XboardProtocol,
-    )
-}
+PROTOCOLS: Registry[type[TextBoardProtocol]] = Registry(
+    "protocol",
+    (
+        (cls.name, cls)
+        for cls in (
+            PotmArenaProtocol,
+            Icfp98Protocol,
+            MnkProtocol,
+            GomocupProtocol,
+            TextProtocol,
+            JsonProtocol,
+            UciProtocol,
+            XboardProtocol,
+        )
+    ),
+)
 
 
 def protocol_class(name: str) -> type[TextBoardProtocol]:
     """The protocol class named ``name`` in ``entry.yaml``; ``KeyError`` says which exist."""
-    try:
-        return PROTOCOLS[name]
-    except KeyError:
-        raise KeyError(f"unknown protocol {name!r}; known: {', '.join(sorted(PROTOCOLS))}") from None
+    return PROTOCOLS.get(name)
 
 
 #: the name the protocol base class's docstring uses

@@ -1,5 +1,6 @@
-"""What every protocol shares: turning a host's ``RunOutcome`` into a verdict,
-reading the board header out of the board text, and one-line details."""
+"""What every protocol shares: reading the board header out of the board text, and the
+text-board protocol bases (a host's ``RunOutcome`` becomes a verdict in
+``workers.sandbox.classify.verdict_of``)."""
 
 from __future__ import annotations
 
@@ -11,42 +12,7 @@ from runner.domain.contracts import Limits, Verdict, VerdictKind
 from runner.domain.games.base import BadMoveText, Game, IllegalMove
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.sandbox.base import EntryHost, RunOutcome
-
-#: how much of an entry's output or stderr a detail quotes
-QUOTE_CHARS = 60
-
-
-def one_line(text: str, limit: int = QUOTE_CHARS) -> str:
-    """``text`` squeezed onto one short line (details are one line, DESIGN §4.3)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def last_stderr_line(outcome: RunOutcome) -> str:
-    lines = [ln for ln in outcome.stderr_tail.decode("utf-8", errors="replace").splitlines() if ln.strip()]
-    return one_line(lines[-1], 100) if lines else ""
-
-
-def failure_verdict(outcome: RunOutcome, player: str) -> Verdict | None:
-    """The verdict for a run that broke a host rule or did not exit cleanly, else None.
-
-    A host reports broken limits in ``failure``; a non-zero exit or a signal is a
-    crash even from a host that left ``failure`` empty. A crash quotes the last
-    line of stderr, which usually says why.
-    """
-    kind, detail = outcome.failure, outcome.detail
-    if kind is None:
-        if outcome.signal is not None:
-            kind, detail = VerdictKind.CRASH, f"signal {outcome.signal}"
-        elif outcome.exit_code not in (0, None):
-            kind, detail = VerdictKind.CRASH, f"exit code {outcome.exit_code}"
-        else:
-            return None
-    if kind is VerdictKind.CRASH:
-        why = last_stderr_line(outcome)
-        if why and why not in detail:
-            detail = f"{detail}: {why}"
-    return Verdict(kind, player, one_line(detail, 200) or kind.value)
+from workers.sandbox.classify import DETAIL_CHARS, one_line, verdict_of
 
 
 def board_numbers(board_text: str) -> list[int]:
@@ -88,7 +54,7 @@ class TextBoardProtocol(EntryProtocol):
         self.board_text = board_text
 
     def verdict(self, kind: VerdictKind, detail: str) -> Verdict:
-        return Verdict(kind, self.seat.player, one_line(detail, 200))
+        return Verdict(kind, self.seat.player, one_line(detail, DETAIL_CHARS))
 
     def reply_from_line(self, line: str, outcome: RunOutcome) -> MoveReply:
         """A move from one line of text, or ``bad_output`` naming what was wrong."""
@@ -117,7 +83,7 @@ class PerMoveProtocol(TextBoardProtocol):
 
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
         outcome = self.host.run(self.argv, self.stdin_for(state, history), self.limits)
-        verdict = failure_verdict(outcome, self.seat.player)
+        verdict = verdict_of(outcome, self.seat.player)
         if verdict is not None:
             return MoveReply(None, verdict, outcome.wall_ms, outcome.cpu_ms)
         try:

@@ -30,8 +30,9 @@ from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.games.base import Game
 from runner.errors import EntryFault
 from workers.protocols.base import MoveReply, Seat
-from workers.protocols.common import TextBoardProtocol, failure_verdict, one_line
+from workers.protocols.common import TextBoardProtocol
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+from workers.sandbox.classify import one_line, verdict_of
 
 #: how long an engine may take to start and answer its handshake (uciok, readyok, features)
 HANDSHAKE_S = 5.0
@@ -204,7 +205,7 @@ class EngineProtocol(TextBoardProtocol):
     def _ended(self, outcome: RunOutcome, waiting_for: str) -> Verdict:
         if outcome.failure is VerdictKind.TIMEOUT:
             return self.verdict(VerdictKind.TIMEOUT, f"no answer while waiting for {waiting_for}")
-        verdict = failure_verdict(outcome, self.seat.player)
+        verdict = verdict_of(outcome, self.seat.player)
         if verdict is None:
             return self.verdict(VerdictKind.NO_OUTPUT, f"stopped without answering {waiting_for}")
         return verdict

@@ -33,8 +33,9 @@ from typing import Any, ClassVar
 from runner.domain.contracts import Limits, Verdict, VerdictKind
 from runner.domain.games.base import Game
 from workers.protocols.base import MoveReply, Seat
-from workers.protocols.common import TextBoardProtocol, failure_verdict, mnk_dimensions, one_line
+from workers.protocols.common import TextBoardProtocol, mnk_dimensions
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+from workers.sandbox.classify import one_line, verdict_of
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ class GomocupProtocol(TextBoardProtocol):
             return line
 
     def _outcome_verdict(self, outcome: RunOutcome, waiting_for: str) -> Verdict:
-        verdict = failure_verdict(outcome, self.seat.player)
+        verdict = verdict_of(outcome, self.seat.player)
         if verdict is None:
             # it exited cleanly, or closed its output, without answering
             return self.verdict(VerdictKind.NO_OUTPUT, f"stopped without answering {waiting_for}")

@@ -31,8 +31,9 @@ from typing import Any, ClassVar
 from runner.domain.contracts import Limits, Verdict, VerdictKind
 from runner.domain.games.base import Game
 from workers.protocols.base import MoveReply, Seat
-from workers.protocols.common import TextBoardProtocol, failure_verdict, one_line
+from workers.protocols.common import TextBoardProtocol
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+from workers.sandbox.classify import one_line, verdict_of
 
 
 class JsonProtocol(TextBoardProtocol):
@@ -88,7 +89,7 @@ class JsonProtocol(TextBoardProtocol):
         self._thinking_s += wall_s
         wall_ms, cpu_ms = wall_s * 1000.0, max(0.0, proc.cpu_ms - cpu_before)
         if isinstance(answer, RunOutcome):
-            verdict = failure_verdict(answer, self.seat.player) or self.verdict(
+            verdict = verdict_of(answer, self.seat.player) or self.verdict(
                 VerdictKind.NO_OUTPUT, "stopped without answering its turn"
             )
             if answer.failure is VerdictKind.TIMEOUT and timeout < self.limits.move_wall_s:

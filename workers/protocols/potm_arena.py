@@ -18,7 +18,8 @@ from runner.domain.contracts import VerdictKind
 from runner.domain.games.base import BadMoveText, IllegalMove
 from workers.protocols.arena_lock import ArenaHold
 from workers.protocols.base import MoveReply
-from workers.protocols.common import TextBoardProtocol, failure_verdict
+from workers.protocols.common import TextBoardProtocol
+from workers.sandbox.classify import verdict_of
 
 
 @runtime_checkable
@@ -55,7 +56,7 @@ class PotmArenaProtocol(TextBoardProtocol):
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
         game = self._arena_game()
         outcome = self.host.run(self.argv, game.arena_text(state).encode(), self.limits)
-        verdict = failure_verdict(outcome, self.seat.player)
+        verdict = verdict_of(outcome, self.seat.player)
         if verdict is not None:
             return MoveReply(None, verdict, outcome.wall_ms, outcome.cpu_ms)
         if not outcome.stdout.strip():

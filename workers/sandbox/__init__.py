@@ -1,26 +1,38 @@
 """Process hosts: where entry programs run (docs/architecture.md, row 14).
 
-``host_factory(kind)`` picks one by the config's ``sandbox`` value:
+``host_factory(kind)`` picks one by the config's ``sandbox`` value from ``SANDBOXES``
+(a ``runner.domain.registry.Registry``):
 ``"none"`` is ``PlainHostFactory`` (plain subprocesses, trusted entries
 only); ``"bwrap"`` is the bubblewrap sandbox, imported only when asked for.
 """
 
 from __future__ import annotations
 
-from runner.domain.registry import SANDBOX_KINDS
+from collections.abc import Callable
+
+from runner.domain.registry import SANDBOX_KINDS, Registry
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.plain import PlainHost, PlainHostFactory
 
 
+def _bwrap_factory() -> HostFactory:
+    from workers.sandbox.bwrap import BwrapHostFactory  # only when asked for: it probes the machine
+
+    return BwrapHostFactory()
+
+
+#: each ``sandbox:`` value (``SANDBOX_KINDS``) with what makes its host factory
+SANDBOXES: Registry[Callable[[], HostFactory]] = Registry(
+    "sandbox",
+    {"bwrap": _bwrap_factory, "none": PlainHostFactory},
+    plural="sandboxes",
+    error=HostError,
+)
+
+
 def host_factory(kind: str) -> HostFactory:
     """The host factory for ``sandbox: kind``; ``HostError`` with the reason if it cannot work here."""
-    if kind == "none":
-        return PlainHostFactory()
-    if kind == "bwrap":
-        from workers.sandbox.bwrap import BwrapHostFactory  # only when asked for: it probes the machine
-
-        return BwrapHostFactory()
-    raise HostError(f"unknown sandbox {kind!r}; expected one of {', '.join(SANDBOX_KINDS)}")
+    return SANDBOXES.get(kind)()
 
 
 def game_host_factory(kind: str) -> HostFactory:
@@ -44,6 +56,7 @@ def game_host_factory(kind: str) -> HostFactory:
 
 
 __all__ = [
+    "SANDBOXES",
     "SANDBOX_KINDS",
     "EntryHost",
     "HostError",

@@ -1,10 +1,11 @@
-"""Which DESIGN §4.3 verdict a finished run earned: hosts measure, this decides.
+"""Which verdict a finished run earned (docs/architecture.md): hosts measure, this decides.
 
 Both hosts describe how a program run ended as one ``Measurement`` (the
 bubblewrap sandbox from its launcher's report and psutil's samples, the plain
 host from ``wait4``); ``classify`` alone turns a measurement and the limits
 into a verdict, so an entry gets the same verdict under ``sandbox: none`` as
-in the sandbox. Pure: no clock, no processes, no I/O.
+in the sandbox, and ``verdict_of`` alone turns a host's ``RunOutcome`` into the
+``Verdict`` a protocol records. Pure: no clock, no processes, no I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.contracts import Limits, Verdict, VerdictKind
 from workers.sandbox.base import RunOutcome
 from workers.sandbox.limits import cpu_rlimit_s
 from workers.sandbox.sampler import CPU_SLACK_MS, StopReason
@@ -24,6 +25,10 @@ MEMORY_WORDS = re.compile(
     rb"failed to allocate|allocation failed",
     re.IGNORECASE,
 )
+#: how much of an entry's output or stderr a detail quotes
+QUOTE_CHARS = 60
+#: the longest detail a verdict carries
+DETAIL_CHARS = 200
 #: an abnormal exit with a peak this close to the address-space limit ran out of memory
 MEMORY_NEAR_LIMIT = 0.9
 
@@ -66,6 +71,17 @@ def signal_name(signo: int) -> str:
         return signal.Signals(signo).name
     except ValueError:
         return f"signal {signo}"
+
+
+def one_line(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text`` squeezed onto one short line (a verdict's detail is one line, docs/config.md)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def last_stderr_line(stderr_tail: bytes) -> str:
+    lines = [ln for ln in stderr_tail.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    return one_line(lines[-1], 100) if lines else ""
 
 
 def _fmt_s(seconds: float) -> str:
@@ -163,10 +179,9 @@ def classify(
         if near_limit or words is not None:
             why = words.group(0).decode(errors="replace") if words is not None else "peak near the limit"
             return VerdictKind.MEMORY_LIMIT, f"memory limit {limits.memory_mb} MiB exceeded ({why})"
-    if m.signal is not None:
-        return VerdictKind.CRASH, f"signal {m.signal} ({signal_name(m.signal)})"
-    if m.exit_code is not None and m.exit_code != 0:
-        return VerdictKind.CRASH, f"exit code {m.exit_code}"
+    kind, detail = _exit_rule(m.exit_code, m.signal)
+    if kind is not None:
+        return kind, detail
     if m.left_count:
         name = f" ({m.left_comm})" if m.left_comm else ""
         return (
@@ -174,6 +189,35 @@ def classify(
             f"did not kill all its processes: {m.left_count} still running after it exited{name}",
         )
     return None, ""
+
+
+def _exit_rule(exit_code: int | None, signo: int | None) -> tuple[VerdictKind | None, str]:
+    """Rules 8 and 9 of ``classify``: a signal, then a non-zero exit code, is a crash."""
+    if signo is not None:
+        return VerdictKind.CRASH, f"signal {signo} ({signal_name(signo)})"
+    if exit_code is not None and exit_code != 0:
+        return VerdictKind.CRASH, f"exit code {exit_code}"
+    return None, ""
+
+
+def verdict_of(outcome: RunOutcome, player: str) -> Verdict | None:
+    """The verdict ``player``'s run earned, else None (the protocol then judges its output).
+
+    It is the host's ``failure`` (``classify``'s, or one the host reached itself);
+    a host that left ``failure`` empty on a signal or a non-zero exit gets
+    ``classify``'s crash rules, so no run ends as a crash worded two ways. A crash
+    quotes the last line of stderr, which usually says why.
+    """
+    kind, detail = outcome.failure, outcome.detail
+    if kind is None:
+        kind, detail = _exit_rule(outcome.exit_code, outcome.signal)
+        if kind is None:
+            return None
+    if kind is VerdictKind.CRASH:
+        why = last_stderr_line(outcome.stderr_tail)
+        if why and why not in detail:
+            detail = f"{detail}: {why}"
+    return Verdict(kind, player, one_line(detail, DETAIL_CHARS) or kind.value)
 
 
 def judged(

@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from runner.domain.games.base import Game
+from runner.domain.registry import Registry
 from runner.errors import UsageError
 
 if TYPE_CHECKING:  # imported where used: a worker building a game without parameters skips pydantic
@@ -103,29 +104,39 @@ def plugin_games() -> Mapping[str, str]:
     return MappingProxyType(found)
 
 
+def game_registry() -> Registry[str]:
+    """Every registered game, name -> import path: the built-in ones and the installed
+    plugins', sorted by name."""
+    return _games_with(tuple(plugin_games().items()))
+
+
+@functools.lru_cache(maxsize=1)
+def _games_with(plugins: tuple[tuple[str, str], ...]) -> Registry[str]:
+    # keyed by the plugins found, so a fresh read of them (plugin_games.cache_clear) gives a fresh registry
+    return Registry(
+        "game",
+        sorted({**dict(plugins), **BUILTIN_GAMES}.items()),
+        error=GameLoadError,
+        hint="(or an import path package.module:ClassName)",
+    )
+
+
 def game_names() -> tuple[str, ...]:
     """Every registered game name: the built-in ones and the installed plugins', sorted."""
-    return tuple(sorted({*BUILTIN_GAMES, *plugin_games()}))
+    return game_registry().names()
 
 
 def is_game_reference(reference: str) -> bool:
     """Whether ``reference`` could name a game (a registered name or an import path), without importing."""
-    return reference in BUILTIN_GAMES or reference in plugin_games() or is_import_path(reference)
+    return reference in game_registry() or is_import_path(reference)
 
 
 def import_path_of(reference: str) -> str:
     """The import path a game reference stands for; ``GameLoadError`` for an unknown name."""
-    if reference in BUILTIN_GAMES:
-        return BUILTIN_GAMES[reference]
-    plugins = plugin_games()
-    if reference in plugins:
-        return plugins[reference]
-    if is_import_path(reference):
+    games = game_registry()
+    if reference not in games and is_import_path(reference):
         return reference
-    raise GameLoadError(
-        f"unknown game {reference!r}; known games: {', '.join(game_names())} "
-        "(or an import path package.module:ClassName)"
-    )
+    return games.get(reference)
 
 
 def same_game(a: str, b: str) -> bool:

@@ -1,4 +1,5 @@
-"""Stage planners (DESIGN §5), pure functions looked up by the config's ``planner`` name.
+"""Stage planners (docs/config.md, "Stages"), pure functions looked up by the config's ``planner``
+name in ``PLANNERS`` (a ``runner.domain.registry.Registry``).
 
 Each planner is ``plan(ctx, entrants, results) -> StageOutcome`` (see
 ``runner.domain.stages.common``); ``runner.domain.stages.tournament.advance`` chains them
@@ -22,6 +23,7 @@ from runner.config import (
     SystemTestStage,
     planner_name,
 )
+from runner.domain.registry import Registry
 from runner.domain.stages import (
     gauntlet,
     knockout,
@@ -37,18 +39,18 @@ from runner.domain.stages.common import Results, StageContext, StageOutcome
 
 Planner = Callable[[StageContext, list[str], Results], StageOutcome]
 
-# each planner function by the stage model that configures it; the names come from the models
-_PLANS: dict[type[StageBase], Planner] = {
-    SystemTestStage: system_test.plan,
-    SeedingStage: seeding.plan,
-    GauntletStage: gauntlet.plan,
-    EliminationStage: potm_elimination.plan,
-    RoundRobinStage: round_robin.plan,
-    PermutationsStage: permutations.plan,
-    KnockoutStage: knockout.plan,
-    SwissStage: swiss.plan,
-    SprtStage: sprt.plan,
-}
-PLANNERS: dict[str, Planner] = {planner_name(model): plan for model, plan in _PLANS.items()}
+# each planner function with the stage model that configures it; the names come from the models
+_PLANS: tuple[tuple[type[StageBase], Planner], ...] = (
+    (SystemTestStage, system_test.plan),
+    (SeedingStage, seeding.plan),
+    (GauntletStage, gauntlet.plan),
+    (EliminationStage, potm_elimination.plan),
+    (RoundRobinStage, round_robin.plan),
+    (PermutationsStage, permutations.plan),
+    (KnockoutStage, knockout.plan),
+    (SwissStage, swiss.plan),
+    (SprtStage, sprt.plan),
+)
+PLANNERS: Registry[Planner] = Registry("planner", ((planner_name(model), plan) for model, plan in _PLANS))
 
 __all__ = ["PLANNERS", "Planner", "StageContext", "StageOutcome"]

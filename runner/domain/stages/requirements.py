@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runner.config.models import (
+from runner.config.stage_models import (
     AdvanceTop,
     AnyStage,
     EliminationStage,
@@ -219,7 +219,7 @@ MAX_STAGE_MEMORY = "2 GB"
 def stage_games(st: AnyStage, n: int, opponents: int) -> int | None:
     """The most games ``st`` plays with ``n`` entrants (``opponents``: the seed
     opponents it can use); None where it depends on the results (potm_elimination)."""
-    from runner.config.models import GauntletStage, RoundRobinStage, SeedingStage
+    from runner.config.stage_models import GauntletStage, RoundRobinStage, SeedingStage
 
     boards = max(len(st.boards), 1)
     if isinstance(st, RoundRobinStage):

@@ -130,7 +130,7 @@ def advance(
             max_players=max_players,
             slots=slots,
         )
-        planner = PLANNERS[st.planner]
+        planner = PLANNERS.get(st.planner)
         out = planner(ctx, entrants, results) if memo is None else memo.plan(planner, ctx, entrants, results)
         matches.extend(out.matches)
         state = StageState(

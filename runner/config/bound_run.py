@@ -1,0 +1,133 @@
+"""A tournament config bound to what loading found: ``TournamentConfig``, what the rest of
+the runner reads.
+
+Loading (``runner.config.load``) fills in what the schema cannot know (the
+entry specs found on disk, the config's directory, its warnings) through
+``bind``; the accessors here answer from both halves (docs/config.md, "Paths").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import PrivateAttr
+
+from runner.config.errors import ConfigProblem
+from runner.config.models import TournamentSchema
+from runner.config.stage_models import AnyStage
+from runner.domain.boards import BoardResolver, BoardSpec
+from runner.domain.contracts import EntryRef, Limits
+from runner.domain.entries import EntrySpec
+from runner.domain.games import get_game
+from runner.domain.games.base import Game
+from runner.domain.openings import OPENINGS_BOARD
+
+MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
+
+
+class TournamentConfig(TournamentSchema):
+    """A whole contest: game, boards, entries, limits and stages."""
+
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    _config_path: Path | None = PrivateAttr(default=None)
+    _entries: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
+    _opponents: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
+    _boards: BoardResolver | None = PrivateAttr(default=None)
+    _warnings: list[ConfigProblem] = PrivateAttr(default_factory=list)  # set by load_config
+
+    # -- what the coordinator uses --------------------------------------
+    def bind(
+        self,
+        *,
+        base_dir: Path,
+        entries: dict[str, EntrySpec],
+        seed_opponents: dict[str, EntrySpec] | None = None,
+        config_path: Path | None = None,
+    ) -> TournamentConfig:
+        """Attach what loading resolved (entry specs, base directory); tests bind synthetic entries."""
+        self._base_dir = base_dir
+        self._config_path = config_path
+        self._entries = dict(entries)
+        self._opponents = dict(seed_opponents or {})
+        self._boards = None
+        self._expand_openings()
+        return self
+
+    def _expand_openings(self) -> None:
+        """The book's selected positions as boards, and ``openings`` in a stage's boards as their
+        names (idempotent: a config bound again stays the same)."""
+        if self.openings is None or not any(OPENINGS_BOARD in st.boards for st in self.stages):
+            return
+        chess960 = self.game_params.get("variant") == "chess960"
+        chosen = self.openings.load(self._base_dir, self.seed, chess960)
+        for o in chosen:
+            self.boards.setdefault(o.name, BoardSpec(text=o.fen))
+        names = [o.name for o in chosen]
+        for st in self.stages:
+            if OPENINGS_BOARD in st.boards:
+                i = st.boards.index(OPENINGS_BOARD)
+                st.boards = [*st.boards[:i], *names, *st.boards[i + 1 :]]
+
+    @property
+    def base_dir(self) -> Path:
+        return self._base_dir
+
+    @property
+    def config_path(self) -> Path | None:
+        return self._config_path
+
+    @property
+    def warnings(self) -> list[ConfigProblem]:
+        """What ``load_config`` found that departs from a seed's rules without stopping the run."""
+        return list(self._warnings)
+
+    @property
+    def limits_obj(self) -> Limits:
+        return self.limits.to_limits()
+
+    def entry_specs(self) -> dict[str, EntrySpec]:
+        """The tournament's entrants, names unique, in config (= initial seed) order."""
+        return dict(self._entries)
+
+    def seed_opponent_specs(self) -> dict[str, EntrySpec]:
+        return dict(self._opponents)
+
+    def resolve_player(self, name: str) -> EntrySpec:
+        """The entry behind any name a match can seat: an entrant, a seed opponent, or
+        '<entrant>~mirror' (system-test self-play: the same program under a second name)."""
+        if name in self._entries:
+            return self._entries[name]
+        if name in self._opponents:
+            return self._opponents[name]
+        if name.endswith(MIRROR_SUFFIX) and name[: -len(MIRROR_SUFFIX)] in self._entries:
+            return replace(self._entries[name[: -len(MIRROR_SUFFIX)]], name=name)
+        raise KeyError(f"no entry named {name!r} in this config")
+
+    def player_refs(self, names: Sequence[str]) -> dict[str, EntryRef]:
+        """``MatchSpec.entries`` for the players of a match."""
+        return {n: self.resolve_player(n).ref() for n in dict.fromkeys(names)}
+
+    def board_text(self, board_id: str) -> str:
+        if self._boards is None:
+            self._boards = BoardResolver(self.game, self.game_params, self.boards, self.seed, self._base_dir)
+        return self._boards.text(board_id)
+
+    def stage_names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def stage(self, name: str) -> AnyStage:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def game_rules(self) -> Game[Any, Any]:
+        return get_game(self.game, **self.game_params)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of tournament configs (``configs/schema.json``)."""
+    return TournamentConfig.model_json_schema()
