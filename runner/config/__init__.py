@@ -29,6 +29,13 @@ runner.commands.schema`` writes the JSON schema (configs/schema.json).
 from runner.config.errors import ConfigError, ConfigProblem
 from runner.config.load import load_config, load_config_text
 from runner.config.models import (
+    EntrySource,
+    LimitsModel,
+    TournamentConfig,
+    VariantsModel,
+    json_schema,
+)
+from runner.domain.stage_models import (
     ELIMINATION_PLANNERS,
     MIRROR_SUFFIX,
     PLANNERS,
@@ -37,10 +44,8 @@ from runner.config.models import (
     AdvanceTop,
     AnyStage,
     EliminationStage,
-    EntrySource,
     GauntletStage,
     KnockoutStage,
-    LimitsModel,
     PermutationsStage,
     RoundRobinStage,
     SeedingStage,
@@ -49,10 +54,7 @@ from runner.config.models import (
     StageModel,
     SwissStage,
     SystemTestStage,
-    TournamentConfig,
     TwoPlayerStage,
-    VariantsModel,
-    json_schema,
     planner_name,
 )
 

@@ -6,7 +6,7 @@ runner, never the reverse): the config checks read them, and
 against them (``tests/core/test_registry.py`` checks both sides match).
 
 The other registries have their own homes: games in ``runner.domain.games``,
-planners in the stage models of ``runner.config.models`` (their functions in
+planners in the stage models of ``runner.domain.stage_models`` (their functions in
 ``runner.domain.stages``), rank keys in ``runner.domain.scoring``.
 """
 

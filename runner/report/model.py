@@ -18,12 +18,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.config.models import ELIMINATION_PLANNERS as ELIMINATION_PLANNERS  # re-exported for brackets
 from runner.domain.contracts import GameRecord, VerdictKind
 from runner.domain.disputes import DisputeLog
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord, find_match
 from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
+from runner.domain.stage_models import (
+    ELIMINATION_PLANNERS as ELIMINATION_PLANNERS,  # re-exported for brackets
+)
 from runner.domain.stages.base import StageState, TournamentState
 from runner.domain.timing import TimingSummary, timing_summary
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner.config import (
+from runner.domain.stage_models import (
     EliminationStage,
     GauntletStage,
     KnockoutStage,
