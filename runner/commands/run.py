@@ -49,6 +49,7 @@ from runner.orchestration.cluster import (
 from runner.orchestration.dispatch import BrokerDown, check_broker_url
 from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import RedisServerError
+from runner.report.pgn import write_run_pgn
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.run_dir import (
@@ -58,7 +59,7 @@ from runner.storage.run_dir import (
     default_run_dir,
     open_for_resume,
 )
-from runner.storage.store import RunStore
+from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
 if TYPE_CHECKING:  # imported where used: the local workers start before these load
     from runner.domain.contracts import GameRecord, MatchSpec
@@ -103,10 +104,12 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
     """The end-of-run summary from the run's report data; without it (the run could not be
     read back), a plain table of the coordinator's own final state."""
     if data is not None:
+        # local: rich and the report's terminal view load after the run, off its start (docs/benchmarks.md)
         from runner.report.terminal import make_console, print_summary
 
         print_summary(data, make_console())
         return
+    # local: rich and the report's terminal view load after the run, off its start (docs/benchmarks.md)
     from rich.table import Table
     from rich.text import Text
 
@@ -241,6 +244,7 @@ def _play(
     _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(f"waiting for workers: {_worker_hint(args.broker, rd, config.sandbox == 'none')}")
+    # local: after cluster.start, so that Redis and the local worker start before these imports
     from runner.orchestration.coordinator import Coordinator
 
     coordinator = Coordinator(
@@ -442,8 +446,6 @@ def _masked(url: str) -> str:
 
 def _write_pgn(rd: RunDir) -> None:
     """A chess run's ``games.pgn`` (docs/engines.md), from the store as the run ends."""
-    from runner.report.pgn import write_run_pgn
-
     try:
         count = write_run_pgn(rd.path)
     except Exception as e:  # a broken PGN must not hide the standings
@@ -459,9 +461,9 @@ def _finish_outputs(
 ) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run (with the replays ``warmer`` computed while it played)."""
-    from runner.orchestration.coordinator import ATTEMPT_CAP
+    # local: the report's modules (jinja2...) load after the first result (_preload_report_modules)
     from runner.report.exports import standings_json, write_games_jsonl_file, write_text
-    from runner.report.model import load_report_data
+    from runner.report.loader import load_report_data
     from runner.report.site import write_html_report
 
     data: ReportData | None = None
@@ -484,8 +486,8 @@ def _finish_outputs(
     print_standings(rd.path, outcome.state, data)
     if not finished:
         print(
-            f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after {ATTEMPT_CAP} attempts "
-            "and the stages that need them cannot finish:",
+            f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after "
+            f"{DEFAULT_ATTEMPT_CAP} attempts and the stages that need them cannot finish:",
             file=sys.stderr,
         )
         for mid, why in outcome.failed_details.items():
