@@ -49,7 +49,6 @@ from runner.orchestration.cluster import (
 from runner.orchestration.dispatch import BrokerDown, check_broker_url
 from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import RedisServerError
-from runner.report.pgn import write_run_pgn
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.run_dir import (
@@ -103,18 +102,15 @@ def _setup_logging(rd: RunDir) -> logging.Handler:
 def print_standings(run_dir: Path, state: TournamentState, data: ReportData | None = None) -> None:
     """The end-of-run summary from the run's report data; without it (the run could not be
     read back), a plain table of the coordinator's own final state."""
-    if data is not None:
-        # local: rich and the report's terminal view load after the run, off its start (docs/benchmarks.md)
-        from runner.report.terminal import make_console, print_summary
-
-        print_summary(data, make_console())
-        return
     # local: rich and the report's terminal view load after the run, off its start (docs/benchmarks.md)
     from rich.table import Table
     from rich.text import Text
 
-    from runner.report.terminal import make_console
+    from runner.report.terminal import make_console, print_summary
 
+    if data is not None:
+        print_summary(data, make_console())
+        return
     console = make_console()
     for st in state.stages:
         if not st.standings:
@@ -446,6 +442,8 @@ def _masked(url: str) -> str:
 
 def _write_pgn(rd: RunDir) -> None:
     """A chess run's ``games.pgn`` (docs/engines.md), from the store as the run ends."""
+    from runner.report.pgn import write_run_pgn  # local: a run of another game never loads the chess referee
+
     try:
         count = write_run_pgn(rd.path)
     except Exception as e:  # a broken PGN must not hide the standings
