@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.report_run import make_run
-from runner.report.model import ReportData, load_report_data
+from runner.report.loader import load_report_data
+from runner.report.model import ReportData
 from runner.report.site import data_dir_for, write_html_report
 
 POLL_S = 0.02

@@ -205,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run_dir")
     s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
 
+    # local: the commands' modules load only for the command that runs (runner/cli.py's docstring)
     from runner.commands.fleet import add_fleet_parser
 
     add_fleet_parser(commands)

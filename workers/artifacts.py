@@ -44,6 +44,7 @@ from pathlib import Path
 from runner.domain.contracts import EntryRef, Limits, VerdictKind
 from runner.domain.packing import directory_digest, pack_entry, unpack_entry
 from runner.domain.placeholders import ContestParams, fill_build
+from runner.domain.registry import SANDBOX_BINDS_ENV
 from runner.errors import RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome
 from workers.sandbox.limits import build_limits
@@ -176,8 +177,6 @@ class ArtifactCache:
         as the text of a ``prebuilt`` marker: a build made ahead of the worker is taken only
         by a cache that would have built it under the very same conditions."""
         if self._conditions is None:
-            from runner.domain.registry import SANDBOX_BINDS_ENV
-
             conditions = {
                 "sandbox": self.hosts.name,
                 "limits": dataclasses.asdict(self.limits),

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.domain.contracts import MatchResult, MatchSpec, system_error_result
+from runner.domain.games import get_game
 from runner.domain.placeholders import ContestParams, board_size, has_placeholders
 from runner.domain.redaction import redacted_result
 
@@ -75,14 +76,13 @@ def contest_params(spec: MatchSpec) -> ContestParams | None:
     build uses any (then nothing about the contest reaches a build, and it is cached by digest)."""
     if not any(r.build and has_placeholders([r.build]) for r in spec.entries.values()):
         return None
-    from runner.domain.games import get_game
-
     game = get_game(spec.game, **spec.game_params)
     return ContestParams(board_size(game, spec.board_text), spec.limits.move_wall_s)
 
 
 def failed_build_logs(entry_dirs: Mapping[str, EntryDir]) -> dict[str, str]:
     """Each entry whose build failed, with (the end of) its build log."""
+    # local: artifacts brings the sandbox and psutil (Celery's main process loads this module, plays nothing)
     from workers.artifacts import BuildFailed
 
     return {
@@ -107,8 +107,7 @@ def execute_match(
     ``hosts`` defaults to ``game_host_factory(spec.sandbox)``; ``observer`` sees every game
     and move as it is played (``tourney play`` prints them).
     """
-    # imported here: Celery loads this module (through workers.tasks) in every process,
-    # the referee and the sandbox only where matches are played
+    # local: Celery loads this module in every process; the referee and sandbox only where matches play
     from workers.artifacts import ArtifactCache, cache_key
     from workers.match import play_match
     from workers.sandbox import game_host_factory

@@ -41,6 +41,7 @@ from runner.domain.placeholders import has_placeholders
 from workers.artifacts import ArtifactCache, cache_key
 from workers.executor import artifacts_dir
 from workers.policy import PolicyRefused, WorkerPolicy
+from workers.sandbox import host_factory
 
 log = logging.getLogger("tourney.prebuild")
 
@@ -110,8 +111,6 @@ def prebuild(
     published whole or not at all). Never raises for this machine's failures
     (a sandbox that cannot start, an artifact that does not match): the worker
     then builds the entry itself and reports what it meets."""
-    from workers.sandbox import host_factory
-
     report = PrebuildReport()
     jobs = [(ref, root) for ref in plan.entries for root in plan.cache_roots]
     try:

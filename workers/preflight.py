@@ -24,6 +24,8 @@ from runner.domain.contracts import Limits
 from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.signing import KeyFileError
 from runner.errors import WorkerUnfit
+from workers.sandbox import HostError, host_factory
+from workers.sandbox.limits import build_limits
 
 #: seconds the broker may take to answer at start (connect + PING)
 BROKER_CHECK_TIMEOUT_S = 5.0
@@ -85,8 +87,6 @@ def check_sandbox(kind: str) -> None:
 
 
 def _check_sandbox(kind: str) -> None:
-    from workers.sandbox import HostError, host_factory
-
     try:
         hosts = host_factory(kind)
     except HostError as e:
@@ -96,8 +96,6 @@ def _check_sandbox(kind: str) -> None:
         entry = Path(tmp) / "entry"
         entry.mkdir()
         (entry / "main.c").write_text(_C_SOURCE)
-        from workers.sandbox.limits import build_limits
-
         try:
             built = hosts.run_build(entry, "cc -O0 -o a.out main.c", build_limits(limits))
         except HostError as e:

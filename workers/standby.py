@@ -52,6 +52,7 @@ WORKER_MODULES = (
 
 def _preload() -> None:
     """Import what the worker's start would (most of its cost), while nothing waits for it."""
+    # local: this is the preload itself, made while the coordinator imports (runner/orchestration/standby.py)
     from workers.tasks import PLAYING_MODULES
 
     for module in (*WORKER_MODULES, *PLAYING_MODULES):

@@ -17,7 +17,7 @@ from runner.config import ConfigError
 from runner.domain.inert import inert
 from runner.errors import UsageError
 from runner.report.entry_notes import build_logs
-from runner.report.model import load_report_data
+from runner.report.loader import load_report_data
 from runner.storage.store import StoreError
 
 

@@ -26,7 +26,8 @@ from runner.report.exports import (
     write_games_jsonl_file,
     write_text,
 )
-from runner.report.model import ReportData, load_report_data
+from runner.report.loader import load_report_data
+from runner.report.model import ReportData
 from runner.report.terminal import (
     make_console,
     print_final_ranking,
@@ -153,6 +154,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    # local: jinja2 and the HTML writer; `tourney matches`, `standings` and `replay` start without them
     from runner.report.site import layout_named, write_html_report
 
     data = _load(args)

@@ -209,7 +209,8 @@ def who(args: argparse.Namespace) -> str:
 
 
 def _refresh_report(rd: RunDir) -> None:
-    from runner.report.html import write_report
+    # local: jinja2 and the HTML writer load once the rerun has played, not with the command
+    from runner.report.site import write_report
 
     try:
         write_report(rd.path, rd.report)

@@ -56,7 +56,7 @@ from runner.storage.run_dir import (
     default_run_dir,
     open_for_resume,
 )
-from runner.storage.store import RunStore
+from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
 if TYPE_CHECKING:  # imported where used: the local workers start before these load
     from runner.domain.contracts import GameRecord, MatchSpec
@@ -100,16 +100,15 @@ def _setup_logging(rd: RunDir) -> logging.Handler:
 def print_standings(run_dir: Path, state: TournamentState, data: ReportData | None = None) -> None:
     """The end-of-run summary from the run's report data; without it (the run could not be
     read back), a plain table of the coordinator's own final state."""
-    if data is not None:
-        from runner.report.terminal import make_console, print_summary
-
-        print_summary(data, make_console())
-        return
+    # local: rich and the report's terminal view load after the run, off its start (docs/benchmarks.md)
     from rich.table import Table
     from rich.text import Text
 
-    from runner.report.terminal import make_console
+    from runner.report.terminal import make_console, print_summary
 
+    if data is not None:
+        print_summary(data, make_console())
+        return
     console = make_console()
     for st in state.stages:
         if not st.standings:
@@ -239,6 +238,7 @@ def _play(
     _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(f"waiting for workers: {_worker_hint(args.broker, rd, config.sandbox == 'none')}")
+    # local: after cluster.start, so that Redis and the local worker start before these imports
     from runner.orchestration.coordinator import Coordinator
 
     coordinator = Coordinator(
@@ -436,7 +436,7 @@ def _masked(url: str) -> str:
 
 def _write_pgn(rd: RunDir) -> None:
     """A chess run's ``games.pgn`` (docs/engines.md), from the store as the run ends."""
-    from runner.report.pgn import write_run_pgn
+    from runner.report.pgn import write_run_pgn  # local: a run of another game never loads the chess referee
 
     try:
         count = write_run_pgn(rd.path)
@@ -453,9 +453,9 @@ def _finish_outputs(
 ) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run (with the replays ``warmer`` computed while it played)."""
-    from runner.orchestration.coordinator import ATTEMPT_CAP
+    # local: the report's modules (jinja2...) load after the first result (_preload_report_modules)
     from runner.report.exports import standings_json, write_games_jsonl_file, write_text
-    from runner.report.model import load_report_data
+    from runner.report.loader import load_report_data
     from runner.report.site import write_html_report
 
     data: ReportData | None = None
@@ -478,8 +478,8 @@ def _finish_outputs(
     print_standings(rd.path, outcome.state, data)
     if not finished:
         print(
-            f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after {ATTEMPT_CAP} attempts "
-            "and the stages that need them cannot finish:",
+            f"tourney run: not finished: {len(outcome.failed)} match(es) FAILED after "
+            f"{DEFAULT_ATTEMPT_CAP} attempts and the stages that need them cannot finish:",
             file=sys.stderr,
         )
         for mid, why in outcome.failed_details.items():

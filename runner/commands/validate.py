@@ -16,6 +16,7 @@ from runner.domain.entries import EntrySpec
 from runner.domain.inert import inert
 from runner.domain.placeholders import has_placeholders
 from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
+from runner.domain.stages.requirements import planned_games
 
 
 def describe(config: TournamentConfig) -> list[str]:
@@ -30,8 +31,6 @@ def describe(config: TournamentConfig) -> list[str]:
 
 def games_summary(config: TournamentConfig) -> str:
     """How many games the config implies at most, stage by stage."""
-    from runner.domain.stages.requirements import planned_games
-
     counts = planned_games(list(config.stages), len(config.entry_specs()), len(config.seed_opponent_specs()))
     known = [c for c in counts if c is not None]
     parts = [
@@ -52,6 +51,7 @@ def build_problems(config: TournamentConfig) -> list[str]:
     """Build every entry directory once, in the config's sandbox, as a worker would: one
     located line per build that fails (with the compiler's first error line) or that does
     not make the program ``run[0]`` names."""
+    # local: only `validate --build` builds; a plain validate starts without redis, psutil and workers
     from runner.orchestration.dispatch import build_here
 
     first_of_dir: dict[Path, EntrySpec] = {}

@@ -28,12 +28,13 @@ The reference for every field is docs/config.md; ``python -m
 runner.commands.schema`` writes the JSON schema (configs/schema.json).
 """
 
-from runner.config.bound_run import MIRROR_SUFFIX, TournamentConfig, json_schema
+from runner.config.bound_run import TournamentConfig, json_schema
 from runner.config.errors import ConfigError, ConfigProblem
 from runner.config.load import load_config, load_config_text
 from runner.config.models import EntrySource, LimitsModel, VariantsModel
-from runner.config.stage_models import (
+from runner.domain.stage_models import (
     ELIMINATION_PLANNERS,
+    MIRROR_SUFFIX,
     PLANNERS,
     STAGE_MODELS,
     Advance,

@@ -17,15 +17,13 @@ from pydantic import PrivateAttr
 
 from runner.config.errors import ConfigProblem
 from runner.config.models import TournamentSchema
-from runner.config.stage_models import AnyStage
 from runner.domain.boards import BoardResolver, BoardSpec
 from runner.domain.contracts import EntryRef, Limits
 from runner.domain.entries import EntrySpec
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.openings import OPENINGS_BOARD
-
-MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
+from runner.domain.stage_models import MIRROR_SUFFIX, AnyStage
 
 
 class TournamentConfig(TournamentSchema):

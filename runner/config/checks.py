@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -22,16 +22,6 @@ from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry
 from runner.config.models import EngineModel, EntrySource, OpeningsModel
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
-from runner.config.stage_models import (
-    STAGE_ADAPTER,
-    AnyStage,
-    EliminationStage,
-    GauntletStage,
-    PermutationsStage,
-    SeedingStage,
-    SprtStage,
-    SystemTestStage,
-)
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
 from runner.domain.engine_clock import merged
 from runner.domain.entries import EntryError, EntryPathRefused, EntrySpec, load_entry
@@ -50,9 +40,18 @@ from runner.domain.names import entry_name_problem
 from runner.domain.openings import OPENINGS_BOARD, BookError
 from runner.domain.placeholders import run_arg_problems
 from runner.domain.registry import ENGINE_PROTOCOLS, protocol_carries
-
-if TYPE_CHECKING:
-    from runner.domain.stages.requirements import Objection
+from runner.domain.stage_models import (
+    STAGE_ADAPTER,
+    AnyStage,
+    EliminationStage,
+    GauntletStage,
+    PermutationsStage,
+    SeedingStage,
+    SprtStage,
+    SystemTestStage,
+)
+from runner.domain.stages import requirements
+from runner.domain.stages.requirements import Objection
 
 
 class Checker:
@@ -334,10 +333,6 @@ class Checker:
         boards: dict[str, BoardSpec],
         stages: list[tuple[int | str, AnyStage]],
     ) -> None:
-        # imported here: the planners import the stage models, so runner.domain.stages cannot be
-        # imported while this package is still initialising
-        from runner.domain.stages import requirements
-
         defined = [*boards, DEFAULT_BOARD, *([OPENINGS_BOARD] if self._openings_ok() else [])]
         raw_boards = self.data.get("boards")
         board_names = set(raw_boards) if isinstance(raw_boards, dict) else set()

@@ -1,7 +1,7 @@
 """The schema of a tournament config: pydantic models, one per section (docs/config.md).
 
 ``TournamentSchema`` is the config as its file writes it; the stage models
-(one per planner) are in ``runner.config.stage_models``, and what the rest of
+(one per planner) are in ``runner.domain.stage_models``, and what the rest of
 the runner reads, the schema bound to what loading found (``TournamentConfig``),
 is in ``runner.config.bound_run``.
 """
@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from runner.config.stage_models import StageModel
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import BoardSpec
 from runner.domain.contracts import DEFAULT_MAX_MOVES, GameBound, Limits
@@ -24,6 +23,7 @@ from runner.domain.games import GAME_NAMES
 from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
 from runner.domain.openings import Opening, read_book, select
 from runner.domain.registry import SandboxKind, sandbox_bind_problem
+from runner.domain.stage_models import StageModel
 
 # -- sections ----------------------------------------------------------------
 

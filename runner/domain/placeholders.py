@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.domain.games.base import BoardError, Game
+from runner.domain.games.boxing import parse_arena
+from runner.domain.games.pousse import parse_size
 from runner.domain.seeds import derive_seed
 
 #: the placeholders ``run`` arguments know, in the order messages list them
@@ -86,13 +88,9 @@ def board_size(game: Game[Any, Any], board_text: str) -> str:
     """The board's size as ``--size`` writes it (see the module docstring)."""
     try:
         if game.name == "boxing":
-            from runner.domain.games.boxing import parse_arena
-
             width, height, _ = parse_arena(board_text)
             return f"{width}x{height}"
         if game.name == "pousse":
-            from runner.domain.games.pousse import parse_size
-
             return str(parse_size(board_text))
         parse = getattr(game, "parse_board", None)
         if parse is not None:

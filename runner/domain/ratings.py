@@ -163,8 +163,7 @@ def _cached_fit(pairs: PairTable, prior: float, max_iter: int) -> tuple[tuple[fl
     if pairs.n <= SMALL_LIMIT:  # most contests: no numpy import after the last game
         small_theta, small_variances = fit_small(pairs, prior, max_iter)
         return tuple(small_theta), tuple(small_variances)
-    # the sparse fit needs numpy and scipy (half a second of imports): loaded only for a pool
-    # this large, not by every command that imports the report model (matches, replay, rerun)
+    # local: numpy and scipy (0.5 s of imports) for a pool this large only, not with the report model
     from runner.domain.elo_fit import fit_bradley_terry
 
     theta, variances = fit_bradley_terry(pairs, prior, max_iter)

@@ -9,7 +9,7 @@ against them (``tests/core/test_registry.py`` checks both sides match).
 The registries themselves have their own homes, each a ``Registry`` (name ->
 implementation): games in ``runner.domain.games.plugins.game_registry`` (import
 paths), planners in ``runner.domain.stages.PLANNERS`` (named by the stage models
-of ``runner.config.stage_models``), protocols in ``workers.protocols.PROTOCOLS``,
+of ``runner.domain.stage_models``), protocols in ``workers.protocols.PROTOCOLS``,
 sandboxes in ``workers.sandbox.SANDBOXES``. Rank keys are a literal in
 ``runner.domain.scoring``.
 """

@@ -60,6 +60,7 @@ from runner.domain.contracts import (
     system_error_result,
 )
 from runner.domain.disputes import adoption_chains, explained_by_adoption
+from runner.domain.progress import ProgressSink, ProgressSnapshot, StageProgress, format_duration
 from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import advance, match_spec
@@ -81,7 +82,6 @@ from runner.orchestration.dispatch import (
 from runner.orchestration.stragglers import MIN_SAMPLES as STRAGGLER_MIN_SAMPLES
 from runner.orchestration.stragglers import Flight, straggler_copies
 from runner.orchestration.workers_health import WorkersHealth
-from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress, format_duration
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import (
     ResumeRefused,
@@ -128,7 +128,7 @@ class Coordinator:
         config: TournamentConfig,
         store: RunStore,
         dispatcher: Dispatcher,
-        progress: RunProgress,
+        progress: ProgressSink,
         *,
         timing: Timing | None = None,
         attempt_cap: int = ATTEMPT_CAP,

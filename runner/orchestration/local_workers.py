@@ -223,6 +223,7 @@ class LocalWorkers:
             self._stop_one(p, max(0.1, deadline - time.monotonic()))
         if self._started:  # every worker started was recorded in the one pid file, each over the last
             procs_mod.forget(self.pid_file)
+        # local: dispatch imports this module, and is runner's only door into workers
         from runner.orchestration.dispatch import sweep_sandbox_cgroups
 
         sweep_sandbox_cgroups()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.domain.contracts import EntryRef
+from runner.orchestration.dispatch import plan_local_prebuild, run_local_prebuild
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
@@ -49,8 +50,6 @@ class LocalPrebuild:
         return self._blobs[digest].read_bytes()
 
     def _run(self) -> None:
-        from runner.orchestration.dispatch import run_local_prebuild
-
         started, cpu = time.monotonic(), time.thread_time()
         try:
             self.report = run_local_prebuild(self.plan, self._fetch, self._stop)
@@ -88,8 +87,6 @@ def start_local_prebuild(
     None when there is nothing to build ahead (``workers.prebuild.plan_prebuild``)."""
     if os.environ.get(PREBUILD_ENV, "1") == "0":
         return None
-    from runner.orchestration.dispatch import plan_local_prebuild
-
     refs = _in_likely_order(
         [s.ref() for s in config.entry_specs().values()],
         [s.ref() for s in config.seed_opponent_specs().values()],

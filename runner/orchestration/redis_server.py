@@ -31,6 +31,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from runner.errors import RunHalted
+from runner.orchestration.procs import forget, record
 
 
 class RedisServerError(RunHalted, RuntimeError):
@@ -198,8 +199,6 @@ class EmbeddedRedis:
                 time.sleep(0.01)  # it is up within milliseconds; everything else waits for it
         finally:
             client.close()
-        from runner.orchestration.procs import record
-
         record(self.data_dir / "redis.pid", self.proc.pid, f"redis-server of {self.data_dir}")
         return self
 
@@ -228,8 +227,6 @@ class EmbeddedRedis:
                 proc.wait(5)
         if proc.stderr:
             proc.stderr.close()
-        from runner.orchestration.procs import forget
-
         forget(self.data_dir / "redis.pid")
 
     def _shutdown_now(self, proc: subprocess.Popen[bytes]) -> bool:

@@ -29,6 +29,7 @@ from runner.config import TournamentConfig
 from runner.domain.contracts import EntryRef, MatchResult, MatchSpec
 from runner.domain.entries import directory_digest
 from runner.errors import UsageError
+from runner.orchestration.dispatch import Finished, InlineDispatcher
 from runner.storage.run_dir import RunDir
 
 
@@ -60,8 +61,6 @@ def changed_entries(
 
 def play_again(spec: MatchSpec, rd: RunDir, worker: str = "rerun") -> MatchResult:
     """Play the stored spec once more, in this process, through the inline dispatcher."""
-    from runner.orchestration.dispatch import Finished, InlineDispatcher
-
     dispatcher = InlineDispatcher(rd.artifacts, rd.workers / "rerun" / "artifacts", worker=worker)
     dispatcher.submit(spec, 0)
     for note in dispatcher.poll(0):

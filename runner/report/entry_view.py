@@ -21,6 +21,11 @@ from runner.domain.match_record import MatchRecord
 from runner.report.model import ReportData
 
 
+def replay_key(match_id: str, game_no: int) -> str:
+    """The key of a game's replay in the report's data (``match_id:game_no``)."""
+    return f"{match_id}:{game_no}"
+
+
 def entry_anchor(name: str) -> str:
     """The page's element id of ``name``'s panel: letters, digits, ``-`` and ``_`` kept, any
     other character written as ``.`` and its code point, so two names never share an id."""
@@ -40,7 +45,7 @@ class EntryGame:
     number: int  # 1-based game number in the match
     record: GameRecord
     seat: str  # the name the entry played under (itself or a mirror)
-    key: str  # the replay key (``runner.report.html.replay_key``)
+    key: str  # the replay key (``replay_key``)
     embedded: bool  # its replay is in the page (or the split report's data files)
 
     @property
@@ -93,8 +98,6 @@ class EntryView:
 def entry_views(data: ReportData, embedded: set[str]) -> list[EntryView]:
     """One view per entrant (seed order), its games in plan order. ``embedded``: the replay keys
     whose replay the report carries."""
-    from runner.report.html import replay_key  # html imports this module
-
     games: dict[str, list[EntryGame]] = {e: [] for e in data.entries}
     for m, k, g in data.games():
         key = replay_key(m.match_id, k)

@@ -51,8 +51,8 @@ from runner.report.brackets import (
 )
 from runner.report.disputes import dispute_fields, origin_text
 from runner.report.entry_notes import build_logs, stderr_notes
-from runner.report.entry_view import entry_anchor, entry_views
-from runner.report.model import RatingTable, ReportData, load_report_data
+from runner.report.entry_view import entry_anchor, entry_views, replay_key
+from runner.report.model import RatingTable, ReportData
 from runner.report.replay import replay_game
 from runner.report.replay_memo import ReplayMemo, memo_key
 from runner.report.terminal import (
@@ -69,10 +69,6 @@ if TYPE_CHECKING:
 REPLAY_BUDGET_CHARS = 12_000_000
 REPLAY_MAX_GAMES = 3_000
 SEAT_COLOURS = 8  # CSS defines seat0..seat7; more seats reuse them
-
-
-def replay_key(match_id: str, game_no: int) -> str:
-    return f"{match_id}:{game_no}"
 
 
 def replay_json(
@@ -351,14 +347,6 @@ def render_page(
 def run_dir_label(data: ReportData) -> str:
     """How the page names the run directory in ``tourney replay RUN ...`` hints."""
     return str(data.run_dir) if data.run_dir else "RUN"
-
-
-def write_report(run_dir: Path, out: Path) -> None:
-    """Load ``run_dir`` and write its report to ``out`` (atomically): one page, or for a
-    large run a page plus its data files (``runner.report.site.write_html_report``)."""
-    from runner.report.site import write_html_report
-
-    write_html_report(load_report_data(run_dir), Path(out))
 
 
 #: for ``runner.report.site``, which renders the same views into a split report's pages

@@ -63,3 +63,8 @@ def load(run_dir: Path) -> ReportData:
         config=config,
         disputes=disputes,
     )
+
+
+def load_report_data(run_dir: Path | str) -> ReportData:
+    """Read a run directory into a ``ReportData`` (raises ``FileNotFoundError``)."""
+    return load(Path(run_dir))

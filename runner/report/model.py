@@ -18,14 +18,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.config.stage_models import (
-    ELIMINATION_PLANNERS as ELIMINATION_PLANNERS,  # re-exported for brackets
-)
 from runner.domain.contracts import GameRecord, VerdictKind
 from runner.domain.disputes import DisputeLog
+from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord, find_match
 from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
+from runner.domain.stage_models import (
+    ELIMINATION_PLANNERS as ELIMINATION_PLANNERS,  # re-exported for brackets
+)
 from runner.domain.stages.base import StageState, TournamentState
 from runner.domain.timing import TimingSummary, timing_summary
 
@@ -109,8 +110,6 @@ class ReportData:
 
     @cached_property
     def game(self) -> Game[Any, Any]:
-        from runner.domain.games import get_game
-
         return get_game(self.game_name, **self.game_params)
 
     @cached_property
@@ -197,10 +196,3 @@ class ReportData:
     def overall_ratings(self) -> RatingTable:
         """Over every game of the run (Elo if all were two-player)."""
         return rating_table([g for _, _, g in self.games()], self.entries)
-
-
-def load_report_data(run_dir: Path | str) -> ReportData:
-    """Read a run directory into a ``ReportData`` (raises ``FileNotFoundError``)."""
-    from runner.report.loader import load
-
-    return load(Path(run_dir))

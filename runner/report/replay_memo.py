@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runner.domain.contracts import GameRecord, MatchSpec, canonical_json
+from runner.domain.games import get_game
 
 log = logging.getLogger("tourney.report")
 
@@ -132,10 +133,7 @@ class ReplayWarmer:
         item = self._todo.get()
         if item is None:
             return
-        # imported once there is work (the HTML module brings jinja2: about 0.1 s of CPU), not
-        # when the run starts: this thread shares the coordinator's GIL, and the run's start
-        # waits on the coordinator (issue 13)
-        from runner.domain.games import get_game
+        # local: jinja2 (0.1 s of CPU) once there is work, not at the run's start; html imports this module
         from runner.report.html import game_replay_doc
 
         while item is not None:

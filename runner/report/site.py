@@ -57,6 +57,7 @@ from runner.report.html import (
     select_replays,
     stage_views,
 )
+from runner.report.loader import load_report_data
 from runner.report.model import ReportData
 from runner.report.replay_memo import ReplayMemo
 from runner.report.terminal import final_places_of, shared_place_lines
@@ -267,3 +268,9 @@ __all__ = [
     "layout_named",
     "write_html_report",
 ]
+
+
+def write_report(run_dir: Path, out: Path) -> None:
+    """Load ``run_dir`` and write its report to ``out`` (atomically): one page, or for a
+    large run a page plus its data files (``write_html_report``)."""
+    write_html_report(load_report_data(run_dir), Path(out))

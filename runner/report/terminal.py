@@ -24,7 +24,8 @@ from runner.domain.stages.pair_stats import PAIR_COLUMNS
 from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
 from runner.report.entry_notes import stderr_notes, warning_lines
-from runner.report.model import ReportData, load_report_data
+from runner.report.loader import load_report_data
+from runner.report.model import ReportData
 from runner.report.replay import replay_game
 
 

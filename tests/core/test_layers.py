@@ -1,11 +1,11 @@
-"""The layout's rules, read from the source: which package may import which, one
-exception root, no dead ``ImportError`` fallbacks, one way a command reports an error."""
+"""The layout's rules, read from the source: one exception root, no dead ``ImportError``
+fallbacks, one way a command reports an error. Which package may import which is the import
+contracts' business (tests/core/test_import_contracts.py)."""
 
 from __future__ import annotations
 
 import argparse
 import ast
-import functools
 import importlib
 import inspect
 import pkgutil
@@ -20,96 +20,13 @@ from runner.errors import CommandError, TourneyError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the one module through which runner reaches into workers (DESIGN §3)
-DOOR_TO_WORKERS = "runner/orchestration/dispatch.py"
-#: what workers may import from runner: the shared domain and the exception root
-WORKERS_MAY_IMPORT = ("runner.domain", "runner.errors")
-
 
 def sources(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-@functools.cache
 def parsed(path: Path) -> ast.Module:
-    """A source file's tree, parsed once for every rule below (the parse is most of their cost)."""
     return ast.parse(path.read_text(encoding="utf-8"))
-
-
-def imported_modules(path: Path) -> set[str]:
-    """Every module an ``import`` or ``from ... import`` names, at any depth (lazy ones too)."""
-    out: set[str] = set()
-    for node in ast.walk(parsed(path)):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
-            out.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return out
-
-
-def test_runner_reaches_workers_only_through_the_dispatcher() -> None:
-    leaks = {
-        str(p.relative_to(ROOT)): sorted(m for m in imported_modules(p) if m.split(".")[0] == "workers")
-        for p in sources("runner")
-        if str(p.relative_to(ROOT)) != DOOR_TO_WORKERS
-    }
-    assert {p: m for p, m in leaks.items() if m} == {}
-
-
-def test_the_dispatcher_does_reach_workers() -> None:
-    """The rule above is not vacuous: the door exists and is used."""
-    assert any(m.startswith("workers.") for m in imported_modules(ROOT / DOOR_TO_WORKERS))
-
-
-def test_workers_import_only_the_domain_and_the_errors_from_runner() -> None:
-    bad = {
-        str(p.relative_to(ROOT)): sorted(
-            m
-            for m in imported_modules(p)
-            if m.split(".")[0] == "runner"
-            and m != "runner"
-            and not any(m == ok or m.startswith(ok + ".") for ok in WORKERS_MAY_IMPORT)
-        )
-        for p in sources("workers")
-    }
-    assert {p: m for p, m in bad.items() if m} == {}
-
-
-#: runner's layers, lowest first: a module imports only its own layer and those below it
-#: (domain and config share a rank: the stage models are config, their planners domain)
-LAYER_RANK = {
-    "runner.errors": 0,
-    "runner.domain": 1,
-    "runner.games": 1,  # the public path of the game API for plugins (DESIGN §4.2)
-    "runner.config": 1,
-    "runner.storage": 2,
-    "runner.report": 3,
-    "runner.orchestration": 4,
-    "runner.commands": 5,
-    "runner.cli": 6,
-}
-
-
-def layer_of(module: str) -> str | None:
-    return next((layer for layer in LAYER_RANK if module == layer or module.startswith(layer + ".")), None)
-
-
-def test_runner_layers_import_only_downwards() -> None:
-    bad: dict[str, list[str]] = {}
-    for p in sources("runner"):
-        if p.name == "__init__.py" and p.parent == ROOT / "runner":
-            continue
-        own = layer_of(".".join(p.relative_to(ROOT).with_suffix("").parts))
-        assert own is not None, p  # every module sits in a layer
-        up = [
-            m
-            for m in imported_modules(p)
-            if (layer := layer_of(m)) is not None and LAYER_RANK[layer] > LAYER_RANK[own]
-        ]
-        if up:
-            bad[str(p.relative_to(ROOT))] = sorted(up)
-    assert bad == {}
 
 
 def test_no_dead_import_error_fallbacks() -> None:
@@ -180,9 +97,7 @@ def test_every_cli_handler_imports() -> None:
         assert callable(getattr(importlib.import_module(module), func)), target
 
 
-def test_a_config_error_keeps_its_located_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_config_error_keeps_its_located_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``file:line:col: message`` lines locate themselves: printed without the command prefix."""
     config = tmp_path / "bad.yaml"
     config.write_text("name: t\nstages: 3\n")

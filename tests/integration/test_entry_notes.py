@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.domain.placeholders import game_seed
-from runner.report.model import load_report_data
+from runner.report.loader import load_report_data
 from tests.integration.helpers import assert_nothing_left, tourney
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

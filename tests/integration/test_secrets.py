@@ -19,7 +19,7 @@ from pathlib import Path
 
 from runner.domain.fleet import Fleet, read_worker_key
 from runner.domain.redaction import REDACTED
-from runner.report.model import load_report_data
+from runner.report.loader import load_report_data
 from runner.storage.store import STORE_FILE
 from tests.integration.helpers import SCAN, tourney
 

@@ -21,7 +21,8 @@ from runner.cli import main
 from runner.domain.contracts import VerdictKind
 from runner.domain.placeholders import game_seed
 from runner.report.entry_notes import build_logs, stderr_notes, warning_lines
-from runner.report.model import ReportData, load_report_data
+from runner.report.loader import load_report_data
+from runner.report.model import ReportData
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

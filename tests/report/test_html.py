@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from runner.report import html as html_mod
+from runner.report import site
 from runner.report.boards import grid_of
-from runner.report.html import render_report, replay_key
+from runner.report.entry_view import replay_key
+from runner.report.html import render_report
 from runner.report.model import ReportData
 from runner.report.replay import replay_game
 from tests.report.synth import pousse_tournament
@@ -222,9 +223,9 @@ def test_names_are_escaped_in_markup_and_in_replay_json() -> None:
 def test_write_report_writes_one_file(
     tmp_path: Path, mnk_data: ReportData, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(html_mod, "load_report_data", lambda run_dir: mnk_data)
+    monkeypatch.setattr(site, "load_report_data", lambda run_dir: mnk_data)
     out = tmp_path / "sub" / "report.html"
-    html_mod.write_report(tmp_path, out)
+    site.write_report(tmp_path, out)
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert [p.name for p in out.parent.iterdir()] == ["report.html"]
 

@@ -18,7 +18,8 @@ import pytest
 
 from bench.report_run import make_run
 from runner.cli import main
-from runner.report.model import ReportData, load_report_data
+from runner.report.loader import load_report_data
+from runner.report.model import ReportData
 from runner.report.site import MARKER, PAGE_SIZE, SPLIT_ABOVE_MATCHES, data_dir_for, write_html_report
 from tests.report.browser import headless_chromium
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from runner.report.model import ReportData, load_report_data
+from runner.report.loader import load_report_data
+from runner.report.model import ReportData
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "boxing"
 

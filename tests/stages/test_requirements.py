@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from runner.config.stage_models import STAGE_ADAPTER
 from runner.domain.boards import BoardSpec
+from runner.domain.stage_models import STAGE_ADAPTER
 from runner.domain.stages.requirements import Admission, Objection, admission, board_objections
 
 

@@ -37,9 +37,7 @@ class _BrokenHosts(HostFactory):
 def test_a_broken_sandbox_is_reported_in_one_line(
     monkeypatch: pytest.MonkeyPatch, build_ok: bool, expected: str
 ) -> None:
-    import workers.sandbox
-
-    monkeypatch.setattr(workers.sandbox, "host_factory", lambda kind: _BrokenHosts(build_ok))
+    monkeypatch.setattr(preflight, "host_factory", lambda kind: _BrokenHosts(build_ok))
     with pytest.raises(PreflightFailed) as caught:
         check_sandbox("bwrap")
     assert expected in str(caught.value) and "\n" not in str(caught.value)

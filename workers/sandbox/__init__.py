@@ -13,10 +13,12 @@ from collections.abc import Callable
 from runner.domain.registry import SANDBOX_KINDS, Registry
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.plain import PlainHost, PlainHostFactory
+from workers.sandbox.plain_reuse import shared_plain_factory
 
 
 def _bwrap_factory() -> HostFactory:
-    from workers.sandbox.bwrap import BwrapHostFactory  # only when asked for: it probes the machine
+    # local: sandbox: none never loads the bwrap host (its launcher, cgroups, checks)
+    from workers.sandbox.bwrap import BwrapHostFactory
 
     return BwrapHostFactory()
 
@@ -42,12 +44,13 @@ def game_host_factory(kind: str) -> HostFactory:
     keeping untouched game directories for the entry's next game
     (``workers.sandbox.plain_reuse``)."""
     if kind == "bwrap":
+        # local: the pool loads the bwrap host (see host_factory)
         from workers.sandbox.pool import reuse_enabled, shared_reusing_factory
 
         if reuse_enabled():
             return shared_reusing_factory()
     if kind == "none":
-        from workers.sandbox.plain_reuse import shared_plain_factory
+        # local: the pool loads the bwrap host (see host_factory)
         from workers.sandbox.pool import reuse_enabled
 
         if reuse_enabled():

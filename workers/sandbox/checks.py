@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from workers.sandbox.base import HostError
+from workers.sandbox.launcher import launcher_binary
 
 #: the uid sandboxes run as when we are root: RLIMIT_NPROC does not apply to
 #: processes of real uid 0, so a root-owned sandbox would have no process cap
@@ -124,8 +125,6 @@ def sandbox_problem() -> str | None:
     if seccomp is not None:
         return seccomp
     try:
-        from workers.sandbox.launcher import launcher_binary
-
         launcher_binary()
     except HostError as e:
         return str(e)

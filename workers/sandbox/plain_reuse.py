@@ -35,7 +35,7 @@ from runner.domain.contracts import Limits
 from workers.sandbox.base import EntryHost
 from workers.sandbox.per_process import PerProcess
 from workers.sandbox.plain import PlainHost, PlainHostFactory, new_game_dir
-from workers.sandbox.tree import walk_lstat
+from workers.sandbox.tree import tree_signature, walk_lstat
 
 #: idle game directories kept per process (each a copy of one entry, on disk)
 MAX_IDLE = 16
@@ -80,8 +80,6 @@ class ReusingPlainHostFactory(PlainHostFactory):
         self.created = 0
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
-        from workers.sandbox.pool import tree_signature
-
         key = (str(entry_dir), tree_signature(entry_dir))
         kept = self._take(key)
         if kept is None:

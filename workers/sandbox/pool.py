@@ -37,12 +37,13 @@ import threading
 from pathlib import Path
 
 from runner.domain.contracts import Limits
+from workers.sandbox import plain_reuse
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory
 from workers.sandbox.bwrap_sandbox import Sandbox
 from workers.sandbox.launcher import put_messages
 from workers.sandbox.per_process import PerProcess
-from workers.sandbox.tree import walk_lstat
+from workers.sandbox.tree import tree_signature
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +58,6 @@ REUSE_ENV = "TOURNEY_SANDBOX_REUSE"
 
 #: (entry dir, its contents' signature, limits, thread)
 PoolKey = tuple[str, tuple[tuple[str, int, int, int], ...], Limits, int]
-
-
-def tree_signature(root: Path) -> tuple[tuple[str, int, int, int], ...]:
-    """What identifies the contents of ``root`` cheaply: each path with its mode, size and
-    modification time (a changed entry directory is a new key, never a stale copy)."""
-    return tuple((rel, st.st_mode, st.st_size, st.st_mtime_ns) for rel, st in walk_lstat(root))
 
 
 def reuse_enabled() -> bool:
@@ -226,7 +221,5 @@ def shared_reusing_factory() -> ReusingHostFactory:
 def close_idle_sandboxes() -> None:
     """Close this process's kept sandboxes, and remove the game directories kept by
     ``sandbox: none`` (``workers.sandbox.plain_reuse``): a worker's pool process on its way out."""
-    from workers.sandbox import plain_reuse
-
     _shared.close_mine()
     plain_reuse.shared.close_mine()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner.config import (
+from runner.domain.registry import Registry
+from runner.domain.stage_models import (
     EliminationStage,
     GauntletStage,
     KnockoutStage,
@@ -23,7 +24,6 @@ from runner.config import (
     SystemTestStage,
     planner_name,
 )
-from runner.domain.registry import Registry
 from runner.domain.stages import (
     gauntlet,
     knockout,

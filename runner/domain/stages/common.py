@@ -21,7 +21,7 @@ from runner.domain.stages.pair_stats import pair_extras
 from runner.domain.stages.pairing import pair_positions
 
 if TYPE_CHECKING:
-    from runner.config import AnyStage
+    from runner.domain.stage_models import AnyStage
 
 Results = Mapping[str, Sequence[GameRecord]]
 PAIRING_SEARCH_BUDGET = 20_000  # nodes per search; far above what real brackets need

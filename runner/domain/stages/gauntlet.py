@@ -7,8 +7,8 @@ ranked, by the stage's ``rank_by`` over their own games.
 
 from __future__ import annotations
 
-from runner.config import GauntletStage, SeedingStage
 from runner.domain.contracts import MatchPlan
+from runner.domain.stage_models import GauntletStage, SeedingStage
 from runner.domain.stages.common import (
     Results,
     StageContext,

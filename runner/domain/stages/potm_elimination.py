@@ -51,9 +51,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runner.config import EliminationStage
 from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import match_winner, tally_matches
+from runner.domain.stage_models import EliminationStage
 from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import (
     PAIRING_SEARCH_BUDGET,

@@ -17,18 +17,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runner.config.stage_models import (
+from runner.domain.boards import BoardSpec
+from runner.domain.stage_models import (
     AdvanceTop,
     AnyStage,
     EliminationStage,
+    GauntletStage,
     KnockoutStage,
     PermutationsStage,
+    RoundRobinStage,
+    SeedingStage,
     SprtStage,
     StageBase,
     SwissStage,
     SystemTestStage,
 )
-from runner.domain.boards import BoardSpec
 
 
 @dataclass(frozen=True)
@@ -219,8 +222,6 @@ MAX_STAGE_MEMORY = "2 GB"
 def stage_games(st: AnyStage, n: int, opponents: int) -> int | None:
     """The most games ``st`` plays with ``n`` entrants (``opponents``: the seed
     opponents it can use); None where it depends on the results (potm_elimination)."""
-    from runner.config.stage_models import GauntletStage, RoundRobinStage, SeedingStage
-
     boards = max(len(st.boards), 1)
     if isinstance(st, RoundRobinStage):
         return n * (n - 1) // 2 * boards * st.games_per_pairing

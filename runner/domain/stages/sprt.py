@@ -39,10 +39,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.config import SprtStage
 from runner.domain.contracts import MatchPlan
 from runner.domain.scoring import Tally, rank_entries, tally_matches
 from runner.domain.sprt import Pentanomial, SprtBounds, llr
+from runner.domain.stage_models import SprtStage
 from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import Results, StageContext, StageOutcome, completed, standing_rows
 from runner.domain.stages.pair_stats import pair_points, penta_extras

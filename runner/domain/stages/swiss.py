@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from runner.config import SwissStage
 from runner.domain.contracts import GameRecord, MatchPlan
 from runner.domain.scoring import ScoringModel, Tally, rank_entries, tally_matches
+from runner.domain.stage_models import SwissStage
 from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import (
     PAIRING_SEARCH_BUDGET,

@@ -11,9 +11,9 @@ the excluded ones follow.
 
 from __future__ import annotations
 
-from runner.config import MIRROR_SUFFIX, SystemTestStage
 from runner.domain.contracts import MatchPlan, VerdictKind
 from runner.domain.scoring import Ranking, tally_matches
+from runner.domain.stage_models import MIRROR_SUFFIX, SystemTestStage
 from runner.domain.stages.base import RoundInfo
 from runner.domain.stages.common import Results, StageContext, StageOutcome, completed, standing_rows
 

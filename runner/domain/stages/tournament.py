@@ -33,19 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
-from runner.config import (
-    AdvanceTop,
-    AnyStage,
-    GauntletStage,
-    SeedingStage,
-    SystemTestStage,
-    TournamentConfig,
-)
-from runner.domain.boards import derive_seed
-from runner.domain.contracts import GameRecord, MatchPlan, MatchSpec
+from runner.domain.boards import BoardSpec, derive_seed
+from runner.domain.contracts import EntryRef, GameBound, GameRecord, Limits, MatchPlan, MatchSpec
+from runner.domain.entries import EntrySpec
+from runner.domain.games.base import Game
 from runner.domain.scoring import Ranking, ScoringModel, effective_winner, match_winner
+from runner.domain.stage_models import AdvanceTop, AnyStage, GauntletStage, SeedingStage, SystemTestStage
 from runner.domain.stages import PLANNERS
 from runner.domain.stages.base import StageState, TournamentState
 from runner.domain.stages.common import StageContext, StageOutcome, completed
@@ -55,12 +50,59 @@ from runner.domain.stages.places import TieGroup, compose_groups, final_places, 
 Results = Mapping[str, Sequence[GameRecord]]
 
 
-def match_seed(config: TournamentConfig, planned: MatchPlan) -> int:
+class _BoundRule(Protocol):
+    def to_bound(self) -> GameBound: ...
+
+
+class _TimingRule(Protocol):
+    @property
+    def exclusive_cores(self) -> bool: ...
+
+
+class _AdjudicationRule(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class TournamentRules(Protocol):
+    """What planning a tournament reads of its config. ``runner.config.TournamentConfig`` is
+    one; the domain names the shape it needs rather than import the layer above it
+    (docs/architecture.md, "Layers")."""
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def game(self) -> str: ...
+    @property
+    def game_params(self) -> Mapping[str, Any]: ...
+    @property
+    def sandbox(self) -> str: ...
+    @property
+    def bound(self) -> _BoundRule: ...
+    @property
+    def timing(self) -> _TimingRule: ...
+    @property
+    def adjudication(self) -> _AdjudicationRule | None: ...
+    @property
+    def boards(self) -> Mapping[str, BoardSpec]: ...
+    @property
+    def stages(self) -> Sequence[AnyStage]: ...
+    @property
+    def limits_obj(self) -> Limits: ...
+    def entry_specs(self) -> Mapping[str, EntrySpec]: ...
+    def seed_opponent_specs(self) -> Mapping[str, EntrySpec]: ...
+    def player_refs(self, names: Sequence[str]) -> dict[str, EntryRef]: ...
+    def board_text(self, board_id: str) -> str: ...
+    def stage_names(self) -> list[str]: ...
+    def stage(self, name: str) -> AnyStage: ...
+    def game_rules(self) -> Game[Any, Any]: ...
+
+
+def match_seed(config: TournamentRules, planned: MatchPlan) -> int:
     """The RNG seed a worker gets for ``planned``: from the config seed and the match id."""
     return derive_seed(config.seed, "match", planned.match_id)
 
 
-def match_spec(config: TournamentConfig, planned: MatchPlan) -> MatchSpec:
+def match_spec(config: TournamentRules, planned: MatchPlan) -> MatchSpec:
     """The ``MatchSpec`` a worker plays for ``planned``."""
     return MatchSpec(
         plan=planned,
@@ -88,7 +130,7 @@ def _advancing(st: AnyStage, out: StageOutcome) -> list[str]:
 
 
 def advance(
-    config: TournamentConfig, results: Results, memo: StageMemo | None = None, slots: int = 1
+    config: TournamentRules, results: Results, memo: StageMemo | None = None, slots: int = 1
 ) -> TournamentState:
     """Every match that exists now, each stage's state, and the final ranking once finished.
 
@@ -188,7 +230,7 @@ def advance(
 # -- audit output (tourney matches / standings --json) --------------------------
 
 
-def _stage_decider(config: TournamentConfig | None, stage: str) -> tuple[ScoringModel, list[str]]:
+def _stage_decider(config: TournamentRules | None, stage: str) -> tuple[ScoringModel, list[str]]:
     if config is not None and stage in config.stage_names():
         st = config.stage(stage)
         return st.scoring, list(getattr(st, "match_win_by", ["wins", "score"]))
@@ -196,7 +238,7 @@ def _stage_decider(config: TournamentConfig | None, stage: str) -> tuple[Scoring
 
 
 def match_row(
-    plan: MatchPlan, games: Sequence[GameRecord] | None, config: TournamentConfig | None = None
+    plan: MatchPlan, games: Sequence[GameRecord] | None, config: TournamentRules | None = None
 ) -> dict[str, Any]:
     """A match as ``tourney matches --json`` prints it: where it sits in the bracket, its board
     and seat orders, its result.
@@ -235,7 +277,7 @@ def match_row(
 
 
 def matches_rows(
-    state: TournamentState, results: Results, config: TournamentConfig | None = None
+    state: TournamentState, results: Results, config: TournamentRules | None = None
 ) -> list[dict[str, Any]]:
     """``match_row`` for every planned match, plan order."""
     return [match_row(m, completed(results, m), config) for m in state.matches]

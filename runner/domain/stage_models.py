@@ -1,9 +1,9 @@
-"""The stage models of a tournament config, one per planner (docs/config.md, "Stages").
+"""The stage sections of a config: one pydantic model per planner, and the planner names.
 
-Each stage model is also the planner registry's source: its ``planner``
-literal is the planner's name, and ``PLANNERS`` (the names, in this order)
-is derived from the union of stage models. The planner functions and their
-admission rules live in ``runner.domain.stages``, keyed by these names.
+Both the config schema (``runner.config.models``, which re-exports them) and the planners
+(``runner.domain.stages``) read these models, so they live in the lower layer: the domain
+(docs/architecture.md, "Layers"). Each model's ``planner`` literal is its planner's name;
+``PLANNERS`` (the names, in this order) is derived from the union of the models.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator,
 from runner.domain.boards import DEFAULT_BOARD
 from runner.domain.names import NAME_PATTERN
 from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
+
+MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
 
 
 class AdvanceTop(BaseModel):
