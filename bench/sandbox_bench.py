@@ -1,4 +1,4 @@
-"""Sandbox benchmarks (DESIGN §8): per-move overhead and time-limit precision.
+"""Sandbox benchmarks (docs/benchmarks.md): per-move overhead and time-limit precision.
 
 Per-move overhead: the runner's wall time for one move through the sandbox
 (``EntryHost.run``: request to the launcher, fork+exec inside the sandbox,
@@ -52,7 +52,7 @@ i = arena.find("-")
 sys.stdout.write(arena if i < 0 else arena[:i] + sys.argv[1] + arena[i + 1:])
 """
 
-#: the budget DESIGN/issue sets for killing an overrunning move
+#: the budget the issue sets for killing an overrunning move
 KILL_BUDGET_MS = 100.0
 
 

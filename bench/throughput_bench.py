@@ -1,4 +1,4 @@
-"""Throughput and scale-out (DESIGN §8): tournaments of native entries, each
+"""Throughput and scale-out (docs/benchmarks.md): tournaments of native entries, each
 played by 1 worker and by 2 workers in pairs of runs (alternating which
 goes first; medians of at least 3 pairs), each worker a separate "machine"
 (its own network namespace, reaching Redis over a veth link, its own build

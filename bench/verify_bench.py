@@ -1,4 +1,4 @@
-"""What re-judging results costs the coordinator (runner.domain.verify, DESIGN §6.1).
+"""What re-judging results costs the coordinator (runner.domain.verify, docs/scale-out.md).
 
 Runs ``configs/potm94.yaml`` with local Celery workers in a temporary run
 directory and prints the share of the coordinator process's CPU time spent

@@ -1,4 +1,4 @@
-"""`tourney` command line (DESIGN §4.4).
+"""`tourney` command line (README.md).
 
 The coordinator side's handlers live in ``runner.commands``; ``tourney
 worker`` and ``tourney play`` are the workers side's own commands (this

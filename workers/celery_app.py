@@ -1,4 +1,4 @@
-"""The one Celery app, its settings, and the Redis keys both sides share (DESIGN §6).
+"""The one Celery app, its settings, and the Redis keys both sides share (docs/scale-out.md).
 
 Celery only *delivers* work: the coordinator's run store decides what a
 result means. The settings make delivery at-least-once and the store makes

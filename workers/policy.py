@@ -1,4 +1,4 @@
-"""A worker's own execution policy (DESIGN §6.1): set where the worker starts, never by a message.
+"""A worker's own execution policy (docs/scale-out.md): set where the worker starts, never by a message.
 
 A task names the sandbox and limits its config asked for; the worker plays it
 as asked or not at all:

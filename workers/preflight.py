@@ -1,4 +1,4 @@
-"""What ``tourney worker`` checks before it takes any work (DESIGN §6.1).
+"""What ``tourney worker`` checks before it takes any work (docs/scale-out.md).
 
 A worker that cannot do its job must not take matches (each would come back
 as a ``system_error`` in milliseconds and use up other machines' retries).

@@ -1,7 +1,7 @@
 """Data that crosses the boundary between coordinator and workers.
 
 Everything here is plain data that round-trips through JSON (``to_dict`` /
-``from_dict``) because Celery carries it as JSON only (DESIGN §6). The
+``from_dict``) because Celery carries it as JSON only (docs/scale-out.md). The
 coordinator builds ``MatchSpec``s; a worker returns a ``MatchResult``.
 
 The wire messages (at the end of this module) wrap them: the coordinator
@@ -22,7 +22,7 @@ from runner.errors import MessageRejected
 
 
 class VerdictKind(StrEnum):
-    """How a game can end (DESIGN §4.3)."""
+    """How a game can end (docs/sandbox.md)."""
 
     NORMAL = "normal"
     ILLEGAL_MOVE = "illegal_move"
@@ -117,7 +117,7 @@ class EntryRef:
     """An entry as a match needs it: its artifact digest and how to run it."""
 
     name: str
-    digest: str  # sha256 of the packed entry directory (DESIGN §4.1)
+    digest: str  # sha256 of the packed entry directory (docs/config.md)
     protocol: str
     run: list[str]  # argv, with "{mark}" placeholders
     build: str | None = None
@@ -156,7 +156,7 @@ class MatchPlan:
     players: tuple[str, ...]
     board_id: str
     orders: tuple[tuple[str, ...], ...]
-    #: derived from the plan (DESIGN §4.5) unless given: ad-hoc matches (``tourney play``, tests)
+    #: derived from the plan (docs/architecture.md) unless given: ad-hoc matches (``tourney play``, tests)
     #: name their own
     match_id: str = ""
 
@@ -165,7 +165,7 @@ class MatchPlan:
         object.__setattr__(self, "players", tuple(self.players))
         object.__setattr__(self, "orders", tuple(tuple(o) for o in self.orders))
         if not self.match_id:
-            # DESIGN §4.5: derived from (stage, round, bracket, pairing, board, seat order)
+            # docs/architecture.md: derived from (stage, round, bracket, pairing, board, seat order)
             parts = (self.stage, self.round, self.bracket, self.pairing, self.board_id, self.orders)
             object.__setattr__(self, "match_id", stable_id(*parts))
 

@@ -1,6 +1,6 @@
 """Disputed matches as values: rerun candidates, acceptances, and how a result became official.
 
-A dispute (DESIGN §6) has two steps, kept apart on purpose so that what is
+A dispute (docs/disputes.md) has two steps, kept apart on purpose so that what is
 accepted is exactly what was reviewed:
 
 1. ``tourney rerun RUN MATCH`` plays the match again and keeps the result as

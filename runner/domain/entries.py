@@ -1,4 +1,4 @@
-"""Entry directories (DESIGN §4.1): ``entry.yaml``, variants, digest, packing.
+"""Entry directories (docs/config.md): ``entry.yaml``, variants, digest, packing.
 
 The digest is the sha256 of the directory's contents (sorted relative paths
 and bytes, plus the executable bit), so a rerun can prove it ran the same
@@ -151,7 +151,7 @@ class EntrySpec:
 def read_entry_yaml(path: Path) -> EntryModel:
     f = path / "entry.yaml"
     if not f.is_file():
-        raise EntryError(f"{path}: no entry.yaml (expected an entry directory, DESIGN §4.1)")
+        raise EntryError(f"{path}: no entry.yaml (expected an entry directory, docs/config.md)")
     try:
         text = read_named_file(f).decode(errors="replace")
         raw: Any = yaml.safe_load(text)

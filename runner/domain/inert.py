@@ -1,4 +1,4 @@
-"""Entry text made inert for a terminal (DESIGN §4.3: details are one line).
+"""Entry text made inert for a terminal (docs/sandbox.md: details are one line).
 
 Verdict details, stderr tails and build logs are written by untrusted
 programs. Printed raw, ``ESC]0;...BEL`` retitles the organiser's terminal and

@@ -1,4 +1,4 @@
-"""An entry directory's files, digest and packed artifact (DESIGN §4.1).
+"""An entry directory's files, digest and packed artifact (docs/config.md).
 
 Apart from ``runner.domain.entries`` (entry.yaml's pydantic models) because a
 worker unpacks artifacts for its first match, and importing pydantic there

@@ -1,4 +1,4 @@
-"""Points tables, game and match outcomes, tallies and rank keys (DESIGN §5).
+"""Points tables, game and match outcomes, tallies and rank keys (docs/config.md).
 
 Everything a stage needs to turn game records into standings, as pure
 functions. The rules, decided once:

@@ -1,4 +1,4 @@
-"""Re-judge a submitted ``MatchResult`` with the pure referee before it counts (DESIGN §6.1).
+"""Re-judge a submitted ``MatchResult`` with the pure referee before it counts (docs/scale-out.md).
 
 A worker reports what happened; the coordinator believes only what the rules
 confirm. For each game of the result, in the spec's seat orders:

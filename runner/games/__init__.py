@@ -1,6 +1,6 @@
 """The public import path of the game API, for games written outside tourney.
 
-DESIGN §4.2 names it: a plugin game is a ``runner.games.base.Game`` subclass.
+docs/games.md names it: a plugin game is a ``runner.games.base.Game`` subclass.
 The rules themselves live in the domain layer (``runner.domain.games``); this
 package only gives plugins a path that internal moves never break.
 """

@@ -1,4 +1,4 @@
-"""The coordinator: drive a tournament to its end, or resume one (DESIGN §4.4, §6).
+"""The coordinator: drive a tournament to its end, or resume one (README.md, docs/scale-out.md).
 
 The loop is a fixed point of a pure planner over the run store::
 
@@ -694,7 +694,7 @@ class Coordinator:
             self.progress.log(f"match {c.match_id}: {c.detail}")
 
     def _sweep(self) -> None:
-        """Requeue attempts nobody is working on any more (DESIGN §6)."""
+        """Requeue attempts nobody is working on any more (docs/scale-out.md)."""
         mono = time.monotonic()
         if mono - self._last_sweep < self.timing.sweep_s:
             return

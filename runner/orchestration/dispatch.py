@@ -2,7 +2,7 @@
 
 The coordinator hands a dispatcher ``(spec, attempt)`` pairs and polls it for
 notes (``Started``, ``Finished``, ``Skipped``). It never learns how matches
-are run; the store decides what a note means (DESIGN §6).
+are run; the store decides what a note means (docs/scale-out.md).
 
 * ``InlineDispatcher`` (``tourney run --inline``, ``tourney rerun``): plays
   each match in this process, one at a time in submission order. Entries
@@ -13,7 +13,7 @@ are run; the store decides what a note means (DESIGN §6).
 
 ``LocalWorkers`` (``runner.orchestration.local_workers``) starts, supervises and stops
 the ``tourney worker`` process on this machine (the embedded one-command setup). This
-module is the one place where the coordinator side reaches into ``workers`` (DESIGN §3).
+module is the one place where the coordinator side reaches into ``workers`` (docs/architecture.md).
 """
 
 from __future__ import annotations

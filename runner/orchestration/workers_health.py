@@ -1,4 +1,4 @@
-"""Per-worker accounting and quarantine (DESIGN §6.1): one bad machine cannot sink a run.
+"""Per-worker accounting and quarantine (docs/scale-out.md): one bad machine cannot sink a run.
 
 The store caps *matches'* attempts; this module keeps the *workers'* record,
 so that a machine whose sandbox is broken does not spend every match's

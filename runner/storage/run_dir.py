@@ -1,4 +1,4 @@
-"""The run directory (DESIGN §4.5): layout, the frozen config, the resume guard.
+"""The run directory (docs/architecture.md): layout, the frozen config, the resume guard.
 
     runs/<name>/
       config.yaml        frozen copy of the config; its digest guards resume

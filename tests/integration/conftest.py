@@ -1,4 +1,4 @@
-"""Integration tests: real Redis, real Celery workers, real processes (DESIGN §3)."""
+"""Integration tests: real Redis, real Celery workers, real processes (docs/architecture.md)."""
 
 from __future__ import annotations
 

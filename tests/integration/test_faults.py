@@ -1,4 +1,4 @@
-"""Fault tests (DESIGN §6): a killed worker, a Redis restart, a killed coordinator,
+"""Fault tests (docs/scale-out.md): a killed worker, a Redis restart, a killed coordinator,
 duplicated and late results. In each: the run completes, no result is lost and
 none is counted twice, and the standings equal an uninterrupted run's.
 

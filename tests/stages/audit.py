@@ -2,7 +2,7 @@
 
 ``check_elimination`` replays the bracket the way a third party would, from
 ``tourney matches --json`` rows and ``tourney standings --json`` (here: the
-functions behind them), and asserts every rule of seed 000 / DESIGN §5. It
+functions behind them), and asserts every rule of seed 000 / docs/config.md. It
 does not import the planner: it re-derives each round from the rules.
 """
 

@@ -1,4 +1,4 @@
-"""The Gomocup brain protocol (persistent; DESIGN §4.2), for m,n,k games.
+"""The Gomocup brain protocol (persistent; docs/games.md), for m,n,k games.
 
 One brain process per game, spoken to line by line:
 

@@ -1,4 +1,4 @@
-"""ICFP'98 ``runme`` protocol (seed 003, DESIGN §4.2).
+"""ICFP'98 ``runme`` protocol (seed 003, docs/games.md).
 
 ``./runme`` runs with the entry's private working copy as cwd (so its
 ``support/`` state lives for one game only); stdin is N on the first line,

@@ -1,4 +1,4 @@
-"""The generic ``json`` protocol (DESIGN §4.2): any game, one process per game.
+"""The generic ``json`` protocol (docs/games.md): any game, one process per game.
 
 The runner writes one JSON object per line on the entry's stdin:
 

@@ -1,4 +1,4 @@
-"""The m,n,k text protocol (DESIGN §4.2, in the spirit of seed 003).
+"""The m,n,k text protocol (docs/games.md, in the spirit of seed 003).
 
 Run once per move: stdin line 1 is ``W H K``, then every move so far as
 ``x y`` (1-based column, row; X moved first); stdout is one ``x y`` line.

@@ -1,4 +1,4 @@
-"""The generic ``text`` protocol (DESIGN §4.2): any game, one process per move.
+"""The generic ``text`` protocol (docs/games.md): any game, one process per move.
 
 The entry is started with its ``run`` argv (``{mark}`` substituted), reads
 on stdin the game's ``position_text(state, seat)`` (``render`` unless the

@@ -1,4 +1,4 @@
-"""A cgroup per sandbox (DESIGN §7): the kernel charges every byte an entry pins.
+"""A cgroup per sandbox (docs/sandbox.md): the kernel charges every byte an entry pins.
 
 rlimits and psutil see only what processes map. Detached SysV shared memory,
 unmapped memfd pages, files in the sandbox's tmpfs and kernel memory (inodes,

@@ -1,5 +1,5 @@
 /*
- * The sandbox launcher: PID 1 of one entry's bubblewrap sandbox (DESIGN §7).
+ * The sandbox launcher: PID 1 of one entry's bubblewrap sandbox (docs/sandbox.md).
  *
  * workers/sandbox/bwrap.py starts one sandbox per entry per game with this
  * program as its only process, then sends it requests over a unix socket

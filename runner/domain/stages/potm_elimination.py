@@ -1,6 +1,6 @@
 """POTM elimination (seed 000 stage 2): a winners and a losers bracket by loss count.
 
-The rules, as DESIGN §5 and seed 000 state them, with every open point
+The rules, as docs/config.md and seed 000 state them, with every open point
 decided (docs/config.md repeats them for organisers):
 
 Brackets. Every entrant starts in the winners bracket (no loss). A lost match
