@@ -1,4 +1,4 @@
-"""Replaying a disputed match (``tourney rerun``, docs/scale-out.md): what is played, what is refused.
+"""Replaying a disputed match (``tourney rerun``, docs/disputes.md): what is played, what is refused.
 
 The replay is exactly the stored ``MatchSpec``: same board, seat orders, RNG
 seed and entry digests, played in this process from the run's own packed
