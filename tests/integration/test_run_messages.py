@@ -31,6 +31,10 @@ from tests.integration.helpers import (
 FAST_PROGRESS = {"TOURNEY_PROGRESS_EVERY_S": "0.5"}
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _text(log: Path) -> str:
     return log.read_text(errors="replace") if log.exists() else ""
 
@@ -73,6 +77,9 @@ def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path: P
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # as a terminal's shell starts it: a suite started in the background (`cmd &` without
+            # job control) ignores SIGINT, and an ignored signal stays ignored across exec
+            preexec_fn=_sigint_default,
         )
     try:
         # the run's own log line of its first finished game, not a look into its store: under
