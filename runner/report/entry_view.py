@@ -16,9 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.contracts import GameRecord, Verdict, VerdictKind
 from runner.domain.match_record import MatchRecord
 from runner.report.model import ReportData
+
+
+def verdict_label(v: Verdict) -> str:
+    """How a game's verdict reads in the report: ``normal``, or its kind and the player charged."""
+    if v.kind is VerdictKind.NORMAL:
+        return "normal"
+    return f"{v.kind.value}: {v.player}" if v.player else v.kind.value
 
 
 def replay_key(match_id: str, game_no: int) -> str:
@@ -66,10 +73,7 @@ class EntryGame:
 
     @property
     def verdict(self) -> str:
-        v = self.record.verdict
-        if v.kind is VerdictKind.NORMAL:
-            return "normal"
-        return f"{v.kind.value}: {v.player}" if v.player else v.kind.value
+        return verdict_label(self.record.verdict)
 
     @property
     def charged(self) -> bool:

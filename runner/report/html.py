@@ -51,7 +51,7 @@ from runner.report.brackets import (
 )
 from runner.report.disputes import dispute_fields, origin_text
 from runner.report.entry_notes import build_logs, stderr_notes
-from runner.report.entry_view import entry_anchor, entry_views, replay_key
+from runner.report.entry_view import entry_anchor, entry_views, replay_key, verdict_label
 from runner.report.model import RatingTable, ReportData
 from runner.report.replay import replay_game
 from runner.report.replay_memo import ReplayMemo, memo_key
@@ -162,10 +162,7 @@ class GameRow:
 
     @property
     def verdict(self) -> str:
-        v = self.record.verdict
-        if v.kind is VerdictKind.NORMAL:
-            return "normal"
-        return f"{v.kind.value}: {v.player}" if v.player else v.kind.value
+        return verdict_label(self.record.verdict)
 
     @property
     def abnormal(self) -> bool:
