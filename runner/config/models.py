@@ -168,6 +168,12 @@ class EngineModel(BaseModel):
     options: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Engine options (UCI setoption / xboard option): Hash, Threads..."
     )
+    restart: bool | None = Field(
+        default=None,
+        description="on: a fresh engine process for every game (fastchess restart=on); off (the default, "
+        "as fastchess): one engine kept alive across the games of its own match, told ucinewgame / new "
+        "between them.",
+    )
 
     @field_validator("tc")
     @classmethod
@@ -178,7 +184,14 @@ class EngineModel(BaseModel):
 
     def settings_dict(self) -> dict[str, Any]:
         """The keys set here, as ``EngineSettings.to_dict`` names them."""
-        names = {"tc": "tc", "st": "st_s", "nodes": "nodes", "depth": "depth", "timemargin": "timemargin_ms"}
+        names = {
+            "tc": "tc",
+            "st": "st_s",
+            "nodes": "nodes",
+            "depth": "depth",
+            "timemargin": "timemargin_ms",
+            "restart": "restart",
+        }
         d: dict[str, Any] = {
             names[k]: v for k, v in self.model_dump(exclude={"options"}).items() if v is not None
         }
