@@ -175,6 +175,16 @@ class EngineModel(BaseModel):
         "between them.",
     )
 
+    @field_validator("restart", mode="before")
+    @classmethod
+    def _on_off(cls, v: object) -> object:
+        # YAML reads on/off as booleans; anything else (a quoted "on" included) is checked here
+        if isinstance(v, str) and v.strip().lower() in ("on", "off"):
+            return v.strip().lower() == "on"
+        if v is not None and not isinstance(v, bool):
+            raise ValueError(f"restart is on or off, got {v!r}")
+        return v
+
     @field_validator("tc")
     @classmethod
     def _tc(cls, v: str | None) -> str | None:
