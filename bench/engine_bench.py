@@ -1,9 +1,10 @@
 """Engine plies per second against fastchess (issue 29 item 9): stockfish against itself at
 2,000 nodes a move, 2 games at once, the same openings, played three ways:
 
-* ``tourney run`` on a ``game: chess`` config, the sandbox on: each game starts both engines
-  afresh in sandboxes of their own (docs/engines.md); plies are counted from the run store's
-  results, the rate over the run's play loop (its start and stop are the e2e benchmark's);
+* ``tourney run`` on a ``game: chess`` config, the sandbox on: each match (an opening's game
+  pair) starts both engines in sandboxes of their own and keeps them for its two games
+  (``restart`` off, docs/engines.md); plies are counted from the run store's results, the
+  rate over the run's play loop (its start and stop are the e2e benchmark's);
 * fastchess (``FASTCHESS=path``, or ``fastchess`` on PATH), the reference: engines kept alive
   between games; plies counted from its PGN;
 * the bare python-chess loop (bench/bare_uci.py): raw pipes, engines kept alive. It stands in

@@ -3,7 +3,9 @@
 Per game: one host per seat (a private copy of the entry, closed at the end
 of the game so no process survives it), one protocol per seat, then ask the
 player to move, check the move with the game's rules, record it, until the
-rules say the game is over.
+rules say the game is over. The one exception: a chess engine with ``restart``
+off (the default) keeps its host and process across the games of its match
+(``workers.kept_engines``); the last game of the match closes it as any other.
 
 Decisions the seeds leave open:
 
@@ -54,9 +56,11 @@ from runner.domain.games import get_game
 from runner.domain.games.base import Game, IllegalMove, Outcome
 from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
+from workers.kept_engines import KeptEngines
 from workers.protocols import EntryProtocol, Seat, make_protocol
+from workers.protocols.engine import EngineProtocol
 from workers.sandbox.base import EntryHost, HostFactory
-from workers.stderr_notes import StderrNotes
+from workers.stderr_notes import RecordingHost, StderrNotes
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +102,8 @@ class _Game:
         observer: MatchObserver,
         number: int,
         bound: GameBound,
+        kept: KeptEngines | None = None,
+        last: bool = True,
     ):
         self.spec = spec
         self.game = game
@@ -107,6 +113,10 @@ class _Game:
         self.observer = observer
         self.number = number
         self.bound = bound
+        #: where engines wait for the match's next game (taken back by its seats here)
+        self.kept = kept
+        #: the match's last game: its engines quit within it, their last words in its record
+        self.last = last
         self.moves: list[MoveRecord] = []
         self.history: list[Any] = []
         self.verdicts: list[Verdict] = []
@@ -159,12 +169,23 @@ class _Game:
             adjudicated_by = self._adjudicated()
             if adjudicated_by is not None:
                 break
+        self._keep_engines()
         for proto in self.protocols.values():
             with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
                 proto.end()
         if stopped_by is not None:
             return self._stopped(stopped_by)
         return self._record(adjudicated_by)
+
+    def _keep_engines(self) -> None:
+        """Hand every engine that may play the match's next game to ``self.kept`` (they are no
+        longer this game's to end or close); a seat with a verdict against it is already closed."""
+        if self.kept is None or self.last:
+            return
+        for seat, proto in list(self.protocols.items()):
+            if isinstance(proto, EngineProtocol) and proto.reusable and seat in self.open_hosts:
+                self.kept.keep(self.order[seat], self.open_hosts.pop(seat), proto)
+                del self.protocols[seat]
 
     def _adjudicated(self) -> Outcome | None:
         """The engines' scores end the game (``runner.domain.adjudication``), or None; only
@@ -179,26 +200,30 @@ class _Game:
         name = self.order[seat]
         ref = self.spec.entries[name]
         mark = self.game.seat_mark(self.state, seat)
-        host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
-        self.open_hosts[seat] = host
-        proto = make_protocol(
-            ref.protocol,
-            self.game,
-            host,
-            argv_for(
-                ref,
-                mark,
-                board_size(self.game, self.spec.board_text),
-                self.spec.limits.move_wall_s,
-                game_seed(self.spec.seed, self.number),
-            ),
-            Seat(name, seat, mark, players=len(self.order)),
-            self.spec.limits,
-            self.spec.board_text,
-            [self.spec.entries[n].engine for n in self.order],
+        argv = argv_for(
+            ref,
+            mark,
+            board_size(self.game, self.spec.board_text),
+            self.spec.limits.move_wall_s,
+            game_seed(self.spec.seed, self.number),
         )
-        self.protocols[seat] = proto
-        verdict = proto.begin(self.state)
+        who = Seat(name, seat, mark, players=len(self.order))
+        engines = [self.spec.entries[n].engine for n in self.order]
+        kept = self.kept.take(name, ref.protocol, argv) if self.kept is not None else None
+        if kept is not None:  # its engine from the match's previous game, told a new one starts
+            if isinstance(kept.host, RecordingHost):
+                kept.host.report_to(self.stderr_notes)
+            self.open_hosts[seat] = kept.host
+            self.protocols[seat] = kept.protocol
+            verdict = kept.protocol.next_game(who, self.spec.board_text, engines)
+        else:
+            host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
+            self.open_hosts[seat] = host
+            proto = make_protocol(
+                ref.protocol, self.game, host, argv, who, self.spec.limits, self.spec.board_text, engines
+            )
+            self.protocols[seat] = proto
+            verdict = proto.begin(self.state)
         if verdict is not None:
             self._forfeit(seat, verdict)
 
@@ -292,17 +317,22 @@ def play_match(
         record = GameRecord(list(order), None, {n: 0 for n in order}, verdict, [], "runner error")
         return MatchResult(spec.match_id, [record], worker, digests)
     bound = spec.bound if max_moves is None else dataclasses.replace(spec.bound, max_moves=max_moves)
-    for number, order in enumerate(spec.orders, start=1):
-        run = _Game(spec, game, order, entry_dirs, hosts, watch, number, bound)
-        try:
-            record = run.play()
-        except Exception as e:
-            log.exception("match %s game %d: runner error", spec.match_id, number)
-            record = run.system_error(e)
+    kept = KeptEngines()  # this match's engines between its games, and no other's
+    try:
+        for number, order in enumerate(spec.orders, start=1):
+            last = number == len(spec.orders)
+            run = _Game(spec, game, order, entry_dirs, hosts, watch, number, bound, kept, last)
+            try:
+                record = run.play()
+            except Exception as e:
+                log.exception("match %s game %d: runner error", spec.match_id, number)
+                record = run.system_error(e)
+                records.append(record)
+                with contextlib.suppress(Exception):
+                    watch.game_finished(number, record, game, None)
+                break  # the match will be retried as a whole
             records.append(record)
-            with contextlib.suppress(Exception):
-                watch.game_finished(number, record, game, None)
-            break  # the match will be retried as a whole
-        records.append(record)
-        watch.game_finished(number, record, game, run.state)
+            watch.game_finished(number, record, game, run.state)
+    finally:
+        kept.close()  # engines of a match cut short; none after its last game
     return MatchResult(spec.match_id, records, worker, digests)

@@ -79,8 +79,16 @@ class RecordingHost(EntryHost):
         self.inner = inner
         self.entry = entry
         self.notes = notes
-        self.workdir = inner.workdir  # fixed for the host's life (one game)
+        self.workdir = inner.workdir  # fixed for the host's life (one game, or a kept engine's match)
         self.shares_machine_tmp = inner.shares_machine_tmp
+        self._spawned: list[RecordingProcess] = []
+
+    def report_to(self, notes: StderrNotes) -> None:
+        """Keep what this host's programs write under ``notes`` from now on: a kept engine's
+        host (workers/kept_engines.py) reports to the game it plays now."""
+        self.notes = notes
+        for proc in self._spawned:
+            proc.notes = notes
 
     def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
         outcome = self.inner.run(argv, stdin, limits)
@@ -88,7 +96,9 @@ class RecordingHost(EntryHost):
         return outcome
 
     def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
-        return RecordingProcess(self.inner.spawn(argv, limits), self.entry, self.notes)
+        proc = RecordingProcess(self.inner.spawn(argv, limits), self.entry, self.notes)
+        self._spawned.append(proc)
+        return proc
 
     def close(self) -> None:
         self.inner.close()

@@ -156,6 +156,22 @@ class EngineModel(BaseModel):
     options: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Engine options (UCI setoption / xboard option): Hash, Threads..."
     )
+    restart: bool | None = Field(
+        default=None,
+        description="on: a fresh engine process for every game (fastchess restart=on); off (the default, "
+        "as fastchess): one engine kept alive across the games of its own match, told ucinewgame / new "
+        "between them.",
+    )
+
+    @field_validator("restart", mode="before")
+    @classmethod
+    def _on_off(cls, v: object) -> object:
+        # YAML reads on/off as booleans; anything else (a quoted "on" included) is checked here
+        if isinstance(v, str) and v.strip().lower() in ("on", "off"):
+            return v.strip().lower() == "on"
+        if v is not None and not isinstance(v, bool):
+            raise ValueError(f"restart is on or off, got {v!r}")
+        return v
 
     @field_validator("tc")
     @classmethod
@@ -166,7 +182,14 @@ class EngineModel(BaseModel):
 
     def settings_dict(self) -> dict[str, Any]:
         """The keys set here, as ``EngineSettings.to_dict`` names them."""
-        names = {"tc": "tc", "st": "st_s", "nodes": "nodes", "depth": "depth", "timemargin": "timemargin_ms"}
+        names = {
+            "tc": "tc",
+            "st": "st_s",
+            "nodes": "nodes",
+            "depth": "depth",
+            "timemargin": "timemargin_ms",
+            "restart": "restart",
+        }
         d: dict[str, Any] = {
             names[k]: v for k, v in self.model_dump(exclude={"options"}).items() if v is not None
         }

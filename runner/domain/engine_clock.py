@@ -6,7 +6,9 @@ Pure values and rules (docs/engines.md has the user's side):
   repeating), ``10+0.1`` (10 s, 0.1 s a move), ``40/1:30+0.5``, ``60``.
 * ``EngineSettings`` is one entry's way of thinking: ``tc`` and/or ``st`` (seconds per
   move), ``nodes``, ``depth``, ``timemargin`` (ms an engine may overstep its clock before
-  its flag falls) and engine ``options``. It travels with the entry (``EntryRef.engine``).
+  its flag falls), engine ``options`` and ``restart`` (a fresh engine process for every game,
+  or one kept across the games of a match: docs/engines.md). It travels with the entry
+  (``EntryRef.engine``).
 * ``Clock`` is one side's clock in one game: the worker spends on it the wall time it
   measured for each move; a move that leaves it below ``-timemargin`` is a flag fall.
 """
@@ -74,6 +76,9 @@ class EngineSettings:
     depth: int | None = None
     timemargin_ms: int = DEFAULT_TIMEMARGIN_MS
     options: dict[str, OptionValue] = field(default_factory=dict)
+    #: a fresh process for every game (fastchess ``restart=on``); off, the default as in
+    #: fastchess, keeps the engine alive across the games of its own match (docs/engines.md)
+    restart: bool = False
 
     def __post_init__(self) -> None:
         if self.tc is None and self.st_s is None and self.nodes is None and self.depth is None:
@@ -106,6 +111,8 @@ class EngineSettings:
                 d[key] = getattr(self, key)
         if self.options:
             d["options"] = dict(self.options)
+        if self.restart:  # absent when off: the specs of configs that never name it read as before
+            d["restart"] = True
         return d
 
     @classmethod
@@ -118,6 +125,7 @@ class EngineSettings:
             depth=d.get("depth"),
             timemargin_ms=int(d.get("timemargin_ms", DEFAULT_TIMEMARGIN_MS)),
             options=dict(d.get("options") or {}),
+            restart=bool(d.get("restart", False)),
         )
 
 

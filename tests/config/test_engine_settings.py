@@ -64,6 +64,47 @@ def test_each_and_engine_merge_over_the_entry_yaml_options(tmp_path: Path) -> No
     assert (other.tc, other.st_s, other.options) == (TimeControl.parse("40/60"), None, {"Hash": 32})
 
 
+def test_restart_is_off_unless_on_under_each_or_an_entrys_engine(tmp_path: Path) -> None:
+    """fastchess's ``restart=on|off``, off by default (docs/config.md): YAML's on/off are booleans."""
+    engine_dir(tmp_path, "sf")
+    engine_dir(tmp_path, "other")
+    engine_dir(tmp_path, "third")
+    cfg = load_config(
+        config(
+            tmp_path,
+            """\
+            each: {nodes: 2000, restart: off}
+            entries:
+              - path: entries/sf
+                engine: {restart: on}
+              - path: entries/other
+              - path: entries/third
+                engine: {restart: "on"}
+            stages: [{name: s, planner: round_robin}]
+            """,
+        )
+    )
+    refs = cfg.player_refs(["sf", "other", "third"])
+    restarts = {name: EngineSettings.from_dict(ref.engine).restart for name, ref in refs.items()}
+    assert restarts == {"sf": True, "other": False, "third": True}
+    assert EngineSettings().restart is False
+
+
+def test_a_restart_that_is_neither_on_nor_off_is_reported_at_its_line(tmp_path: Path) -> None:
+    engine_dir(tmp_path, "sf")
+    path = config(
+        tmp_path,
+        """\
+        each: {restart: sometimes}
+        entries: [{path: entries/sf}]
+        stages: [{name: s, planner: round_robin}]
+        """,
+    )
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert "engines.yaml:3:" in str(e.value) and "restart is on or off, got 'sometimes'" in str(e.value)
+
+
 def test_a_bad_time_control_is_reported_at_its_line(tmp_path: Path) -> None:
     engine_dir(tmp_path, "sf")
     path = config(

@@ -1,14 +1,17 @@
 """The engine protocol base: a persistent game engine on a clock (docs/engines.md).
 
 What every engine protocol shares, whatever it speaks (UCI and xboard now; GTP for Go
-would fit the same way): one process per game in the entry's sandbox, spoken to over its
+would fit the same way): one process per game in the entry's sandbox, or, with ``restart``
+off (the default), one per match kept across its games and told of each new one
+(``next_game``: UCI ``ucinewgame``, xboard ``new``; docs/engines.md), spoken to over its
 raw pipes (``InteractiveProcess``), never through python-chess's asyncio engine layer
 (about 30% slower per ply); a handshake with its own deadline; both sides' clocks kept
 from the wall time the worker measures around each answer; the engine's last reported
 search (score, depth) kept with its move; and a clean ``quit`` at the end.
 
-A subclass says how to greet the engine (``handshake``), how to ask for a move
-(``ask_move``) and how to read one line of its answer (``read_answer_line``).
+A subclass says how to greet the engine (``handshake``), how to start a game with an engine
+already greeted (``new_game``), how to ask for a move (``ask_move``) and how to read one line
+of its answer (``read_answer_line``).
 
 Verdicts, all the engine's: a crash or exit (``crash``/``no_output``), silence past the
 handshake deadline or past its clock (``timeout``, with the clock in the detail), output
@@ -80,10 +83,15 @@ class EngineProtocol(TextBoardProtocol):
         engines: Sequence[dict[str, Any]] = (),
     ):
         super().__init__(game, host, argv, seat, limits, board_text=board_text)
+        self.proc: InteractiveProcess | None = None
+        self._take_seat(seat, board_text, engines)
+
+    def _take_seat(self, seat: Seat, board_text: str, engines: Sequence[dict[str, Any]]) -> None:
+        """Everything that belongs to one game: the seat, the start, both clocks."""
         settings = [EngineSettings.from_dict(e) for e in engines] or [EngineSettings()] * seat.players
+        self.seat, self.board_text = seat, board_text
         self.settings = settings[seat.index]
         self.clocks = [Clock.start(s) for s in settings]
-        self.proc: InteractiveProcess | None = None
         self.search: SearchInfo | None = None  # this move's last reported search
         self.chatter: list[str] = []  # what it said that was no answer, kept for diagnosis (capped)
 
@@ -95,6 +103,24 @@ class EngineProtocol(TextBoardProtocol):
         except Failed as e:
             return e.verdict
         self.proc.pause()  # ready: nothing of it runs until its first turn
+        return None
+
+    @property
+    def reusable(self) -> bool:
+        """Whether this engine may play its match's next game in the same process: ``restart``
+        off and the engine still there (a verdict against it closes it first)."""
+        return not self.settings.restart and self.proc is not None
+
+    def next_game(self, seat: Seat, board_text: str, engines: Sequence[dict[str, Any]]) -> Verdict | None:
+        """Start the match's next game in the engine ``begin`` started (``restart`` off): the new
+        seat (colours swap within a pair), start and clocks, then ``new_game`` within the
+        handshake's deadline. Only the engine's own state of its own match crosses."""
+        self._take_seat(seat, board_text, engines)
+        try:
+            self.new_game(time.monotonic() + HANDSHAKE_S)
+        except Failed as e:
+            return e.verdict
+        self._proc().pause()
         return None
 
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
@@ -140,6 +166,11 @@ class EngineProtocol(TextBoardProtocol):
     @abstractmethod
     def handshake(self, deadline: float) -> None:
         """Greet the engine, set its options and game; raise ``Failed`` for a verdict."""
+
+    @abstractmethod
+    def new_game(self, deadline: float) -> None:
+        """Tell a greeted engine a game starts from ``self.board_text`` and wait until it is
+        ready (the end of ``handshake``, and all of a kept engine's start); ``Failed`` for a verdict."""
 
     @abstractmethod
     def ask_move(self, state: Any, history: list[Any]) -> None:

@@ -1,6 +1,7 @@
 """The UCI protocol for chess engines (docs/engines.md), on the engine protocol base.
 
-Per game, one engine process:
+Per game (per match with ``restart`` off: from ``ucinewgame`` on for each later game), one
+engine process:
 
     uci                   -> id ..., option name ... type ..., uciok   (within the handshake time)
     setoption name Hash value 16           (each option the engine announced; UCI_Chess960 for 960)
@@ -50,6 +51,9 @@ class UciProtocol(EngineProtocol):
             self.send(f"setoption name {name} value {text}\n")
         if self._chess960 and "UCI_Chess960" in announced:
             self.send("setoption name UCI_Chess960 value true\n")
+        self.new_game(deadline)
+
+    def new_game(self, deadline: float) -> None:
         self.send("ucinewgame\nisready\n")
         try:
             self.read_until(deadline, "readyok", lambda line: line.strip() == "readyok")

@@ -1,13 +1,14 @@
 """The xboard (CECP, protocol 2) protocol for chess engines (docs/engines.md), on the engine base.
 
-Per game, one engine process:
+Per game (per match with ``restart`` off: from ``new`` on for each later game), one engine
+process:
 
     xboard / protover 2   -> feature ... done=1     (none within 2 s: a protocol-1 engine)
     new / variant fischerandom / force / post / easy
     level 40 1 0 | level 0 0:10 0.1 | st 1 ; sd N ; nps N (nodes: with st 1) ;
     memory MB / cores N / option NAME=VALUE
     setboard FEN          (a start that is not the standard one; needs feature setboard=1)
-    ping N                -> pong N                  (feature ping=1: the handshake's end)
+    ping N                -> pong N                  (feature ping=1: the game's setup done)
     [force / usermove e2e4 ...] time CS / otim CS / go   (its first move, from force mode)
     time CS / otim CS / usermove e7e5                    (later moves: it is in play mode)
                           -> "ply score time nodes pv" lines, then: move e2e4 | resign
@@ -53,6 +54,7 @@ class XboardProtocol(EngineProtocol):
         self._seen = 0  # moves of the history the engine knows
         self._playing = False  # in play mode (after its first go), not force mode
         self._board: chess.Board | None = None  # the position it is thinking on
+        self._pings = 0  # ping numbers sent: each game's setup ends with a new one
 
     def handshake(self, deadline: float) -> None:
         self.send("xboard\nprotover 2\n")
@@ -72,10 +74,15 @@ class XboardProtocol(EngineProtocol):
                 wait_until = deadline  # protocol 2: wait for done=1 up to the handshake's end
             else:
                 self.note(line)
+        self.new_game(deadline)
+
+    def new_game(self, deadline: float) -> None:
+        self._seen, self._playing, self._board = 0, False, None
         self.send("".join(self._setup()))
         if self.features.get("ping") == "1":
+            pong = ["pong", str(self._pings)]
             try:
-                self.read_until(deadline, "pong 1", lambda line: line.split()[:2] == ["pong", "1"])
+                self.read_until(deadline, " ".join(pong), lambda line: line.split()[:2] == pong)
             except Failed as e:
                 if e.verdict.kind is VerdictKind.TIMEOUT:
                     detail = f"no pong within {HANDSHAKE_S:g} s"
@@ -164,7 +171,8 @@ class XboardProtocol(EngineProtocol):
                     )
                 out.append(f"setboard {fen}\n")
         if self.features.get("ping") == "1":
-            out.append("ping 1\n")
+            self._pings += 1
+            out.append(f"ping {self._pings}\n")
         return out
 
     def _as_uci(self, text: str) -> str:

@@ -24,6 +24,7 @@ from workers.sandbox.launcher import (
     measure,
 )
 from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
+from workers.sandbox.turn_switch import TurnSwitch
 
 if TYPE_CHECKING:  # the sandbox makes its process: only its type is needed here
     from workers.sandbox.bwrap_sandbox import Sandbox
@@ -51,6 +52,9 @@ class BwrapProcess(InteractiveProcess):
         self._started = time.monotonic()
         self._released = False
         self._frozen = False  # by the sandbox cgroup's freezer, between its turns
+        #: the cgroup's freezer and CPU counter held open (opened at first use, closed on release)
+        self._switch: TurnSwitch | None = None
+        self._cgroup_cpu_ms = 0.0  # the counter's last reading: cpu_ms never goes back at the end
 
     # -- InteractiveProcess --------------------------------------------------------
 
@@ -69,7 +73,7 @@ class BwrapProcess(InteractiveProcess):
         self._thaw()
         deadline = time.monotonic() + max(0.0, timeout_s)
         next_sample = time.monotonic() + FIRST_SAMPLE_S
-        watch = self._watch()
+        watch: TreeWatch | None = None  # made when a sample is due: most lines come before
         cap = self.limits.output_kb * 1024
         chan = self._sandbox.channel
         while True:
@@ -87,6 +91,7 @@ class BwrapProcess(InteractiveProcess):
                 return self._stop(timed_out=True, wall_limit_s=timeout_s)
             if now >= next_sample:
                 began = now
+                watch = watch or self._watch()
                 over = watch.sample()
                 self._usage = watch.usage
                 if (over == "cpu" and self._cpu_limit_s is not None) or over == "memory":
@@ -123,9 +128,16 @@ class BwrapProcess(InteractiveProcess):
     @property
     def cpu_ms(self) -> float:
         if self._result is not None:
-            return max(self._result.cpu_us / 1000.0, self._usage.cpu_ms)
+            return max(self._result.cpu_us / 1000.0, self._usage.cpu_ms, self._cgroup_cpu_ms)
         if self._ended is not None or self._released:
-            return self._usage.cpu_ms
+            return max(self._usage.cpu_ms, self._cgroup_cpu_ms)
+        switch = self._turn_switch()
+        if switch is not None:  # the kernel's count: one read, where psutil walks the tree
+            try:
+                self._cgroup_cpu_ms = switch.cpu_ms()
+            except OSError as e:
+                raise HostError(f"cannot read a persistent entry's CPU time: {e}") from e
+            return self._cgroup_cpu_ms
         self._watch().sample()
         return self._usage.cpu_ms
 
@@ -138,23 +150,33 @@ class BwrapProcess(InteractiveProcess):
 
     # -- inside ----------------------------------------------------------------------
 
+    def _turn_switch(self) -> TurnSwitch | None:
+        """The cgroup's per-turn controls (workers/sandbox/turn_switch.py), None without a cgroup."""
+        cgroup = self._sandbox.cgroup
+        if cgroup is None or self._released:
+            return None
+        if self._switch is None:
+            try:
+                self._switch = TurnSwitch(cgroup.turn_files())
+            except OSError as e:
+                raise HostError(f"cannot open a persistent entry's cgroup controls: {e}") from e
+        return self._switch
+
     def _freeze(self) -> None:
         """Stop the entry's processes (cgroup freezer) until it is spoken to again."""
-        cgroup = self._sandbox.cgroup
-        if cgroup is None or self._frozen:
+        if self._frozen or (switch := self._turn_switch()) is None:
             return
         try:
-            cgroup.freeze()
+            switch.freeze()
         except OSError as e:
             raise HostError(f"cannot freeze a persistent entry between its turns: {e}") from e
         self._frozen = True
 
     def _thaw(self) -> None:
-        cgroup = self._sandbox.cgroup
-        if cgroup is None or not self._frozen:
+        if not self._frozen or (switch := self._turn_switch()) is None:
             return
         try:
-            cgroup.thaw()
+            switch.thaw()
         except OSError as e:
             raise HostError(f"cannot thaw a persistent entry for its turn: {e}") from e
         self._frozen = False
@@ -281,6 +303,9 @@ class BwrapProcess(InteractiveProcess):
         if self._result is None or self._ended is None:
             self._kill()
         self._released = True
+        if self._switch is not None:
+            self._switch.close()
+            self._switch = None
         for fd in (self._in, self._out):
             if fd is not None:
                 with contextlib.suppress(OSError):

@@ -48,10 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workers.sandbox.base import HostError
+from workers.sandbox.turn_switch import TurnFiles
 
 CGROUP_FS = Path("/sys/fs/cgroup")
 PREFIX = "tourney-"
-_NAME = re.compile(rf"^{PREFIX}(\d+)-(\d+)-\d+$")
+_NAME = re.compile(rf"^{PREFIX}(?:freezer-)?(\d+)-(\d+)-\d+$")  # freezer-: workers/sandbox/turn_switch.py
 #: the launcher and the host's copy of the entry: room above the entry's own limit
 LAUNCHER_SLACK_BYTES = 16 << 20
 #: tasks beyond the entry's process cap (the launcher; threads count as tasks)
@@ -189,6 +190,10 @@ class SandboxCgroup(ABC):
         """Let the entry's processes run again."""
 
     @abstractmethod
+    def turn_files(self) -> TurnFiles:
+        """The freezer and CPU counter files, for a persistent entry's ``TurnSwitch``."""
+
+    @abstractmethod
     def destroy(self) -> None:
         """Remove the cgroup (idempotent); the sandbox has ended."""
 
@@ -258,6 +263,10 @@ class CgroupV1(SandboxCgroup):
 
     def thaw(self) -> None:
         _write(self.dirs["freezer"] / "entry" / "freezer.state", "THAWED")
+
+    def turn_files(self) -> TurnFiles:
+        freeze = self.dirs["freezer"] / "entry" / "freezer.state"
+        return TurnFiles(freeze, "FROZEN", "THAWED", self.dirs["cpuacct"] / "cpuacct.usage")
 
     def destroy(self) -> None:
         if self._destroyed:
@@ -340,6 +349,9 @@ class CgroupV2(SandboxCgroup):
 
     def thaw(self) -> None:
         _write(self.path / "entry" / "cgroup.freeze", "0")
+
+    def turn_files(self) -> TurnFiles:
+        return TurnFiles(self.path / "entry" / "cgroup.freeze", "1", "0", self.path / "entry" / "cpu.stat")
 
     def destroy(self) -> None:
         if self._destroyed:

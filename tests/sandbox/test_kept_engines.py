@@ -1,0 +1,126 @@
+"""Engines kept alive across the games of a match (``restart`` off, docs/engines.md): real
+engines in the real sandbox, a colour-swapped game pair as one match."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.domain.contracts import Limits, MatchPlan, MatchResult, MatchSpec, VerdictKind
+from runner.domain.engine_clock import merged
+from workers.artifacts import ArtifactCache, local_fetch
+from workers.match import play_match
+from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
+
+from .conftest import ROOT, Recorder, entry_ref
+
+pytestmark = pytest.mark.integration
+
+ENGINES = ROOT / "entries" / "chess"
+#: a book position (configs/openings.epd's style): the pair plays it once from each side
+OPENING = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+
+
+class SpawnCounter(HostFactory):
+    """The real factory, counting the engine processes its hosts start."""
+
+    name = "bwrap"
+
+    def __init__(self, inner: HostFactory):
+        self.inner = inner
+        self.spawned: list[list[str]] = []
+
+    def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
+        return _Counted(self.inner.open(entry_dir, limits, mark), self.spawned)
+
+    def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        return self.inner.run_build(entry_dir, command, limits)
+
+
+class _Counted(EntryHost):
+    def __init__(self, host: EntryHost, spawned: list[list[str]]):
+        self.host, self.spawned, self.workdir = host, spawned, host.workdir
+
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        return self.host.run(argv, stdin, limits)
+
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        self.spawned.append(argv)
+        return self.host.spawn(argv, limits)
+
+    def close(self) -> None:
+        self.host.close()
+
+
+def engine_or_skip(name: str) -> Path:
+    if not os.access(f"/usr/games/{name}", os.X_OK):
+        pytest.skip(f"/usr/games/{name} is not installed (apt-get install {name})")
+    return ENGINES / name
+
+
+def game_pair(
+    hosts: HostFactory,
+    cache: ArtifactCache,
+    entry: Path,
+    engine: dict[str, Any],
+    max_moves: int | None = None,
+) -> MatchResult:
+    """One match of two games, ``a`` white then ``b`` white, both seats the same engine."""
+    base = entry_ref(entry)
+    refs = {n: dataclasses.replace(base, name=n, engine=merged(base.engine, engine)) for n in ("a", "b")}
+    spec = MatchSpec(
+        plan=MatchPlan.ad_hoc("kept-engines", "opening-001", [["a", "b"], ["b", "a"]]),
+        game="chess",
+        board_text=OPENING,
+        entries=refs,
+        limits=Limits(move_wall_s=10.0),
+        seed=0,
+        sandbox="bwrap",
+    )
+    dirs = cache.ensure_all(refs, local_fetch({base.digest: entry}))
+    return play_match(spec, dirs, hosts, "kept-engines-test", max_moves=max_moves)
+
+
+@pytest.mark.parametrize(("restart", "processes"), [(False, 2), (True, 4)])
+def test_stockfish_plays_a_game_pair_in_one_process_per_side_unless_restart_is_on(
+    recorder: Recorder, build_cache: ArtifactCache, restart: bool, processes: int
+) -> None:
+    stockfish = engine_or_skip("stockfish")
+    counter = SpawnCounter(recorder)
+    engine: dict[str, Any] = {"nodes": 2000, "restart": restart}
+    result = game_pair(counter, build_cache, stockfish, engine)
+    assert [g.verdict.kind for g in result.games] == [VerdictKind.NORMAL] * 2, result.games
+    assert all(len(g.moves) > 10 for g in result.games)
+    assert len(counter.spawned) == processes
+    assert len(recorder.sandboxes) == processes  # one sandbox per engine process, never shared
+    assert all(s.closed_at is not None for s in recorder.sandboxes)  # nothing outlives the match
+
+
+def test_a_kept_stockfish_plays_the_same_games_as_fresh_ones(
+    recorder: Recorder, build_cache: ArtifactCache
+) -> None:
+    """After ``ucinewgame`` stockfish (one thread, fixed nodes) remembers nothing of the last game:
+    its second game is move for move the one a fresh process plays."""
+    stockfish = engine_or_skip("stockfish")
+    kept = game_pair(recorder, build_cache, stockfish, {"nodes": 2000})
+    fresh = game_pair(recorder, build_cache, stockfish, {"nodes": 2000, "restart": True})
+    for k, f in zip(kept.games, fresh.games, strict=True):
+        assert [m.move for m in k.moves] == [m.move for m in f.moves]
+
+
+def test_a_kept_xboard_engine_is_told_new_and_answers_the_next_ping(
+    recorder: Recorder, build_cache: ArtifactCache
+) -> None:
+    phalanx = engine_or_skip("phalanx")
+    counter = SpawnCounter(recorder)
+    # 20 plies a game at 10+0.1 (phalanx ignores sd in the middle game): a pair in seconds
+    result = game_pair(counter, build_cache, phalanx, {"tc": "10+0.1"}, max_moves=20)
+    assert [g.verdict.kind for g in result.games] == [VerdictKind.NORMAL] * 2, result.games
+    # every move is checked against the book position's game: an engine still in its last
+    # game's position would answer an illegal move within a ply or two
+    assert [len(g.moves) for g in result.games] == [20, 20]
+    assert len(counter.spawned) == 2
