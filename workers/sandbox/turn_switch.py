@@ -96,7 +96,8 @@ def warm_v1_freezer(parent: Path) -> None:
     this process's life (module doc: the kernel's static key stays on). Where it cannot be
     made, freezes work as before, only slower: a note in the log, no error."""
     global _warm
-    from workers.sandbox.cgroups import PREFIX, process_start_time  # cgroups imports this module
+    # local: breaks a cycle (workers.sandbox.cgroups imports this module)
+    from workers.sandbox.cgroups import PREFIX, process_start_time
 
     with _warm_lock:
         pid = os.getpid()
