@@ -419,7 +419,7 @@ def _worker_hint(broker: str, rd: RunDir, unsandboxed: bool) -> str:
     return (
         "tourney fleet add NAME (once per machine: writes NAME.key, copy it there, mode 0600), then "
         f"TOURNEY_BROKER_URL='{url}' tourney worker --key-file NAME.key{consent} "
-        f"(or make worker BROKER_URL='{url}' KEY_FILE=NAME.key"
+        f"(or export BROKER_URL='{url}'; make worker KEY_FILE=NAME.key"
         + (" ARGS=--allow-unsandboxed" if unsandboxed else "")
         + ")"
     )

@@ -162,7 +162,7 @@ def test_a_lost_broker_shows_within_5s_and_the_workers_hint_names_the_key(tmp_pa
         key_file = tmp_path / "hinted.key"
         enrolled = tourney("fleet", "add", "hinted", "--out", key_file, cwd=tmp_path)
         assert enrolled.returncode == 0, enrolled.stderr
-        argv = hint.split("tourney worker ", 1)[1].split(" (or make worker", 1)[0].split()
+        argv = hint.split("tourney worker ", 1)[1].split(" (or export BROKER_URL", 1)[0].split()
         argv = [str(key_file) if a == "NAME.key" else a for a in argv]
         work = tmp_path / "worker"
         worker = subprocess.Popen(
