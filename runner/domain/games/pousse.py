@@ -17,7 +17,7 @@ The game ends when a move
 
 A configuration includes the side to move (the contest's clarification):
 counting the board alone would end 8 of the 2352 real 1998 tournament records
-(``../shared/conformance/icfp98``) too early. The records do not tell which
+(replayed by tests/games/test_pousse_conformance.py) too early. The records do not tell which
 check comes first when one move does both (none does), so the seed's order
 is kept: a move that repeats a configuration loses even if it also gives the
 mover more straights. tests/games/test_pousse_conformance.py replays them all.
