@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.instant import InstantDispatcher, instant_config
 from runner.orchestration.coordinator import Coordinator
-from runner.orchestration.dispatch import Timing
+from runner.orchestration.dispatcher import Timing
 from runner.report.progress import RunProgress
 from runner.storage.store import RunStore
 

@@ -37,7 +37,7 @@ from runner.domain.contracts import (
 )
 from runner.domain.entries import EntrySpec
 from runner.domain.games import get_game
-from runner.orchestration.dispatch import InboxNote
+from runner.orchestration.dispatcher import DispatchObserver, InboxNote
 
 WORKER = "instant"
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
@@ -103,9 +103,18 @@ class InstantDispatcher:
         self._queue: collections.deque[tuple[MatchSpec, int]] = collections.deque()
         self.submitted = 0
 
+    def observe(self, observer: DispatchObserver) -> None:
+        pass  # a match is over when polled, and there is no broker to wait for
+
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         self._queue.append((spec, attempt))
         self.submitted += 1
+
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+        pass  # nothing straggles: a match is over when polled
+
+    def want(self, match_id: str, attempt: int) -> None:
+        pass
 
     def poll(self, timeout: float) -> list[InboxNote]:
         if not self._queue:
@@ -120,6 +129,22 @@ class InstantDispatcher:
 
     def forget(self, match_id: str) -> None:
         pass
+
+    def quarantine(self, worker: str, reason: str) -> None:
+        pass
+
+    @property
+    def results_name_their_run(self) -> bool:
+        return False  # played in this process, for the run that submitted them
+
+    def present(self) -> set[str] | None:
+        return None
+
+    def mark_alive(self) -> None:
+        pass
+
+    def lost_its_data(self) -> bool:
+        return False
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         return True
@@ -142,6 +167,9 @@ class InstantDispatcher:
 
     def live(self) -> list[LiveMatch]:
         return []  # nothing is ever seen in progress: a match is over when polled
+
+    def forget_run(self) -> None:
+        pass
 
     def close(self) -> None:
         self._queue.clear()

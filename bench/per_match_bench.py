@@ -48,7 +48,8 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     from runner.domain.entries import load_entry, pack_entry
     from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
     from runner.domain.signing import sign
-    from runner.orchestration.dispatch import CeleryDispatcher, Timing
+    from runner.orchestration.celery_dispatcher import CeleryDispatcher
+    from runner.orchestration.dispatcher import Timing
     from runner.orchestration.redis_server import EmbeddedRedis
     from workers import tasks
     from workers.policy import POLICY_ENV, WorkerPolicy
@@ -106,7 +107,8 @@ def worker_main_ms(tmp: Path, tasks_n: int) -> float:
     """CPU (ms) of a ``tourney worker`` main process per task (its pool refuses each at once)."""
     from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
     from runner.domain.signing import sign
-    from runner.orchestration.dispatch import CeleryDispatcher, Timing
+    from runner.orchestration.celery_dispatcher import CeleryDispatcher
+    from runner.orchestration.dispatcher import Timing
     from runner.orchestration.redis_server import EmbeddedRedis
     from workers.task_message import task_message
 

@@ -166,7 +166,7 @@ def _round_robin_plan_case(n: int) -> dict[str, float]:
 def _coordinator_round_robin_case(n: int) -> dict[str, float]:
     """A whole round robin of ``n`` instant entries through the coordinator (module doc)."""
     from bench import coordinator_bench
-    from runner.orchestration.dispatch import InboxNote
+    from runner.orchestration.dispatcher import InboxNote
 
     base_mb = _peak_mb()
     most_unplayed = 0

@@ -29,8 +29,8 @@ from runner.domain.registry import UNSANDBOXED_WARNING
 from runner.domain.stages.base import TournamentState
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.errors import CommandError, InfrastructureFailure, UsageError
-from runner.orchestration.dispatch import probe_sandbox
 from runner.orchestration.rerun import RerunRefused, changed_entries, play_again
+from runner.orchestration.workers_gate import probe_sandbox
 from runner.report.terminal import StdoutConsole
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config

@@ -44,9 +44,10 @@ from runner.orchestration.cluster import (
     Terminated,
     terminate_on_signals,
 )
-from runner.orchestration.dispatch import BrokerDown, NoWorkerCanServe, check_broker_url
+from runner.orchestration.dispatcher import BrokerDown, NoWorkerCanServe
 from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import RedisServerError
+from runner.orchestration.workers_gate import check_broker_url
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.run_dir import (

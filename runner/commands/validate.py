@@ -52,7 +52,7 @@ def build_problems(config: TournamentConfig) -> list[str]:
     located line per build that fails (with the compiler's first error line) or that does
     not make the program ``run[0]`` names."""
     # local: only `validate --build` builds; a plain validate starts without redis, psutil and workers
-    from runner.orchestration.dispatch import build_here
+    from runner.orchestration.workers_gate import build_here
 
     first_of_dir: dict[Path, EntrySpec] = {}
     for spec in _all_specs(config):

@@ -32,20 +32,14 @@ from runner.domain.redaction import register_broker_url
 from runner.domain.registry import UNSANDBOXED_WARNING
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import InfrastructureFailure, RunHalted, UsageError
-from runner.orchestration.dispatch import (
-    BrokerDown,
-    CeleryDispatcher,
-    Dispatcher,
-    InlineDispatcher,
-    LocalWorkers,
-    Timing,
-    check_local_sandbox,
-    kill_stale,
-    probe_sandbox,
-)
-from runner.orchestration.local_workers import RestartBudget
+from runner.orchestration import procs
+from runner.orchestration.celery_dispatcher import CeleryDispatcher
+from runner.orchestration.dispatcher import BrokerDown, Dispatcher, Timing
+from runner.orchestration.inline_dispatcher import InlineDispatcher
+from runner.orchestration.local_workers import LocalWorkers, RestartBudget
 from runner.orchestration.prebuild import LocalPrebuild, start_local_prebuild
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
+from runner.orchestration.workers_gate import check_local_sandbox, probe_sandbox
 from runner.storage.run_dir import RunDir
 from runner.storage.store import RunStore
 
@@ -247,7 +241,9 @@ class LocalCluster:
     def _start_redis_and_workers(self, say: Say, match_cpus: frozenset[int]) -> None:
         """The embedded Redis and this machine's workers (``tourney run`` without ``--broker``)."""
         rd = self.rd
-        kill_stale(rd.redis / "redis.pid", "redis-server")
+        # one a previous, killed coordinator left behind (normally PDEATHSIG did): only the very
+        # process recorded, never by name (``runner.orchestration.procs``)
+        procs.kill_recorded(rd.redis / "redis.pid")
         shutil.rmtree(rd.redis, ignore_errors=True)  # broker state is disposable; the store is the truth
         try:
             self.redis = EmbeddedRedis(rd.redis).start()
@@ -260,7 +256,7 @@ class LocalCluster:
     ) -> int:
         rd, config = self.rd, self.config
         for pid_file in rd.workers.glob("*/worker.pid"):
-            kill_stale(pid_file, "runner.cli worker")
+            procs.kill_recorded(pid_file)
         count = self._local_worker_count(say, match_cpus)
         self.workers = LocalWorkers(
             url,
@@ -320,7 +316,7 @@ class LocalCluster:
     def wind_down(self, *, finished: bool) -> None:
         """The session played: a finished run's broker state goes, and the local workers begin
         to stop (they wind down while the report is written)."""
-        if finished and isinstance(self.dispatcher, CeleryDispatcher):
+        if finished and self.dispatcher is not None:
             self.dispatcher.forget_run()
         if self.workers is not None:
             self.workers.begin_stop()

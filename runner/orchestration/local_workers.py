@@ -41,6 +41,7 @@ from runner.errors import RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration import standby
 from runner.orchestration.redis_server import parent_death_signal
+from runner.orchestration.workers_gate import sweep_sandbox_cgroups
 
 log = logging.getLogger("tourney.workers")
 
@@ -223,9 +224,6 @@ class LocalWorkers:
             self._stop_one(p, max(0.1, deadline - time.monotonic()))
         if self._started:  # every worker started was recorded in the one pid file, each over the last
             procs_mod.forget(self.pid_file)
-        # local: dispatch imports this module, and is runner's only door into workers
-        from runner.orchestration.dispatch import sweep_sandbox_cgroups
-
         sweep_sandbox_cgroups()
 
     @staticmethod

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.domain.contracts import EntryRef
-from runner.orchestration.dispatch import plan_local_prebuild, run_local_prebuild
+from runner.orchestration.workers_gate import plan_local_prebuild, run_local_prebuild
 
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
-    from runner.orchestration.dispatch import LocalWorkers, PrebuildPlan, PrebuildReport
+    from runner.orchestration.local_workers import LocalWorkers
+    from runner.orchestration.workers_gate import PrebuildPlan, PrebuildReport
 
 log = logging.getLogger("tourney.coordinator")
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import EntryRef, MatchResult, MatchSpec
+from runner.domain.contracts import EntryRef, Finished, MatchResult, MatchSpec
 from runner.domain.entries import directory_digest
 from runner.errors import UsageError
-from runner.orchestration.dispatch import Finished, InlineDispatcher
+from runner.orchestration.inline_dispatcher import InlineDispatcher
 from runner.storage.run_dir import RunDir
 
 

@@ -12,8 +12,6 @@ MAX_LINES = 500
 OVERSIZED = frozenset(
     {
         "runner/domain/contracts.py",
-        "runner/orchestration/coordinator.py",
-        "runner/orchestration/dispatch.py",
     }
 )
 

@@ -101,7 +101,8 @@ class Organiser:
         return extra
 
     def dispatcher(self, url: str, run: str, heartbeat_s: float = 0.5) -> Any:
-        from runner.orchestration.dispatch import CeleryDispatcher, Timing
+        from runner.orchestration.celery_dispatcher import CeleryDispatcher
+        from runner.orchestration.dispatcher import Timing
 
         return CeleryDispatcher(url, run, Timing(heartbeat_s=heartbeat_s), self.key, RegistryView(self.home))
 

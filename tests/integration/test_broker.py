@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from runner.orchestration.dispatch import LocalWorkers
+from runner.orchestration.local_workers import LocalWorkers
 from runner.orchestration.redis_server import EmbeddedRedis, free_port
 from tests.integration.helpers import TOURNEY, Organiser, env
 from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S

@@ -21,7 +21,7 @@ from runner.domain.contracts import Finished, MatchSpec, system_error_result
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, standings_document
 from runner.orchestration.coordinator import Coordinator, SessionOutcome
-from runner.orchestration.dispatch import InboxNote, Timing
+from runner.orchestration.dispatcher import InboxNote, Timing
 from runner.report.progress import RunProgress
 from runner.storage.store import RunStore
 

@@ -22,7 +22,7 @@ from runner.domain.stages import round_robin
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, standings_document
 from runner.orchestration.coordinator import Coordinator, SessionOutcome
-from runner.orchestration.dispatch import InboxNote, Timing
+from runner.orchestration.dispatcher import InboxNote, Timing
 from runner.report.progress import ProgressSnapshot, RunProgress
 from runner.storage.run_dir import ResumeRefused
 from runner.storage.store import RunStore

@@ -15,8 +15,9 @@ import redis
 from runner.domain.contracts import EntryRef, Limits, MatchSpec, MoveRecord
 from runner.domain.fleet import Fleet, RegistryView, organiser_key, read_worker_key
 from runner.domain.games import Pousse
-from runner.orchestration import dispatch
-from runner.orchestration.dispatch import CeleryDispatcher, Timing
+from runner.orchestration import celery_dispatcher
+from runner.orchestration.celery_dispatcher import CeleryDispatcher
+from runner.orchestration.dispatcher import Timing
 from runner.orchestration.redis_server import EmbeddedRedis
 from workers.beacon import LiveTarget, beacon
 from workers.celery_app import KEYS
@@ -79,7 +80,7 @@ def test_records_reach_the_dispatcher_at_most_once_a_second(
     server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     assert LIVE_EVERY_S == 1.0  # the real interval; the rule is checked below at EVERY_S
-    monkeypatch.setattr(dispatch, "LIVE_READ_EVERY_S", READ_EVERY_S)
+    monkeypatch.setattr(celery_dispatcher, "LIVE_READ_EVERY_S", READ_EVERY_S)
     home = tmp_path / "organiser"
     key = read_worker_key(Fleet(home).enrol("w1")).key  # the worker's own key signs its records
     r = CountingRedis.from_url(server.url())

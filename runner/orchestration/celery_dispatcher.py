@@ -1,34 +1,24 @@
-"""How matches reach workers: the ``Dispatcher`` protocol and its two kinds.
+"""``CeleryDispatcher``: matches as Celery tasks over a Redis broker, notes back through the
+run's inbox (docs/scale-out.md).
 
-The coordinator hands a dispatcher ``(spec, attempt)`` pairs and polls it for
-notes (``Started``, ``Finished``, ``Skipped``). It never learns how matches
-are run; the store decides what a note means (docs/scale-out.md).
-
-* ``InlineDispatcher`` (``tourney run --inline``, ``tourney rerun``): plays
-  each match in this process, one at a time in submission order. Entries
-  still go through the artifact cache (packed, digest-checked, built once).
-* ``CeleryDispatcher``: sends ``tourney.play_match`` tasks over a Redis
-  broker (Celery's message, written without Celery: ``workers.task_message``);
-  workers answer through the run's inbox list (``workers.broker_keys``).
-
-``LocalWorkers`` (``runner.orchestration.local_workers``) starts, supervises and stops
-the ``tourney worker`` process on this machine (the embedded one-command setup). This
-module is the one place where the coordinator side reaches into ``workers`` (docs/architecture.md).
+It sends ``tourney.play_match`` tasks to its organiser's queue (Celery's message, written
+without Celery: ``workers.task_message``, through ``runner.orchestration.workers_gate``) and
+reads the workers' notes from the run's inbox list (``workers.broker_keys``), each attributed
+to the enrolled worker whose key signed it. A broker that stops answering is waited for up to
+``PATIENCE_S`` (then ``BrokerDown``).
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
 import json
 import logging
-import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 
@@ -37,8 +27,6 @@ from runner.domain.contracts import (
     LiveMatch,
     MatchSpec,
     Note,
-    Skipped,
-    Started,
     TaskEnvelope,
     WireError,
     note_from_dict,
@@ -51,333 +39,21 @@ from runner.domain.signing import (
     sign,
     verify_json_by,
 )
-from runner.errors import InfrastructureFailure, RunHalted
-from runner.orchestration import procs as procs_mod
-from runner.orchestration.local_workers import LocalWorkers
+from runner.orchestration.dispatcher import (
+    BrokerDown,
+    DispatchObserver,
+    InboxNote,
+    Rejected,
+    Revoked,
+    Timing,
+)
+from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, origin, queue_for, task_message
 
-if TYPE_CHECKING:
-    import threading
-
-    from runner.domain.contracts import EntryRef, Limits
-    from workers.prebuild import PrebuildPlan as PrebuildPlan
-    from workers.prebuild import PrebuildReport as PrebuildReport
-
+# the run's log names each line's logger: the dispatcher's lines keep the name they had
 log = logging.getLogger("tourney.dispatch")
 
 #: the live hash (what workers are doing now) is read at most this often
 LIVE_READ_EVERY_S = 0.5
-
-#: the notes are wire messages, defined beside the specs in ``runner.domain.contracts``; re-exported here
-__all__ = [
-    "BrokerDown",
-    "CeleryDispatcher",
-    "Dispatcher",
-    "Finished",
-    "InboxNote",
-    "InlineDispatcher",
-    "LocalWorkers",
-    "NoWorkerCanServe",
-    "Rejected",
-    "Revoked",
-    "Skipped",
-    "Started",
-    "Timing",
-]
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """A note no enrolled key signed (forged, altered), or one signed by a revoked key
-    (``revoked``: then ``claimed_worker`` is the name the registry gives that key).
-
-    Never on the wire: the dispatcher makes it from what failed to verify."""
-
-    match_id: str
-    attempt: int
-    claimed_worker: str
-    reason: str
-    revoked: bool = False
-    kind: str = ""
-
-
-def worker_identity(label: str) -> str:
-    """The enrolled worker a note's worker label names (``NAME`` of ``NAME/INSTANCE``: enrolled
-    names have no slash, ``runner.domain.fleet``)."""
-    return label.split("/", 1)[0]
-
-
-@dataclass(frozen=True)
-class Revoked:
-    """The organiser revoked a worker's key since the registry was last read (docs/fleet.md).
-
-    Never on the wire: the dispatcher makes it when the registry file changes."""
-
-    worker: str
-    reason: str
-
-
-#: what the coordinator reads from the inbox: the workers' notes, the ones refused, and
-#: revocations read from the fleet registry
-InboxNote = Note | Rejected | Revoked
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Heartbeats and leases. ``TOURNEY_HEARTBEAT_S`` scales them all (tests use 0.5).
-
-    A worker refreshes its heartbeat every ``heartbeat_s`` with a TTL of 3
-    beats; the coordinator's lease on a running match is extended while the
-    heartbeat lives and expires ``lease_s`` after it stops; a queued match
-    that no worker started while the broker queue stood empty for
-    ``lost_s`` is presumed lost.
-    """
-
-    heartbeat_s: float = 5.0
-
-    @property
-    def heartbeat_ttl_s(self) -> float:
-        return 3 * self.heartbeat_s
-
-    @property
-    def lease_s(self) -> float:
-        return 4 * self.heartbeat_s
-
-    @property
-    def lost_s(self) -> float:
-        return 6 * self.heartbeat_s
-
-    @property
-    def sweep_s(self) -> float:
-        return self.heartbeat_s
-
-    @classmethod
-    def from_env(cls) -> Timing:
-        raw = os.environ.get("TOURNEY_HEARTBEAT_S")
-        return cls(float(raw)) if raw else cls()
-
-
-class Dispatcher(Protocol):
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
-        """Send one attempt of a match to be played."""
-
-    def poll(self, timeout: float) -> list[InboxNote]:
-        """Notes that arrived, waiting up to ``timeout`` seconds for the first."""
-
-    def forget(self, match_id: str) -> None:
-        """The run wants no attempt of this match any more (done, failed, obsolete)."""
-
-    def alive(self, match_id: str, attempt: int) -> bool | None:
-        """Whether a worker is known to be playing the attempt now (None: cannot tell)."""
-
-    def queue_empty(self) -> bool | None:
-        """Whether no submitted task is waiting for a worker (None: cannot tell)."""
-
-    def healthy_for(self) -> float:
-        """Seconds since the broker was last found unreachable (inf when it never was)."""
-
-    def down_for(self) -> float | None:
-        """Seconds the broker has not answered for (None: it answers)."""
-
-    @property
-    def patience_s(self) -> float:
-        """How long an unreachable broker is waited for before the run stops (``BrokerDown``)."""
-
-    def workers(self) -> int:
-        """Worker processes available (0 when inline)."""
-
-    def live(self) -> list[LiveMatch]:
-        """What workers report doing now (builds, game and move counts): display only."""
-
-    def close(self) -> None: ...
-
-
-# -- inline ---------------------------------------------------------------------
-class InlineDispatcher:
-    """Plays matches in this process, in submission order (deterministic)."""
-
-    def __init__(self, artifacts_dir: Path, cache_dir: Path, *, worker: str = "inline") -> None:
-        self.artifacts_dir = artifacts_dir
-        self.cache_dir = cache_dir
-        self.worker = worker
-        self._queue: collections.deque[tuple[MatchSpec, int]] = collections.deque()
-        #: called (cheaply, often) while a match is played in ``poll``: the coordinator redraws
-        #: its progress from there, since it gets control back only when the match is over
-        self.on_live: Callable[[], None] | None = None
-        self._playing: Any = None  # the LiveState of the match being played
-
-    def _fetch(self, digest: str) -> bytes:
-        return (self.artifacts_dir / f"{digest}.tar.gz").read_bytes()
-
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
-        self._queue.append((spec, attempt))
-
-    def poll(self, timeout: float) -> list[InboxNote]:
-        if not self._queue:
-            time.sleep(min(timeout, 0.01))
-            return []
-        spec, attempt = self._queue.popleft()
-        from workers.executor import execute_match
-        from workers.live import LiveState
-
-        self._playing = LiveState(spec, attempt, self.worker, on_change=self.on_live)
-        try:
-            result = execute_match(
-                spec, self._fetch, self.cache_dir, worker=self.worker, observer=self._playing
-            )
-        finally:
-            self._playing = None
-        return [
-            Started(spec.match_id, attempt, self.worker),
-            Finished(spec.match_id, attempt, result, self.worker),
-        ]
-
-    def forget(self, match_id: str) -> None:
-        pass  # nothing of it is queued: submit plays in order, poll returns its result
-
-    def alive(self, match_id: str, attempt: int) -> bool | None:
-        return True  # nothing is ever lost in-process
-
-    def queue_empty(self) -> bool | None:
-        return not self._queue
-
-    def healthy_for(self) -> float:
-        return float("inf")
-
-    def down_for(self) -> float | None:
-        return None  # no broker
-
-    @property
-    def patience_s(self) -> float:
-        return 0.0
-
-    def workers(self) -> int:
-        return 0
-
-    def live(self) -> list[LiveMatch]:
-        playing = self._playing
-        return [] if playing is None else [playing.snapshot()[1]]
-
-    def close(self) -> None:
-        self._queue.clear()
-
-
-# -- what the coordinator side asks of this machine's workers side ----------------------
-class SandboxUnavailable(InfrastructureFailure):
-    """Entries cannot be isolated here with the sandbox asked for (exit 3, as a worker whose
-    sandbox fails its health check)."""
-
-
-def probe_sandbox(kind: str) -> str:
-    """Fail early, with the sandbox's own message, if entries cannot be isolated here;
-    else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
-    it is "memory: rlimit only" and how to fix that)."""
-    from workers.sandbox import HostError, host_factory
-    from workers.sandbox.cgroups import sandbox_memory_note
-
-    try:
-        factory = host_factory(kind)  # the bwrap factory probes the machine; HostError says why not
-    except HostError as e:
-        raise SandboxUnavailable(f"sandbox {kind} unavailable: {e}") from e
-    return sandbox_memory_note() if factory.name == "bwrap" else ""
-
-
-def plan_local_prebuild(
-    refs: list[EntryRef],
-    work_dirs: list[Path],
-    *,
-    requested_sandbox: str,
-    limits: Limits,
-    allow_unsandboxed: bool,
-    exclusive_cores: bool,
-) -> PrebuildPlan | None:
-    """What the local workers would build, and how (``workers.prebuild.plan_prebuild``),
-    under the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
-    (no limit ceilings of its own; its health check is made here instead)."""
-    from workers.policy import WorkerPolicy
-    from workers.prebuild import plan_prebuild
-
-    return plan_prebuild(
-        refs,
-        work_dirs,
-        requested_sandbox=requested_sandbox,
-        limits=limits,
-        policy=WorkerPolicy(allow_unsandboxed=allow_unsandboxed),
-        exclusive_cores=exclusive_cores,
-    )
-
-
-def run_local_prebuild(
-    plan: PrebuildPlan, fetch: Callable[[str], bytes], stop: threading.Event
-) -> PrebuildReport:
-    """Build ``plan`` into the local workers' caches, as they would (``workers.prebuild``)."""
-    from workers.prebuild import prebuild
-
-    return prebuild(plan, fetch, stop)
-
-
-@dataclass(frozen=True)
-class LocalBuild:
-    """One entry built here as a worker builds it (``build_here``)."""
-
-    built_dir: Path | None  # the built entry directory; None when its build failed
-    failure: str = ""  # why not: the build's one line (how it ended, its first error lines)
-    first_error: str = ""  # the compiler's first error-like line, if it printed one
-
-
-def build_here(
-    entries: Mapping[str, tuple[EntryRef, Path]], sandbox: str, limits: Limits, cache_root: Path
-) -> dict[str, LocalBuild]:
-    """Build each entry (name -> its ref and directory) into ``cache_root`` in ``sandbox``,
-    the way a worker builds it before its first match (``workers.artifacts.ArtifactCache``);
-    ``SandboxUnavailable`` if the sandbox cannot run here."""
-    from workers.artifacts import ArtifactCache, BuildFailed, error_lines, local_fetch
-    from workers.sandbox import HostError, host_factory
-
-    try:
-        hosts = host_factory(sandbox)
-    except HostError as e:
-        raise SandboxUnavailable(f"sandbox {sandbox} unavailable: {e}") from e
-    cache = ArtifactCache(cache_root, hosts, limits)
-    fetch = local_fetch({ref.digest: path for ref, path in entries.values()})
-    out: dict[str, LocalBuild] = {}
-    for name, (ref, _) in entries.items():
-        got = cache.ensure(ref, fetch)
-        if isinstance(got, BuildFailed):
-            first = error_lines(got.log, 1)
-            out[name] = LocalBuild(None, got.detail.split(" (full log:")[0], first[0] if first else "")
-        else:
-            out[name] = LocalBuild(got)
-    return out
-
-
-def check_local_sandbox(kind: str) -> str:
-    """The health check a worker makes at start (``workers.preflight``: a sandboxed C build
-    and move), made once here for all the local workers of a run, which skip their own;
-    ``SandboxUnavailable`` with its one line if it fails. Returns what ``probe_sandbox`` does."""
-    from workers.preflight import PreflightFailed, check_sandbox
-
-    try:
-        check_sandbox(kind)
-    except PreflightFailed as e:
-        raise SandboxUnavailable(str(e)) from e
-    return probe_sandbox(kind) if kind != "none" else ""
-
-
-def check_broker_url(url: str) -> None:
-    """The rules a worker applies to a broker URL (a password, a known scheme), applied
-    before a run starts; ``BrokerURLError`` (a ``UsageError``) if it breaks them."""
-    from workers.worker_cli import check_broker_url as worker_check
-
-    worker_check(url, allow_no_password=False)
-
-
-# -- Celery ---------------------------------------------------------------------------
-class BrokerDown(RunHalted, RuntimeError):
-    """The broker stayed unreachable longer than the coordinator is willing to wait."""
-
-
-class NoWorkerCanServe(RunHalted, RuntimeError):
-    """Every connected worker refused a match for a limit above its ceilings (exit 1, resumable)."""
 
 
 class CeleryDispatcher:
@@ -390,9 +66,6 @@ class CeleryDispatcher:
     def __init__(
         self, broker_url: str, run_id: str, timing: Timing, key: SigningKey, registry: RegistryView
     ) -> None:
-        from workers.broker_keys import KEYS, queue_for
-        from workers.task_message import origin
-
         #: the organiser's key: signs tasks, artifacts and quarantine notices
         self.key = key
         self.registry = registry
@@ -416,6 +89,13 @@ class CeleryDispatcher:
         self.on_wait: Callable[[], None] | None = None
         #: revocations read from the registry, not yet handed to the coordinator
         self._revocations: list[Revoked] = []
+
+    def observe(self, observer: DispatchObserver) -> None:
+        self.on_wait = observer.waiting  # no match plays in this process: ``playing`` is not called
+
+    @property
+    def results_name_their_run(self) -> bool:
+        return True  # from workers anywhere: a result for another run is refused (docs/fleet.md)
 
     # broker health ---------------------------------------------------------------
     def _failed(self, e: Exception) -> None:
@@ -446,8 +126,6 @@ class CeleryDispatcher:
             self._up_since = time.monotonic()
 
     def _safe_url(self) -> str:
-        from urllib.parse import urlsplit
-
         p = urlsplit(self.url)
         return f"{p.scheme}://{p.hostname}:{p.port}{p.path}"
 
@@ -501,8 +179,6 @@ class CeleryDispatcher:
         """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
         entry first: Redis runs a connection's commands in order, so no worker can take the
         task before it). The message is Celery's own (``workers.task_message``)."""
-        from workers.task_message import task_message
-
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
         message = task_message(
             f"{self.run_id}.{spec.match_id}.{attempt}",
@@ -529,8 +205,6 @@ class CeleryDispatcher:
     def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
         """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
         (the enrolled name of the one playing it: that worker passes the copy on)."""
-        from workers.task_message import task_message
-
         envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
         message = task_message(
             f"{self.run_id}.{spec.match_id}.{attempt}.copy",
@@ -583,8 +257,6 @@ class CeleryDispatcher:
     def quarantine(self, worker: str, reason: str) -> None:
         """Tell the worker enrolled as ``worker`` (signed, so nobody else can) to stop taking
         this organiser's work; the notice names its key, not its name."""
-        from workers.broker_keys import QUARANTINE_TTL_S
-
         key_ids = [k for k, m in self.registry.by_key.items() if m.name == worker]
         for key_id in key_ids:
             body = {"worker": worker, "worker_key": key_id, "run": self.run_id, "reason": reason}
@@ -759,32 +431,3 @@ class CeleryDispatcher:
         self._flush_forgotten()
         with contextlib.suppress(Exception):
             self.redis.close()
-
-
-# -- local worker processes --------------------------------------------------------
-# ``LocalWorkers`` (one ``tourney worker`` process, supervised) lives in its own module
-# (``runner.orchestration.local_workers``), imported above and re-exported here.
-
-
-def sweep_sandbox_cgroups() -> None:
-    """Remove the sandbox cgroups of worker processes that are gone (a pool process killed
-    with sandboxes kept for reuse leaves their cgroups; only a dead owner's are removed)."""
-    from workers.sandbox.cgroups import shared_cgroups
-
-    with contextlib.suppress(Exception):  # tidying up: never the reason a run fails
-        shared_cgroups().sweep()
-
-
-def kill_group(pgid: int) -> None:
-    """SIGKILL a process group we created; only while its leader, our child, is unreaped
-    (``runner.orchestration.procs.wait_unreaped``), so that the group id cannot name anyone else's."""
-    procs_mod.kill_own_group(pgid)
-
-
-def kill_stale(pid_file: Path, expect: str = "") -> bool:
-    """Kill a process a previous, killed coordinator left behind (normally PDEATHSIG did).
-
-    Only if the recorded pid still belongs to the very process recorded (same
-    kernel start time, ``runner.orchestration.procs``); never by name. ``expect`` is kept
-    for callers' readability only."""
-    return procs_mod.kill_recorded(pid_file)
