@@ -1,7 +1,7 @@
 """The names both sides use in the broker: the queue, the task, and the run's own keys.
 
 Kept apart from ``workers.celery_app`` so that the coordinator, which only
-writes to the broker (``runner.orchestration.dispatch``), names them without
+writes to the broker (``runner.orchestration.celery_dispatcher``), names them without
 importing Celery (issue 13: about 0.2 s of its start).
 
 Besides Celery's own keys the run uses (``KEYS``):

@@ -3,7 +3,7 @@
 Every caller plays through ``execute_match``: the Celery task
 (``workers.tasks``), ``tourney play`` (``workers.play``), the inline
 dispatcher behind ``tourney run --inline`` and ``tourney rerun``
-(``runner.orchestration.dispatch.InlineDispatcher``), and the benchmarks and strength runs
+(``runner.orchestration.inline_dispatcher.InlineDispatcher``), and the benchmarks and strength runs
 of the sample entries. So a match is played the same way whoever asks:
 
 1. the host factory for the spec's sandbox (``workers.sandbox.game_host_factory``:

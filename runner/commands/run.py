@@ -29,7 +29,6 @@ from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
-from runner.domain.registry import SANDBOX_BINDS_ENV, merged_binds
 from runner.domain.timing import split_cores
 from runner.errors import (
     EXIT_INTERRUPTED,
@@ -229,12 +228,6 @@ def _play(
         )
     else:
         progress.log(f"new run {rd.path} ({config.name})")
-    if config.sandbox_binds:
-        # this run's own workers (inline, or local ones, which inherit the environment)
-        os.environ[SANDBOX_BINDS_ENV] = merged_binds(
-            os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
-        )
-        progress.log(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
     dispatcher = cluster.start(progress.log, lambda: pack_artifacts(config, rd))
     _record_timing(store, config, progress)
     if args.no_local_workers:

@@ -1,9 +1,9 @@
 """What a run starts and stops: ``LocalCluster``.
 
-The embedded Redis, this machine's worker, its sandbox health check, the prebuild of the
-entries and the dispatcher, started in one order (docs/architecture.md, hop 4) and stopped
-exactly once: on leaving the ``with`` block, at exit, and so also on SIGTERM/SIGHUP, which
-``terminate_on_signals`` makes unwind like Ctrl-C.
+The embedded Redis, this machine's worker (and the sandbox binds it sees), its sandbox health
+check, the prebuild of the entries and the dispatcher, started in one order
+(docs/architecture.md, hop 4) and stopped exactly once: on leaving the ``with`` block, at exit,
+and so also on SIGTERM/SIGHUP, which ``terminate_on_signals`` makes unwind like Ctrl-C.
 
 ``tourney run`` (``runner.commands.run``) opens the cluster around the whole run but starts
 it inside the progress display (its start says what it does there) and lets it stop while
@@ -29,7 +29,7 @@ from types import FrameType
 from runner.config import TournamentConfig
 from runner.domain.fleet import Fleet, RegistryView, organiser_key
 from runner.domain.redaction import register_broker_url
-from runner.domain.registry import UNSANDBOXED_WARNING
+from runner.domain.registry import SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
 from runner.domain.timing import WORKER_CPUS_ENV, capped_concurrency, cpu_list, split_cores
 from runner.errors import InfrastructureFailure, RunHalted, UsageError
 from runner.orchestration import procs
@@ -160,6 +160,12 @@ class LocalCluster:
         return the dispatcher. ``pack`` packs the entries (called once, while the local
         worker starts); ``say`` is told what is started."""
         config, request = self.config, self.request
+        if config.sandbox_binds:
+            # this run's own workers (inline, or local ones, which inherit the environment)
+            os.environ[SANDBOX_BINDS_ENV] = merged_binds(
+                os.environ.get(SANDBOX_BINDS_ENV, ""), config.sandbox_binds
+            )
+            say(f"sandbox binds (read-only): {', '.join(config.sandbox_binds)}")
         # before Redis and the local workers start: they run on the CPUs it leaves them
         match_cpus = self._reserve_cores(say)
         if not request.inline and request.broker is None:

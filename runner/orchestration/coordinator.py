@@ -48,9 +48,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from runner.domain.contracts import (
-    MatchPlan,
-)
+from runner.domain.contracts import MatchPlan
 from runner.domain.disputes import adoption_chains, explained_by_adoption
 from runner.domain.progress import ProgressSnapshot, StageProgress, format_duration
 from runner.domain.stages.base import TournamentState
@@ -58,10 +56,7 @@ from runner.domain.stages.tournament import advance, match_spec
 from runner.orchestration.coordinator_inbox import InboxHandling
 from runner.orchestration.coordinator_leases import LeaseKeeping
 from runner.orchestration.coordinator_state import ATTEMPT_CAP
-from runner.orchestration.dispatcher import (
-    DispatchObserver,
-    NoWorkerCanServe,
-)
+from runner.orchestration.dispatcher import DispatchObserver, NoWorkerCanServe
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused
 

@@ -13,10 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
-from runner.domain.contracts import (
-    MatchResult,
-    system_error_result,
-)
+from runner.domain.contracts import MatchResult, system_error_result
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.orchestration.coordinator_state import CoordinatorState
 from runner.orchestration.dispatcher import (

@@ -8,17 +8,12 @@ a worker to say anything.
 
 from __future__ import annotations
 
-import logging
 import time
 
 from runner.orchestration.coordinator_state import CoordinatorState
-from runner.orchestration.dispatcher import (
-    worker_identity,
-)
+from runner.orchestration.dispatcher import worker_identity
 from runner.orchestration.stragglers import MIN_SAMPLES as STRAGGLER_MIN_SAMPLES
 from runner.orchestration.stragglers import Flight, straggler_copies
-
-log = logging.getLogger("tourney.coordinator")
 
 #: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
 REPUBLISH_EVERY_S = 30.0
@@ -62,7 +57,8 @@ class LeaseKeeping(CoordinatorState):
     def _stragglers(self) -> None:
         """Send second copies of straggling matches (``runner.orchestration.stragglers``): a slow
         machine no longer holds the run. The first valid result is accepted; the other, a
-        duplicate of the same attempt, is ignored."""
+        duplicate of the same attempt, is ignored. A dispatcher without idle workers (inline:
+        ``workers`` is 0) is never asked for a copy."""
         mono = time.monotonic()
         if mono - self._last_straggler_check < self.timing.sweep_s:
             return

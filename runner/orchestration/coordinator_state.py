@@ -9,31 +9,20 @@ are what the planner is given (``coordinator``'s module doc says why).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import replace
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import (
-    GameRecord,
-    MatchPlan,
-    MatchSpec,
-    VerdictKind,
-)
+from runner.domain.contracts import GameRecord, MatchPlan, MatchSpec, VerdictKind
 from runner.domain.progress import ProgressSink
 from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import match_spec
-from runner.orchestration.dispatcher import (
-    Dispatcher,
-    Timing,
-)
+from runner.orchestration.dispatcher import Dispatcher, Timing
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
-
-log = logging.getLogger("tourney.coordinator")
 
 ATTEMPT_CAP = DEFAULT_ATTEMPT_CAP
 
