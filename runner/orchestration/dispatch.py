@@ -708,11 +708,10 @@ class CeleryDispatcher:
 
     def present(self) -> set[str] | None:
         """The names of the workers connected now (their presence keys; None: cannot tell)."""
-        prefix = len(self.keys.worker(""))
+        prefix = len(self.keys.worker(self.key.key_id, ""))
+        pattern = self.keys.worker_pattern(self.key.key_id)  # this organiser's workers only
         try:
-            return {
-                k.decode()[prefix:] for k in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200)
-            }
+            return {k.decode()[prefix:] for k in self.redis.scan_iter(match=pattern, count=200)}
         except redis.exceptions.RedisError:
             return None
 
@@ -722,7 +721,7 @@ class CeleryDispatcher:
             return n
         total = 0
         try:
-            for key in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200):
+            for key in self.redis.scan_iter(match=self.keys.worker_pattern(self.key.key_id), count=200):
                 v = self.redis.get(key)
                 if v is not None:
                     total += int(v)
