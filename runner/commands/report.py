@@ -35,7 +35,8 @@ from runner.report.terminal import (
     print_stage_standings,
     print_workers,
 )
-from runner.storage.store import StoreError
+from runner.storage.store import RunStore, StoreError
+from runner.storage.verifications import Verifications
 
 
 def _load(args: argparse.Namespace) -> ReportData:
@@ -70,6 +71,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
         "att.",
         "result",
     ]
+    with RunStore.open(Path(args.run_dir)) as store:
+        replays = Verifications(store).by_match()  # timing.verify_sample (docs/fleet.md)
     rows = []
     for m in data.matches:
         if stage and m.stage != stage:
@@ -83,6 +86,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
             result += " · stderr: " + ", ".join(stderr_writers(m))
         if m.superseded:  # never silently: `tourney disputes RUN` says how and why
             result += f" · replaced {len(m.superseded)} earlier result(s)"
+        if m.match_id in replays:
+            result += " · " + replays[m.match_id].text()
         rows.append(
             [
                 m.match_id,

@@ -81,6 +81,7 @@ from runner.orchestration.dispatch import (
 )
 from runner.orchestration.stragglers import MIN_SAMPLES as STRAGGLER_MIN_SAMPLES
 from runner.orchestration.stragglers import Flight, straggler_copies
+from runner.orchestration.verification import Verifier
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import (
@@ -192,6 +193,11 @@ class Coordinator:
         self._held: dict[str, float] = {}
         #: results must name this run (a result of another run is refused: docs/fleet.md)
         self.run_id = str(store.meta().get("run_id", ""))
+        #: replays of sampled accepted matches on a second worker (``timing.verify_sample``)
+        self.verifier = Verifier(
+            config, store, dispatcher, self.health, progress, self.timing, run_id=self.run_id,
+            quarantine=self._quarantine,
+        )  # fmt: skip
         #: CPU seconds this process spent re-judging results (runner.domain.verify), and in total
         self.verify_cpu_s = 0.0
         self.cpu_s = 0.0
@@ -312,6 +318,7 @@ class Coordinator:
         dirty = True
         last_plan = 0.0
         state: TournamentState | None = None
+        self.verifier.resume()
         while True:
             now = time.monotonic()
             if dirty and (
@@ -323,11 +330,13 @@ class Coordinator:
             ):
                 state = self.replan()
                 dirty, last_plan = False, now
-                if state.finished:
+                if state.finished and self.verifier.settled():
                     break
             self._dispatch_pending()
-            if not dirty and not self.store.pending() and not self.store.has_in_flight():
+            idle = not dirty and not self.store.pending() and not self.store.has_in_flight()
+            if idle and self.verifier.settled():
                 break  # nothing can be played: only failed matches block the plan
+            self.verifier.tick(idle)
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
@@ -336,6 +345,8 @@ class Coordinator:
                 self.on_tick()
             self._show(t0)
         self._show(t0, force=True)
+        if self.verifier.summary():
+            self.progress.log(self.verifier.summary())
         assert state is not None
         failed = [r.match_id for r in self.store.match_records(states=("failed",))]
         return SessionOutcome(
@@ -379,7 +390,9 @@ class Coordinator:
     def _handle(self, notes: list[InboxNote]) -> bool:
         changed = False
         for note in notes:
-            if isinstance(note, Revoked):
+            if isinstance(note, (Started, Finished)) and note.verify:
+                self.verifier.on_note(note)  # a replay: never the match's own life
+            elif isinstance(note, Revoked):
                 self._revoked(note)
             elif isinstance(note, (Started, Finished)) and self.health.is_quarantined(
                 worker_identity(note.worker)
@@ -419,6 +432,7 @@ class Coordinator:
                 if acc.status == "accepted":
                     changed = True
                     self._timed(note)
+                    self.verifier.accepted(note.match_id, note.attempt, note.worker)
                     accepted_spec = self._specs.get(note.match_id)
                     self._forget(note.match_id)
                     self._set_official(note.match_id, trusted.games)

@@ -526,21 +526,43 @@ class CeleryDispatcher:
                 self._failed(e)
                 self._wait(1.0)
 
-    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
         """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
-        (the enrolled name of the one playing it: that worker passes the copy on)."""
+        (the enrolled name of the one playing it: that worker passes the copy on).
+        ``verification``: a replay of an accepted attempt (``timing.verify_sample``), wanted in
+        the run's verification hash (``want_verification``), never official."""
         from workers.task_message import task_message
 
-        envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
+        what = "verify" if verification else "copy"
+        envelope = self.envelope(spec, attempt)
+        if verification:
+            envelope = dataclasses.replace(envelope, verify_of=avoid)
+        else:
+            envelope = dataclasses.replace(envelope, copy_of=avoid)
         message = task_message(
-            f"{self.run_id}.{spec.match_id}.{attempt}.copy",
+            f"{self.run_id}.{spec.match_id}.{attempt}.{what}",
             [sign(envelope.to_dict(), self.key)],
-            argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
+            argsrepr=f"[match {spec.match_id} attempt {attempt} {what}]",
             sender=self.origin,
             queue=self.queue,
         )
+        with contextlib.suppress(redis.exceptions.RedisError), self.redis.pipeline(transaction=False) as pipe:
+            if verification:  # wanted first: no worker can take the task before it
+                pipe.hset(self.keys.verify(self.run_id), spec.match_id, str(attempt))
+            pipe.lpush(self.queue, message)
+            pipe.execute()
+
+    def verification_alive(self, match_id: str, attempt: int) -> bool | None:
+        """Whether a worker is playing the verification replay of the attempt (None: cannot tell)."""
+        try:
+            return bool(self.redis.exists(self.keys.verify_heartbeat(self.run_id, match_id, attempt)))
+        except redis.exceptions.RedisError:
+            return None
+
+    def forget_verification(self, match_id: str) -> None:
+        """Workers skip the verification replay of this match from now on (done or given up)."""
         with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.lpush(self.queue, message)
+            self.redis.hdel(self.keys.verify(self.run_id), match_id)
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
@@ -601,6 +623,7 @@ class CeleryDispatcher:
                 self.keys.inbox(self.run_id),
                 self.keys.alive(self.run_id),
                 self.keys.live(self.run_id),
+                self.keys.verify(self.run_id),
             )
 
     def poll(self, timeout: float) -> list[InboxNote]:
