@@ -418,12 +418,14 @@ def _pass_on_copy(
     r: redis.Redis, signed_envelope: dict[str, Any], task: TaskEnvelope, organiser_id: str
 ) -> dict[str, Any]:
     """Put a straggler's second copy (or a verification replay) back on its queue for another
-    worker (after a pause, so that this worker does not take it straight back; only while the
-    run still wants it)."""
+    worker, only while the run still wants it: at the head of the queue (the next task any
+    worker takes; Celery's Redis transport pushes on the left and pops on the right), then
+    this worker's slot is held for a pause, so that it does not take the task straight back.
+    Pushed to the tail instead, tasks passed on by several workers at once kept their order
+    in the queue, and two workers could keep taking, in lock step, only their own ones."""
     from workers.broker_keys import queue_for
     from workers.task_message import origin, task_message
 
-    time.sleep(REFUSE_PAUSE_S)
     match_id = task.spec.match_id
     wanted = KEYS.verify(task.run) if task.verify_of else KEYS.current(task.run)
     with contextlib.suppress(redis.exceptions.RedisError):
@@ -434,7 +436,8 @@ def _pass_on_copy(
                 f"{task.run}.{match_id}.{task.attempt}.{what}", [signed_envelope],
                 argsrepr=f"[match {match_id} attempt {task.attempt} {what}]", sender=origin(), queue=queue,
             )  # fmt: skip
-            r.lpush(queue, message)
+            r.rpush(queue, message)
+    time.sleep(REFUSE_PAUSE_S)
     log.info(
         "passed on the %s of %s attempt %d (for another worker)",
         "verification" if task.verify_of else "second copy",
