@@ -24,6 +24,7 @@ from runner.domain.games import get_game
 from runner.domain.signing import SigningKey, signed_json, verify
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from runner.storage.verifications import Verifications
 from tests.integration.helpers import (
     Organiser,
     assert_nothing_left,
@@ -217,4 +218,66 @@ def test_a_worker_returning_false_transcripts_is_flagged_with_the_honest_one(tmp
     fleet = tourney("fleet", "list", cwd=tmp_path, extra_env=organiser.env())
     suspects = [line for line in fleet.stdout.splitlines() if "SUSPECT: transcript of match" in line]
     assert {line.split()[0] for line in suspects} == {liar_name, honest_name}, fleet.stdout
+    assert_nothing_left([tag, str(run_dir)])
+
+
+def _verifications(run_dir: Path) -> list[tuple[str, str]]:
+    try:
+        with RunStore.open(run_dir) as store:
+            return [(v.match_id, v.state) for v in Verifications(store).all()]
+    except Exception:
+        return []
+
+
+def test_replays_left_open_are_sent_again_on_resume_and_given_up_without_a_second_worker(
+    tmp_path: Path,
+) -> None:
+    """With one worker nobody else can replay its matches: the run waits for the replays, then
+    gives them up and ends. A coordinator killed while replays are open sends them again when
+    resumed, and a second worker started meanwhile plays them."""
+    tag = unique("verresume")
+    organiser = Organiser(tmp_path / "home")
+    config = _config(tmp_path, "verresume", tag)
+    run_dir = tmp_path / "runs" / "verresume"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    first, second = f"first-{tag}", f"second-{tag}"
+    flags = ("--allow-unsandboxed", "--skip-health-check")
+    workers = [start_worker(url, first, tmp_path / first, organiser.enrol(first), *flags)]
+    args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
+    try:
+        _up(url, organiser, first)
+        # a run of its own, on the one worker: every replay given up, and only then the end
+        lone = _config(tmp_path / "lone", "lone", f"{tag}-lone")
+        t0 = time.monotonic()
+        alone = tourney("run", lone, "--broker", url, "--no-local-workers", "--no-progress",
+                        cwd=tmp_path / "lone", extra_env=organiser.env())  # fmt: skip
+        took = time.monotonic() - t0
+        assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr
+        given_up = _verifications(tmp_path / "lone" / "runs" / "lone")
+        # the run: killed once every match is played and its replay sent, none of them done
+        proc = start_tourney(*args, cwd=tmp_path, log=log, extra_env=organiser.env())
+        wait_for(lambda: len(_verifications(run_dir)) == 6, 120, "every replay to be sent")
+        proc.kill()
+        proc.wait(10)
+        left_open = _verifications(run_dir)
+        workers.append(start_worker(url, second, tmp_path / second, organiser.enrol(second), *flags))
+        _up(url, organiser, second)
+        resumed = tourney(*args, cwd=tmp_path, extra_env=organiser.env())
+    finally:
+        for w in workers:
+            stop(w)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    assert {state for _, state in given_up} == {"given_up"} and len(given_up) == 6, given_up
+    assert took > 10.0, took  # 20 heartbeats of 0.5 s after its last match, not at once
+    assert {state for _, state in left_open} <= {"sent", "running"}, left_open
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr
+    with RunStore.open(run_dir) as store:
+        done = {v.match_id: (v.state, v.verifier) for v in Verifications(store).all()}
+        sent = store.events("verify_sent")
+    assert {m for m, _ in left_open} == set(done), done
+    assert all(state == "agrees" and verifier.startswith(second) for state, verifier in done.values()), done
+    assert len(sent) == 6  # sent again, not recorded again
     assert_nothing_left([tag, str(run_dir)])
