@@ -215,6 +215,8 @@ def test_a_worker_returning_false_transcripts_is_flagged_with_the_honest_one(tmp
     assert f"Worker {liar_name} SUSPECT" in shown.stdout and f"Worker {honest_name} SUSPECT" in shown.stdout
     listed = tourney("matches", run_dir, cwd=tmp_path)
     assert "verify: DIFFERS (" in listed.stdout, listed.stdout
+    report = (run_dir / "report.html").read_text()
+    assert f"worker {liar_name} SUSPECT" in report and f"worker {honest_name} SUSPECT" in report
     fleet = tourney("fleet", "list", cwd=tmp_path, extra_env=organiser.env())
     suspects = [line for line in fleet.stdout.splitlines() if "SUSPECT: transcript of match" in line]
     assert {line.split()[0] for line in suspects} == {liar_name, honest_name}, fleet.stdout
