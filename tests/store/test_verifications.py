@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import MatchResult, Verdict, VerdictKind
+from runner.domain.contracts import Finished, MatchResult, Started, TaskEnvelope, Verdict, VerdictKind
 from runner.domain.verification import compare, sampled
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import RunStore
 from runner.storage.verifications import Verifications
 from tests.store.test_disputes import game, played
-from tests.store.test_store import result
+from tests.store.test_store import result, spec
 
 IDS = [f"rr-{i:04d}" for i in range(4000)]
 
@@ -90,3 +90,16 @@ def test_a_suspect_flag_is_kept_in_the_workers_record_across_sessions() -> None:
     again = WorkersHealth.from_summary(health.summary())
     assert [r.name for r in again.suspects()] == ["w1"] and not again.is_quarantined("w1")
     assert "suspect" not in WorkersHealth.from_summary({"w3": {"accepted": 1}}).summary()["w3"]
+
+
+def test_the_replay_marks_travel_and_are_absent_from_ordinary_messages() -> None:
+    envelope = TaskEnvelope(run="r1", attempt=2, spec=spec("m1"), verify_of="w1")
+    assert TaskEnvelope.from_dict(envelope.to_dict()) == envelope
+    started, finished = Started("m1", 2, "w2", verify=True), Finished("m1", 2, result("m1"), "w2", "r1", True)
+    assert (
+        Started.from_dict(started.to_dict()) == started and Finished.from_dict(finished.to_dict()) == finished
+    )
+    # an ordinary task and its notes are the bytes they always were (their signatures too)
+    plain = TaskEnvelope(run="r1", attempt=2, spec=spec("m1")).to_dict()
+    assert "verify_of" not in plain and "verify" not in Started("m1", 2, "w2").to_dict()
+    assert "verify" not in Finished("m1", 2, result("m1"), "w2", "r1").to_dict()
