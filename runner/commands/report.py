@@ -55,8 +55,19 @@ def cmd_matches(args: argparse.Namespace) -> int:
     if stage and data.stage(stage) is None:
         known = ", ".join(s.name for s in data.stages)
         raise UsageError(f"no stage {stage!r} (stages: {known})")
+    replays = {}
+    if data.run_dir is not None:
+        with RunStore.open(data.run_dir) as store:
+            replays = Verifications(store).by_match()  # timing.verify_sample (docs/fleet.md)
     if args.json:
-        print(json.dumps(matches_records(data, stage), indent=2))
+        records = matches_records(data, stage)
+        for row in records:
+            v = replays.get(str(row.get("match_id")))
+            if v is not None:
+                row["verification"] = {
+                    "state": v.state, "played_by": v.played_by, "verifier": v.verifier, "detail": v.detail,
+                }  # fmt: skip
+        print(json.dumps(records, indent=2))
         return 0
     header = [
         "match",
@@ -71,10 +82,6 @@ def cmd_matches(args: argparse.Namespace) -> int:
         "att.",
         "result",
     ]
-    replays = {}
-    if data.run_dir is not None:
-        with RunStore.open(data.run_dir) as store:
-            replays = Verifications(store).by_match()  # timing.verify_sample (docs/fleet.md)
     rows = []
     for m in data.matches:
         if stage and m.stage != stage:

@@ -102,6 +102,12 @@ class Verifier:
         if self.active and sampled(self.config.seed, match_id, self.fraction):
             self._send(match_id, attempt, worker_identity(worker), new=True)
 
+    def broker_emptied(self) -> None:
+        """The broker came back empty: the replays nobody started were lost with its queue."""
+        for match_id, pending in list(self._open.items()):
+            if pending.started is None:
+                self._send(match_id, pending.attempt, pending.played_by, new=False)
+
     def _send(self, match_id: str, attempt: int, played_by: str, *, new: bool) -> None:
         assert self.dispatcher is not None
         if new and not self.table.add(match_id, attempt, played_by):

@@ -103,6 +103,8 @@ def test_two_honest_workers_replaying_every_match_flag_nothing(tmp_path: Path) -
     assert not any(rec.get("suspect") for rec in workers_meta.values()), workers_meta
     listed = tourney("matches", run_dir, cwd=tmp_path)
     assert listed.returncode == 0 and listed.stdout.count("verify: agrees on ") == len(rows), listed.stdout
+    as_json = json.loads(tourney("matches", run_dir, "--json", cwd=tmp_path).stdout)
+    assert {m["verification"]["state"] for m in as_json} == {"agrees"} and len(as_json) == len(rows)
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(tmp_path / "ref")  # the replays changed nothing
     assert_nothing_left([tag, str(run_dir)])
