@@ -78,6 +78,7 @@ class Verifier:
         self._open: dict[str, _Open] = {}
         self._idle_since: float | None = None
         self._last_tick = 0.0
+        self._said_waiting = False
         if self.fraction > 0 and self.dispatcher is None:
             progress.log("timing.verify_sample is ignored by --inline (no second worker to replay on)")
 
@@ -234,6 +235,12 @@ class Verifier:
             self._idle_since = None
         elif self._idle_since is None:
             self._idle_since = mono
+            if not self._said_waiting:  # once: the run looks done, and this is why it has not ended
+                self._said_waiting = True
+                self.progress.log(
+                    f"nothing left to play; waiting for {len(self._open)} verification replay(s) on "
+                    f"other workers (one nobody takes is given up after {self.wait_s:.0f}s)"
+                )
         for match_id, pending in list(self._open.items()):
             if pending.started is not None:
                 if mono - pending.started > self.timing.lease_s and (
