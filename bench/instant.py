@@ -110,8 +110,22 @@ class InstantDispatcher:
         self._queue.append((spec, attempt))
         self.submitted += 1
 
-    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
         pass  # nothing straggles: a match is over when polled
+
+    @property
+    def replays_elsewhere(self) -> bool:
+        return False
+
+    def verification_alive(self, match_id: str, attempt: int) -> bool | None:
+        return None
+
+    def forget_verification(self, match_id: str) -> None:
+        pass
+
+    @property
+    def fleet_dir(self) -> Path | None:
+        return None
 
     def want(self, match_id: str, attempt: int) -> None:
         pass

@@ -90,7 +90,7 @@ def _wait_workers(url: str, count: int, timeout: float = 60.0) -> None:
     r = redis.Redis.from_url(url)
     deadline = time.monotonic() + timeout
     try:
-        while len(list(r.scan_iter(match="tourney:worker:bench-*"))) < count:
+        while len(list(r.scan_iter(match="tourney:worker:*:bench-*"))) < count:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{count} worker(s) did not come up within {timeout:.0f}s")
             time.sleep(0.2)

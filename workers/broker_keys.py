@@ -22,7 +22,12 @@ Besides Celery's own keys the run uses (``KEYS``):
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
   worker plays the match (the coordinator's lease follows it);
-* ``tourney:worker:<name>``: a worker's presence (TTL), value = its concurrency;
+* ``tourney:run:<run>:verify``: hash match id -> the accepted attempt the coordinator wants
+  replayed on a second worker (``timing.verify_sample``); a verification task for any other
+  is skipped; ``tourney:run:<run>:vhb:<match>:<attempt>``: its heartbeat while one plays it;
+* ``tourney:worker:<organiser key id>:<name>``: a worker's presence (TTL), value = its
+  concurrency, one key per organiser it serves: a coordinator counts and names only the
+  workers of its own organiser (``worker_pattern``), never another's on the same broker;
 * ``tourney:quarantine:<worker key id>``: a notice signed by the organiser that the
   worker holding that key must stop taking work (quarantined or revoked).
 """
@@ -81,8 +86,23 @@ class KEYS:
         return f"tourney:run:{run}:live"
 
     @staticmethod
-    def worker(name: str) -> str:
-        return f"tourney:worker:{name}"
+    def verify(run: str) -> str:
+        """Hash match id -> the attempt a verification replay is wanted for (docs/fleet.md)."""
+        return f"tourney:run:{run}:verify"
+
+    @staticmethod
+    def verify_heartbeat(run: str, match_id: str, attempt: int) -> str:
+        return f"tourney:run:{run}:vhb:{match_id}:{attempt}"
+
+    @staticmethod
+    def worker(organiser_key_id: str, name: str) -> str:
+        """A worker's presence among one organiser's workers (one key per organiser it serves)."""
+        return f"tourney:worker:{organiser_key_id}:{name}"
+
+    @staticmethod
+    def worker_pattern(organiser_key_id: str) -> str:
+        """The presence keys of one organiser's workers (``SCAN`` pattern)."""
+        return f"tourney:worker:{organiser_key_id}:*"
 
     @staticmethod
     def quarantine(worker_key_id: str) -> str:
@@ -90,5 +110,4 @@ class KEYS:
         (``orchestration.workers_health``)."""
         return f"tourney:quarantine:{worker_key_id}"
 
-    WORKER_PATTERN = "tourney:worker:*"
     ALIVE_PATTERN = "tourney:run:*:alive"

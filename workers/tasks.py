@@ -229,21 +229,24 @@ _begin_script: tuple[redis.Redis, Any] | None = None
 
 def _begin(
     r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, worker_key_id: str, started: bytes,
-    hb_ttl_ms: int, live: bytes,
+    hb_ttl_ms: int, live: bytes, *, verify: bool = False,
 ) -> tuple[object, bytes | None, bool, bool]:  # fmt: skip
     """(quarantine notice, wanted attempt, checked, started): ``_BEGIN_LUA`` run, or, where the
-    broker refuses scripts, the two checks alone (``started`` False: the caller sends it)."""
+    broker refuses scripts, the two checks alone (``started`` False: the caller sends it).
+    ``verify``: the attempt is checked against the run's verification hash, not ``current``."""
     global _begin_script
     from workers.live import LIVE_TTL_S
+
+    wanted_key = KEYS.verify(run) if verify else KEYS.current(run)
 
     try:
         if _begin_script is None or _begin_script[0] is not r:
             _begin_script = (r, r.register_script(_BEGIN_LUA))
         keys = [
             KEYS.quarantine(worker_key_id),
-            KEYS.current(run),
+            wanted_key,
             KEYS.inbox(run),
-            KEYS.heartbeat(run, spec_id, attempt),
+            (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec_id, attempt),
             KEYS.live(run),
         ]
         args: list[bytes | str | int] = [
@@ -258,7 +261,7 @@ def _begin(
     try:
         with r.pipeline(transaction=False) as pipe:
             pipe.get(KEYS.quarantine(worker_key_id))
-            pipe.hget(KEYS.current(run), spec_id)
+            pipe.hget(wanted_key, spec_id)
             notice, wanted = pipe.execute()
     except redis.exceptions.RedisError:
         log.warning("cannot check attempt of %s; playing it", spec_id)
@@ -301,12 +304,16 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
     r = _redis()
-    if task.copy_of and task.copy_of == wk.name:
-        # a second copy of a match this worker (this key) is already playing: another worker's
+    if wk.name in (task.copy_of, task.verify_of):
+        # a second copy of a match this worker (this key) is playing, or a replay of one it
+        # played (a verification is worth something only from another machine): another worker's
         return _pass_on_copy(r, signed_envelope, task, organiser_id)
+    verify = bool(task.verify_of)
     try:
         worker_policy().limits_for(spec.limits)
     except CeilingRefused as e:
+        if verify:  # a replay is nobody's attempt: another worker may serve it, or it is given up
+            return _pass_on_copy(r, signed_envelope, task, organiser_id)
         # a ceiling refuses, never rewrites: the task goes back, played elsewhere at its own
         # limits; held a moment first, so that this worker does not take it straight back
         time.sleep(REFUSE_PAUSE_S)
@@ -325,9 +332,11 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     version, _, live_record = live_target.record()
     # names this execution: a second one of the same attempt means the broker redelivered it
     started = Started(
-        spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time(), copy=bool(task.copy_of)
-    )
-    hb_key = KEYS.heartbeat(run, spec.match_id, attempt)
+        spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time(), copy=bool(task.copy_of),
+        verify=verify,
+    )  # fmt: skip
+    # a verification replay has its own wanted-hash and heartbeat: the match itself is done
+    hb_key = (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec.match_id, attempt)
     hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
     notice, wanted, checked, began = _begin(
         r,
@@ -339,14 +348,19 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
         signed_json(started.to_dict(), key),
         hb_ttl_ms,
         live_record,
+        verify=verify,
     )
     quarantined = _quarantine_reason(notice, wk)
+    if quarantined is not None and verify:
+        return _pass_on_copy(r, signed_envelope, task, organiser_id)  # for a worker still trusted
     if quarantined is not None:
         # hand it back uncharged (the coordinator requeues a refused attempt) and play nothing
         _push(r, run, Skipped(spec.match_id, attempt, worker, f"quarantined: {quarantined}"), 60.0)
         log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
         return {"status": "quarantined", **status}
     if checked and (wanted is None or int(wanted) != attempt):
+        if verify:  # a verification the run no longer wants (done, given up): nothing to hand back
+            return {"status": "skipped", **status}
         _push(r, run, Skipped(spec.match_id, attempt, worker), 60.0)
         log.info("skipped %s attempt %d (run wants %s)", spec.match_id, attempt, wanted)
         return {"status": "skipped", **status}
@@ -384,7 +398,7 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
             pushed = _push(
                 r,
                 run,
-                Finished(spec.match_id, attempt, result, worker, run),
+                Finished(spec.match_id, attempt, result, worker, run, verify=verify),
                 RESULT_PUSH_PATIENCE_S,
                 also=_tidy,
             )
@@ -403,23 +417,32 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
 def _pass_on_copy(
     r: redis.Redis, signed_envelope: dict[str, Any], task: TaskEnvelope, organiser_id: str
 ) -> dict[str, Any]:
-    """Put a straggler's second copy back on its queue for another worker (after a pause, so
-    that this worker does not take it straight back; only while the run still wants it)."""
+    """Put a straggler's second copy (or a verification replay) back on its queue for another
+    worker, only while the run still wants it: at the head of the queue (the next task any
+    worker takes; Celery's Redis transport pushes on the left and pops on the right), then
+    this worker's slot is held for a pause, so that it does not take the task straight back.
+    Pushed to the tail instead, tasks passed on by several workers at once kept their order
+    in the queue, and two workers could keep taking, in lock step, only their own ones."""
     from workers.broker_keys import queue_for
     from workers.task_message import origin, task_message
 
-    time.sleep(REFUSE_PAUSE_S)
     match_id = task.spec.match_id
+    wanted = KEYS.verify(task.run) if task.verify_of else KEYS.current(task.run)
     with contextlib.suppress(redis.exceptions.RedisError):
-        if r.hget(KEYS.current(task.run), match_id) == str(task.attempt).encode():
+        if r.hget(wanted, match_id) == str(task.attempt).encode():
             queue = queue_for(organiser_id)
+            what = "verify" if task.verify_of else "copy"
             message = task_message(
-                f"{task.run}.{match_id}.{task.attempt}.copy", [signed_envelope],
-                argsrepr=f"[match {match_id} attempt {task.attempt} copy]", sender=origin(), queue=queue,
+                f"{task.run}.{match_id}.{task.attempt}.{what}", [signed_envelope],
+                argsrepr=f"[match {match_id} attempt {task.attempt} {what}]", sender=origin(), queue=queue,
             )  # fmt: skip
-            r.lpush(queue, message)
+            r.rpush(queue, message)
+    time.sleep(REFUSE_PAUSE_S)
     log.info(
-        "passed on the second copy of %s attempt %d (this worker plays the first)", match_id, task.attempt
+        "passed on the %s of %s attempt %d (for another worker)",
+        "verification" if task.verify_of else "second copy",
+        match_id,
+        task.attempt,
     )
     return {"status": "passed on", "match_id": match_id, "attempt": task.attempt}
 

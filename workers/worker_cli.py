@@ -79,10 +79,13 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, wk: 
     from workers.celery_app import KEYS
     from workers.tasks import quarantine_notice
 
-    key = KEYS.worker(name)
+    # one presence key per organiser served: each coordinator sees only its own organiser's workers
+    keys = [KEYS.worker(organiser.key_id, name) for organiser in wk.organisers]
     while not stop.is_set():
-        with contextlib.suppress(redis.exceptions.RedisError):
-            r.set(key, str(concurrency), px=int(PRESENCE_TTL_S * 1000))
+        with contextlib.suppress(redis.exceptions.RedisError), r.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.set(key, str(concurrency), px=int(PRESENCE_TTL_S * 1000))
+            pipe.execute()
         reason = quarantine_notice(r, wk)
         if reason is not None:
             print(f"tourney worker {name}: quarantined by the coordinator ({reason}); stopping", flush=True)
@@ -90,7 +93,7 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, wk: 
             break
         stop.wait(PRESENCE_EVERY_S)
     with contextlib.suppress(redis.exceptions.RedisError):
-        r.delete(key)
+        r.delete(*keys)
 
 
 def _die_with_parent() -> None:

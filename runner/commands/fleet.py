@@ -62,6 +62,8 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             print("no worker enrolled: tourney fleet add NAME")
         for m in sorted(members.values(), key=lambda m: m.name):
             state = f"REVOKED: {m.reason}" if m.revoked else "active"
+            if m.suspect:
+                state += f"  SUSPECT: {m.suspect}"
             print(f"{m.name:24} key {m.public.key_id}  enrolled {m.enrolled}  {state}")
         return 0
     raise UsageError(f"unknown fleet command {args.fleet_command!r}")

@@ -35,7 +35,8 @@ from runner.report.terminal import (
     print_stage_standings,
     print_workers,
 )
-from runner.storage.store import StoreError
+from runner.storage.store import RunStore, StoreError
+from runner.storage.verifications import Verifications
 
 
 def _load(args: argparse.Namespace) -> ReportData:
@@ -54,8 +55,19 @@ def cmd_matches(args: argparse.Namespace) -> int:
     if stage and data.stage(stage) is None:
         known = ", ".join(s.name for s in data.stages)
         raise UsageError(f"no stage {stage!r} (stages: {known})")
+    replays = {}
+    if data.run_dir is not None:
+        with RunStore.open(data.run_dir) as store:
+            replays = Verifications(store).by_match()  # timing.verify_sample (docs/fleet.md)
     if args.json:
-        print(json.dumps(matches_records(data, stage), indent=2))
+        records = matches_records(data, stage)
+        for row in records:
+            v = replays.get(str(row.get("match_id")))
+            if v is not None:
+                row["verification"] = {
+                    "state": v.state, "played_by": v.played_by, "verifier": v.verifier, "detail": v.detail,
+                }  # fmt: skip
+        print(json.dumps(records, indent=2))
         return 0
     header = [
         "match",
@@ -83,6 +95,8 @@ def cmd_matches(args: argparse.Namespace) -> int:
             result += " · stderr: " + ", ".join(stderr_writers(m))
         if m.superseded:  # never silently: `tourney disputes RUN` says how and why
             result += f" · replaced {len(m.superseded)} earlier result(s)"
+        if m.match_id in replays:
+            result += " · " + replays[m.match_id].text()
         rows.append(
             [
                 m.match_id,

@@ -114,6 +114,16 @@ class TimingModel(BaseModel):
         "match time and a worker is idle, each is started a second time on another worker; the first "
         "valid result counts, the other is ignored (docs/fleet.md).",
     )
+    verify_sample: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="This fraction of accepted matches (chosen by the run's seed and the match id, so a "
+        "resumed run picks the same) is played again on another worker; the replay never changes the "
+        "standings. For matches whose entries all say deterministic: true in entry.yaml, a transcript "
+        "that differs flags both workers as suspect (docs/fleet.md). The run ends once every replay is "
+        "done or given up. Ignored by --inline.",
+    )
 
 
 class VariantsModel(BaseModel):

@@ -565,6 +565,9 @@ class TaskEnvelope:
     #: a second copy of a straggling attempt (docs/fleet.md): the worker that plays the first
     #: copy (its enrolled name), which hands this one back for another worker to take
     copy_of: str = ""
+    #: a verification replay of an accepted attempt (``timing.verify_sample``, docs/fleet.md): the
+    #: worker that played it (its enrolled name), which hands this one back for another to take
+    verify_of: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -577,6 +580,8 @@ class TaskEnvelope:
         }
         if self.copy_of:
             d["copy_of"] = self.copy_of
+        if self.verify_of:
+            d["verify_of"] = self.verify_of
         return d
 
     @classmethod
@@ -591,6 +596,7 @@ class TaskEnvelope:
                 heartbeat_s=float(d.get("heartbeat_s", 5.0)),
                 heartbeat_ttl_s=float(d.get("heartbeat_ttl_s", 15.0)),
                 copy_of=str(d.get("copy_of", "")),
+                verify_of=str(d.get("verify_of", "")),
             )
         except (KeyError, TypeError) as e:
             raise WireError(f"malformed envelope: {e}") from e
@@ -610,6 +616,8 @@ class Started:
     ts: float = 0.0  # the worker's wall clock (time.time()), for logs only
     #: it plays a second copy of a straggling attempt (``TaskEnvelope.copy_of``)
     copy: bool = False
+    #: it plays a verification replay (``TaskEnvelope.verify_of``)
+    verify: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -622,6 +630,8 @@ class Started:
         }
         if self.copy:
             d["copy"] = True
+        if self.verify:
+            d["verify"] = True
         return d
 
     @classmethod
@@ -633,6 +643,7 @@ class Started:
             str(d.get("execution", "")),
             float(d.get("ts", 0.0)),
             bool(d.get("copy", False)),
+            bool(d.get("verify", False)),
         )
 
 
@@ -649,9 +660,11 @@ class Finished:
     #: the run the attempt belongs to: a result is bound to its run, match and attempt (and,
     #: through ``result.digests``, to the code it played; docs/fleet.md)
     run: str = ""
+    #: the result of a verification replay (``TaskEnvelope.verify_of``): never official
+    verify: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "kind": self.KIND,
             "run": self.run,
             "match_id": self.match_id,
@@ -659,6 +672,9 @@ class Finished:
             "worker": self.worker,
             "result": self.result.to_dict(),
         }
+        if self.verify:
+            d["verify"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Finished:
@@ -668,6 +684,7 @@ class Finished:
             MatchResult.from_dict(_field(d, "result")),
             str(d.get("worker", "")),
             str(d.get("run", "")),
+            bool(d.get("verify", False)),
         )
 
 

@@ -66,6 +66,9 @@ class EntryModel(BaseModel):
     #: a chess engine's options (UCI ``setoption`` / xboard ``option``); a config may override them
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     variants: dict[str, VariantModel] = Field(default_factory=dict)
+    #: the same code, board, seats and seed always give the same moves (no clock, no unseeded
+    #: randomness): a verification replay that differs then flags a worker (docs/fleet.md)
+    deterministic: bool = False
 
     @field_validator("name")
     @classmethod
@@ -135,6 +138,8 @@ class EntrySpec:
     #: a chess engine's settings (``EngineSettings.to_dict`` form): entry.yaml's options, and
     #: what the config adds (``each:``, the entry's own line)
     engine: dict[str, Any] = field(default_factory=dict)
+    #: ``deterministic: true`` in its entry.yaml (``runner.domain.verification``)
+    deterministic: bool = False
 
     def ref(self) -> EntryRef:
         return EntryRef(
@@ -237,6 +242,7 @@ def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
         author=model.author,
         base_name=model.name,
         engine=engine_defaults(model),
+        deterministic=model.deterministic,
     )
     out = [base] if include_base or not model.variants else []
     # a variant is the base program with its own name and extra arguments

@@ -148,14 +148,20 @@ class Member:
     enrolled: str
     revoked: bool = False
     reason: str = ""
+    #: set by a coordinator whose verification replay disagreed with this worker's transcript
+    #: (docs/fleet.md, "Verification"): shown by ``tourney fleet list``; the key still works
+    suspect: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "public_key": self.public.hex(),
             "enrolled": self.enrolled,
             "revoked": self.revoked,
             "reason": self.reason,
         }
+        if self.suspect:
+            d["suspect"] = self.suspect
+        return d
 
 
 def _read_registry(path: Path) -> dict[str, Member]:
@@ -167,7 +173,12 @@ def _read_registry(path: Path) -> dict[str, Member]:
         workers = json.loads(text)["workers"]
         return {
             name: Member(
-                name, PublicKey.from_hex(d["public_key"]), str(d["enrolled"]), bool(d["revoked"]), d["reason"]
+                name,
+                PublicKey.from_hex(d["public_key"]),
+                str(d["enrolled"]),
+                bool(d["revoked"]),
+                d["reason"],
+                str(d.get("suspect", "")),
             )
             for name, d in workers.items()
         }
@@ -229,6 +240,13 @@ class Fleet:
                 raise FleetError(f"no worker {name!r} is enrolled (`tourney fleet list` shows them)")
             members[name] = replace(members[name], revoked=True, reason=reason)
             return members[name]
+
+    def flag_suspect(self, name: str, why: str) -> None:
+        """Mark an enrolled worker suspect (a verification replay disagreed with it); nothing if
+        ``name`` is not enrolled here."""
+        with self._locked() as members:
+            if name in members:
+                members[name] = replace(members[name], suspect=why)
 
     def local_worker_key(self) -> Path:
         """The key file of this machine's own worker (``tourney run``'s local workers), enrolled

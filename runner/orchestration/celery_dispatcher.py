@@ -202,19 +202,49 @@ class CeleryDispatcher:
                 self._failed(e)
                 self._wait(1.0)
 
-    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
         """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
-        (the enrolled name of the one playing it: that worker passes the copy on)."""
-        envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
+        (the enrolled name of the one playing it: that worker passes the copy on).
+        ``verification``: a replay of an accepted attempt (``timing.verify_sample``), wanted in
+        the run's verification hash (``want_verification``), never official."""
+        what = "verify" if verification else "copy"
+        envelope = self.envelope(spec, attempt)
+        if verification:
+            envelope = dataclasses.replace(envelope, verify_of=avoid)
+        else:
+            envelope = dataclasses.replace(envelope, copy_of=avoid)
         message = task_message(
-            f"{self.run_id}.{spec.match_id}.{attempt}.copy",
+            f"{self.run_id}.{spec.match_id}.{attempt}.{what}",
             [sign(envelope.to_dict(), self.key)],
-            argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
+            argsrepr=f"[match {spec.match_id} attempt {attempt} {what}]",
             sender=self.origin,
             queue=self.queue,
         )
+        with contextlib.suppress(redis.exceptions.RedisError), self.redis.pipeline(transaction=False) as pipe:
+            if verification:  # wanted first: no worker can take the task before it
+                pipe.hset(self.keys.verify(self.run_id), spec.match_id, str(attempt))
+            pipe.lpush(self.queue, message)
+            pipe.execute()
+
+    @property
+    def replays_elsewhere(self) -> bool:
+        return True
+
+    @property
+    def fleet_dir(self) -> Path | None:
+        return self.registry.path.parent
+
+    def verification_alive(self, match_id: str, attempt: int) -> bool | None:
+        """Whether a worker is playing the verification replay of the attempt (None: cannot tell)."""
+        try:
+            return bool(self.redis.exists(self.keys.verify_heartbeat(self.run_id, match_id, attempt)))
+        except redis.exceptions.RedisError:
+            return None
+
+    def forget_verification(self, match_id: str) -> None:
+        """Workers skip the verification replay of this match from now on (done or given up)."""
         with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.lpush(self.queue, message)
+            self.redis.hdel(self.keys.verify(self.run_id), match_id)
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
@@ -273,6 +303,7 @@ class CeleryDispatcher:
                 self.keys.inbox(self.run_id),
                 self.keys.alive(self.run_id),
                 self.keys.live(self.run_id),
+                self.keys.verify(self.run_id),
             )
 
     def poll(self, timeout: float) -> list[InboxNote]:
@@ -380,11 +411,10 @@ class CeleryDispatcher:
 
     def present(self) -> set[str] | None:
         """The names of the workers connected now (their presence keys; None: cannot tell)."""
-        prefix = len(self.keys.worker(""))
+        prefix = len(self.keys.worker(self.key.key_id, ""))
+        pattern = self.keys.worker_pattern(self.key.key_id)  # this organiser's workers only
         try:
-            return {
-                k.decode()[prefix:] for k in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200)
-            }
+            return {k.decode()[prefix:] for k in self.redis.scan_iter(match=pattern, count=200)}
         except redis.exceptions.RedisError:
             return None
 
@@ -394,7 +424,7 @@ class CeleryDispatcher:
             return n
         total = 0
         try:
-            for key in self.redis.scan_iter(match=self.keys.WORKER_PATTERN, count=200):
+            for key in self.redis.scan_iter(match=self.keys.worker_pattern(self.key.key_id), count=200):
                 v = self.redis.get(key)
                 if v is not None:
                     total += int(v)

@@ -153,6 +153,7 @@ class Coordinator(InboxHandling, LeaseKeeping):
         dirty = True
         last_plan = 0.0
         state: TournamentState | None = None
+        self.verifier.resume()
         while True:
             now = time.monotonic()
             if dirty and (
@@ -164,11 +165,13 @@ class Coordinator(InboxHandling, LeaseKeeping):
             ):
                 state = self.replan()
                 dirty, last_plan = False, now
-                if state.finished:
+                if state.finished and self.verifier.settled():
                     break
             self._dispatch_pending()
-            if not dirty and not self.store.pending() and not self.store.has_in_flight():
+            idle = not dirty and not self.store.pending() and not self.store.has_in_flight()
+            if idle and self.verifier.settled():
                 break  # nothing can be played: only failed matches block the plan
+            self.verifier.tick(idle)
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
@@ -177,6 +180,8 @@ class Coordinator(InboxHandling, LeaseKeeping):
                 self.on_tick()
             self._show(t0)
         self._show(t0, force=True)
+        if self.verifier.summary():
+            self.progress.log(self.verifier.summary())
         assert state is not None
         failed = [r.match_id for r in self.store.match_records(states=("failed",))]
         return SessionOutcome(

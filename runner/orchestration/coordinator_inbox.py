@@ -44,7 +44,9 @@ class InboxHandling(CoordinatorState):
     def _handle(self, notes: list[InboxNote]) -> bool:
         changed = False
         for note in notes:
-            if isinstance(note, Revoked):
+            if isinstance(note, (Started, Finished)) and note.verify:
+                self.verifier.on_note(note)  # a replay: never the match's own life
+            elif isinstance(note, Revoked):
                 self._revoked(note)
             elif isinstance(note, (Started, Finished)) and self.health.is_quarantined(
                 worker_identity(note.worker)
@@ -84,6 +86,7 @@ class InboxHandling(CoordinatorState):
                 if acc.status == "accepted":
                     changed = True
                     self._timed(note)
+                    self.verifier.accepted(note.match_id, note.attempt, note.worker)
                     accepted_spec = self._specs.get(note.match_id)
                     self._forget(note.match_id)
                     self._set_official(note.match_id, trusted.games)

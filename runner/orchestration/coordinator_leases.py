@@ -47,6 +47,7 @@ class LeaseKeeping(CoordinatorState):
         for f in self.store.in_flight_leases():  # running: their workers report as before
             self.dispatcher.want(f.match_id, f.attempt)
         self.dispatcher.mark_alive()
+        self.verifier.broker_emptied()
         self._queue_empty_since = None
         self.store.log("broker_emptied", None, f"{len(requeued)} queued match(es) re-dispatched")
         self.progress.log(

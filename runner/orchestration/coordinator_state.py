@@ -21,6 +21,7 @@ from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import match_spec
 from runner.orchestration.dispatcher import Dispatcher, Timing
+from runner.orchestration.verification import Verifier
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
@@ -100,6 +101,11 @@ class CoordinatorState:
         self._held: dict[str, float] = {}
         #: results must name this run (a result of another run is refused: docs/fleet.md)
         self.run_id = str(store.meta().get("run_id", ""))
+        #: replays of sampled accepted matches on a second worker (``timing.verify_sample``)
+        self.verifier = Verifier(
+            config, store, dispatcher, self.health, progress, self.timing, run_id=self.run_id,
+            quarantine=self._quarantine,
+        )  # fmt: skip
         #: CPU seconds this process spent re-judging results (runner.domain.verify), and in total
         self.verify_cpu_s = 0.0
         self.cpu_s = 0.0
@@ -143,6 +149,10 @@ class CoordinatorState:
             fresh = self._window.on_result(match_id, games)
             if fresh:
                 self.store.add_planned([self._spec(pm) for pm in fresh])
+
+    def _quarantine(self, worker: str) -> None:
+        """Quarantine ``worker`` and hand back what it holds: the inbox part's (``InboxHandling``)."""
+        raise NotImplementedError
 
     def _failed(self, match_id: str) -> None:
         """The store gave ``match_id`` up: it holds a ``system_error`` result now."""

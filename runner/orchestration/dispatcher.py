@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from runner.domain.contracts import Finished, LiveMatch, MatchSpec, Note, Skipped, Started
@@ -142,9 +143,26 @@ class Dispatcher(Protocol):
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         """Send one attempt of a match to be played."""
 
-    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
         """Send a second copy of ``attempt`` (a straggler) to a worker other than ``avoid``
-        (never asked of a dispatcher that reports no idle worker: ``workers``)."""
+        (never asked of a dispatcher that reports no idle worker: ``workers``).
+        ``verification``: a replay of an accepted attempt, never official (docs/fleet.md)."""
+
+    @property
+    def replays_elsewhere(self) -> bool:
+        """Whether a match can be replayed on a worker other than the one that played it
+        (``timing.verify_sample``); never in this process alone."""
+
+    def verification_alive(self, match_id: str, attempt: int) -> bool | None:
+        """Whether a worker is playing the verification replay of the attempt (None: cannot tell)."""
+
+    def forget_verification(self, match_id: str) -> None:
+        """No worker is to play the verification replay of this match any more."""
+
+    @property
+    def fleet_dir(self) -> Path | None:
+        """The organiser's fleet registry directory (suspect flags: ``tourney fleet list``),
+        None when no enrolled worker plays for this run."""
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record again that ``attempt`` is the one the run wants (a broker that lost its data)."""

@@ -45,8 +45,22 @@ class InlineDispatcher:
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         self._queue.append((spec, attempt))
 
-    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
-        pass  # never asked: no worker is ever idle here (``workers``), so nothing straggles
+    def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
+        pass  # never asked: no worker is ever idle here (``workers``), and no other replays
+
+    @property
+    def replays_elsewhere(self) -> bool:
+        return False  # one process plays everything: no second worker to replay on
+
+    def verification_alive(self, match_id: str, attempt: int) -> bool | None:
+        return None  # never asked: no replay is sent (``replays_elsewhere``)
+
+    def forget_verification(self, match_id: str) -> None:
+        pass  # no replay sent
+
+    @property
+    def fleet_dir(self) -> Path | None:
+        return None  # no enrolled worker plays here
 
     def want(self, match_id: str, attempt: int) -> None:
         pass  # no broker to tell: the queue here holds exactly what was submitted

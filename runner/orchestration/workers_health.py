@@ -38,6 +38,10 @@ class WorkerRecord:
     failures_in_a_row: int = 0
     quarantined: bool = False
     reason: str = ""
+    #: a verification replay's transcript differed from this worker's (or this worker's replay
+    #: differed from the official one): flagged, not quarantined, since the records cannot tell
+    #: which of the two lied (docs/fleet.md, "Verification")
+    suspect: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,16 @@ class WorkersHealth:
                 mismatches=int(str(d.get("mismatches", 0))),
                 quarantined=bool(d.get("quarantined", False)),
                 reason=str(d.get("reason", "")),
+                suspect=str(d.get("suspect", "")),
             )
         return health
+
+    def flag_suspect(self, worker: str, why: str) -> None:
+        rec = self.record(worker)
+        rec.suspect = why
+
+    def suspects(self) -> list[WorkerRecord]:
+        return [r for r in self.workers.values() if r.suspect]
 
     def quarantined(self) -> list[WorkerRecord]:
         return [r for r in self.workers.values() if r.quarantined]
@@ -138,6 +150,7 @@ class WorkersHealth:
                 "mismatches": r.mismatches,
                 "quarantined": r.quarantined,
                 "reason": r.reason,
+                **({"suspect": r.suspect} if r.suspect else {}),
             }
             for r in self.workers.values()
         }

@@ -79,6 +79,8 @@ def _text(s: str, style: str = "") -> Text:
     """Plain (never markup) and inert text: names, details and boards come from entries
     and configs, and a stored run may predate the name rule (docs/config.md#names)."""
     return Text(inert(s), style=style)
+
+
 class StdoutConsole(Console):
     """A console on stdout whose reader may go away (``tourney standings RUN | head -1``)."""
 
@@ -309,11 +311,13 @@ def _failed(matches: Sequence[MatchRecord]) -> str:
 
 
 def print_workers(data: ReportData, console: Console) -> None:
-    """Quarantined workers (``runner.orchestration.workers_health``), if any."""
+    """Quarantined and suspect workers (``runner.orchestration.workers_health``), if any."""
     workers = data.meta.get("workers") or {}
     for name, rec in sorted(workers.items()):
         if isinstance(rec, dict) and rec.get("quarantined"):
             console.print(_text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
+        if isinstance(rec, dict) and rec.get("suspect"):  # a verification replay disagreed (docs/fleet.md)
+            console.print(_text(f"Worker {name} SUSPECT: {rec['suspect']}", style="yellow"))
 
 
 def print_timing(data: ReportData, console: Console) -> None:

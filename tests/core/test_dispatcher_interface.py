@@ -13,7 +13,10 @@ from runner.orchestration.dispatcher import Dispatcher
 from runner.orchestration.inline_dispatcher import InlineDispatcher
 
 ROOT = Path(__file__).resolve().parents[2]
-COORDINATOR_MODULES = sorted((ROOT / "runner" / "orchestration").glob("coordinator*.py"))
+#: the coordinator's parts and what it drives with its dispatcher (the verification replays)
+COORDINATOR_MODULES = sorted((ROOT / "runner" / "orchestration").glob("coordinator*.py")) + [
+    ROOT / "runner" / "orchestration" / "verification.py"
+]
 DISPATCHER_KINDS = ("InlineDispatcher", "CeleryDispatcher", "inline_dispatcher", "celery_dispatcher")
 
 

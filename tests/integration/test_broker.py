@@ -89,7 +89,7 @@ def test_worker_with_allow_no_password_serves_a_passwordless_broker(tmp_path: Pa
     try:
         r = redis.Redis(port=server.port, socket_timeout=5)
         deadline = time.monotonic() + 60
-        while not r.exists("tourney:worker:nopw"):  # its presence key: it is up and connected
+        while not r.keys("tourney:worker:*:nopw"):  # its presence key: it is up and connected
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
             assert time.monotonic() < deadline, "worker did not come up"
             time.sleep(0.2)

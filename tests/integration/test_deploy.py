@@ -71,7 +71,7 @@ def test_make_worker_keeps_the_password_out_of_every_argv(tmp_path: Path) -> Non
         r = redis.Redis.from_url(server.url())
         for _ in range(600):  # bounded: at most about a minute
             assert server.password not in _command_lines()
-            if r.exists(KEYS.worker(name)):
+            if r.exists(KEYS.worker(organiser.key.key_id, name)):
                 seen_up = True
                 break
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""

@@ -313,7 +313,8 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
     args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
     try:
         r = redis.Redis.from_url(url)
-        wait_for(lambda: bool(r.exists(KEYS.worker(tight_name))), 60, "the tight worker to come up")
+        tight_key = KEYS.worker(organiser.key.key_id, tight_name)
+        wait_for(lambda: bool(r.exists(tight_key)), 60, "the tight worker to come up")
         r.close()
         t0 = time.monotonic()
         refused = tourney(*args, cwd=tmp_path, timeout=120, extra_env=organiser.env())
@@ -323,7 +324,8 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
         )
         r = redis.Redis.from_url(url)
         # connected before the run resumes: else the tight worker alone would stop it again
-        wait_for(lambda: bool(r.exists(KEYS.worker(roomy_name))), 60, "the roomy worker to come up")
+        roomy_key = KEYS.worker(organiser.key.key_id, roomy_name)
+        wait_for(lambda: bool(r.exists(roomy_key)), 60, "the roomy worker to come up")
         r.close()
         resumed = tourney(*args, cwd=tmp_path, timeout=180, extra_env=organiser.env())
     finally:

@@ -123,7 +123,7 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
         worker = start_worker(server.url(), "victim", tmp_path / "w", key_file)
         r = redis.Redis.from_url(server.url())
         try:
-            wait_for(lambda: bool(r.exists(KEYS.worker("victim"))), 60, "the worker to come up")
+            wait_for(lambda: bool(r.exists(KEYS.worker(key.key_id, "victim"))), 60, "the worker to come up")
             # what the forger can do with the URL: upload its artifact, want the attempts, send tasks
             r.set(KEYS.artifact(ref.digest), pack_entry(tmp_path / "evil"))
             run = "forged"
