@@ -56,8 +56,6 @@ SETTINGS: dict[str, Any] = {
     "task_ignore_result": True,  # results travel through the run's inbox list, see KEYS
     "task_default_queue": QUEUE_PREFIX,  # never used: every task names its organiser's queue
     "task_create_missing_queues": True,
-    # kombu's Redis transport, reusing one client per channel (workers.broker_transport)
-    "broker_transport": "workers.broker_transport:Transport",
     "broker_transport_options": {"visibility_timeout": VISIBILITY_TIMEOUT_S},
     "broker_connection_retry": True,
     "broker_connection_retry_on_startup": True,
