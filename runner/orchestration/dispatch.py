@@ -8,7 +8,7 @@ are run; the store decides what a note means (docs/scale-out.md).
   each match in this process, one at a time in submission order. Entries
   still go through the artifact cache (packed, digest-checked, built once).
 * ``CeleryDispatcher``: sends ``tourney.play_match`` tasks over a Redis
-  broker (Celery's message, written without Celery: ``workers.task_message``);
+  broker (``workers.broker_wire``: Celery's message, written without Celery by default);
   workers answer through the run's inbox list (``workers.broker_keys``).
 
 ``LocalWorkers`` (``runner.orchestration.local_workers``) starts, supervises and stops
@@ -51,7 +51,7 @@ from runner.domain.signing import (
     sign,
     verify_json_by,
 )
-from runner.errors import InfrastructureFailure, RunHalted
+from runner.errors import BrokerWireError, InfrastructureFailure, RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration.local_workers import LocalWorkers
 
@@ -391,7 +391,7 @@ class CeleryDispatcher:
         self, broker_url: str, run_id: str, timing: Timing, key: SigningKey, registry: RegistryView
     ) -> None:
         from workers.broker_keys import KEYS, queue_for
-        from workers.task_message import origin
+        from workers.broker_wire import TaskWire
 
         #: the organiser's key: signs tasks, artifacts and quarantine notices
         self.key = key
@@ -401,8 +401,9 @@ class CeleryDispatcher:
         self.run_id = run_id
         self.timing = timing
         self.keys = KEYS
-        self.origin = origin()
         self.redis = redis.Redis.from_url(broker_url, socket_timeout=10.0, socket_connect_timeout=5.0)
+        #: how tasks go onto the broker (the hand-built message or Celery's producer: ``workers.warm``)
+        self.wire = TaskWire(self.redis, broker_url)
         self._down_since: float | None = None
         self._up_since = float("-inf")
         self._published: set[str] = set()
@@ -500,27 +501,23 @@ class CeleryDispatcher:
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
         entry first: Redis runs a connection's commands in order, so no worker can take the
-        task before it). The message is Celery's own (``workers.task_message``)."""
-        from workers.task_message import task_message
-
+        task before it). The message is Celery's own (``workers.broker_wire``)."""
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
-        message = task_message(
-            f"{self.run_id}.{spec.match_id}.{attempt}",
-            [sign(self.envelope(spec, attempt).to_dict(), self.key)],
-            # what a worker's log shows for the task: the match, not its whole signed envelope
-            argsrepr=f"[match {spec.match_id} attempt {attempt}]",
-            sender=self.origin,
-            queue=self.queue,
-        )
+        args = [sign(self.envelope(spec, attempt).to_dict(), self.key)]
+        current = self.keys.current(self.run_id)
         while True:
             try:
-                with self.redis.pipeline(transaction=False) as pipe:
-                    pipe.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
-                    pipe.lpush(self.queue, message)
-                    pipe.execute()
+                self.wire.send(
+                    self.queue,
+                    f"{self.run_id}.{spec.match_id}.{attempt}",
+                    args,
+                    # what a worker's log shows for the task: the match, not its whole signed envelope
+                    argsrepr=f"[match {spec.match_id} attempt {attempt}]",
+                    first=lambda pipe: pipe.hset(current, spec.match_id, str(attempt)),
+                )
                 self._ok()
                 return
-            except redis.exceptions.RedisError as e:
+            except BrokerWireError as e:
                 # sent again: should the first one have arrived, the attempt is delivered
                 # twice, which the workers' attempt check and the store already absorb
                 self._failed(e)
@@ -529,18 +526,14 @@ class CeleryDispatcher:
     def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str) -> None:
         """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
         (the enrolled name of the one playing it: that worker passes the copy on)."""
-        from workers.task_message import task_message
-
         envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
-        message = task_message(
-            f"{self.run_id}.{spec.match_id}.{attempt}.copy",
-            [sign(envelope.to_dict(), self.key)],
-            argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
-            sender=self.origin,
-            queue=self.queue,
-        )
-        with contextlib.suppress(redis.exceptions.RedisError):
-            self.redis.lpush(self.queue, message)
+        with contextlib.suppress(BrokerWireError):
+            self.wire.send(
+                self.queue,
+                f"{self.run_id}.{spec.match_id}.{attempt}.copy",
+                [sign(envelope.to_dict(), self.key)],
+                argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
+            )
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
@@ -757,6 +750,7 @@ class CeleryDispatcher:
 
     def close(self) -> None:
         self._flush_forgotten()
+        self.wire.close()
         with contextlib.suppress(Exception):
             self.redis.close()
 

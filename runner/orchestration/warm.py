@@ -1,0 +1,117 @@
+"""The coordinator side's start-up accelerations, each behind one switch read here (issue 27, item 4).
+
+Every trick below only makes ``tourney run`` start or end sooner: with its switch off the run
+does the same work the plain way, and plays the same games. docs/benchmarks.md ("Speed
+tricks and their switches") lists each with its measured gain; the workers side has its own
+(``workers.warm``). A switch is an environment variable, read in ``WarmSwitches.from_env``
+only; a value of ``0`` (or ``no``, ``false``, ``off``) turns its trick off.
+
+* ``TOURNEY_STANDBY``: the local worker starts before the coordinator's own imports and
+  imports meanwhile (``runner.orchestration.standby``). ``TOURNEY_NO_STANDBY=1``, the old
+  name, still turns it off.
+* ``TOURNEY_PREBUILD``: the coordinator builds the entries into the local workers' caches
+  while they start (``runner.orchestration.prebuild``).
+* ``TOURNEY_GC_FREEZE``: what a command's imports and a run's start made is frozen out of the
+  collector's sight (``frozen_imports``, ``freeze_start``).
+* ``TOURNEY_PRELOAD_REPORT``: the report's modules are imported in a thread at the first
+  result, while the coordinator mostly waits on the broker (``preload_report_modules``).
+* ``TOURNEY_REPLAY_WARMER``: the report's replays are computed while the matches play
+  (``runner.report.replay_memo``; the run command asks ``switches().replay_warmer``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+STANDBY_ENV = "TOURNEY_STANDBY"
+#: the standby's switch as it was first named (``1`` turns it off)
+NO_STANDBY_ENV = "TOURNEY_NO_STANDBY"
+PREBUILD_ENV = "TOURNEY_PREBUILD"
+GC_FREEZE_ENV = "TOURNEY_GC_FREEZE"
+PRELOAD_REPORT_ENV = "TOURNEY_PRELOAD_REPORT"
+REPLAY_WARMER_ENV = "TOURNEY_REPLAY_WARMER"
+
+_OFF = ("0", "no", "false", "off")
+
+
+def _on(env: Mapping[str, str], name: str) -> bool:
+    return env.get(name, "1").strip().lower() not in _OFF
+
+
+@dataclass(frozen=True)
+class WarmSwitches:
+    """Which of the coordinator side's start-up tricks are on (all, unless switched off)."""
+
+    standby: bool = True
+    prebuild: bool = True
+    gc_freeze: bool = True
+    preload_report: bool = True
+    replay_warmer: bool = True
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WarmSwitches:
+        """The one place the switches are read (``os.environ`` unless ``env`` is given)."""
+        env = os.environ if env is None else env
+        no_standby = env.get(NO_STANDBY_ENV, "").strip().lower() not in ("", *_OFF)
+        return cls(
+            standby=_on(env, STANDBY_ENV) and not no_standby,
+            prebuild=_on(env, PREBUILD_ENV),
+            gc_freeze=_on(env, GC_FREEZE_ENV),
+            preload_report=_on(env, PRELOAD_REPORT_ENV),
+            replay_warmer=_on(env, REPLAY_WARMER_ENV),
+        )
+
+
+def switches() -> WarmSwitches:
+    """The switches as the environment sets them now (read at each call: cheap, and a test
+    that sets a variable sees it)."""
+    return WarmSwitches.from_env()
+
+
+@contextlib.contextmanager
+def frozen_imports() -> Iterator[None]:
+    """Around a command's imports: no collection while they run (what they make lives as long
+    as the process: collecting among it was about a fifth of ``tourney run``'s import CPU, on
+    its start's critical path, issue 13), and frozen afterwards, so that later full
+    collections skip it too."""
+    if not switches().gc_freeze or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+def freeze_start() -> None:
+    """What a run's start imported and built lives as long as the run: out of the collector's
+    sight, the full collections while the matches play no longer walk it (about 30 ms each)."""
+    if switches().gc_freeze:
+        gc.freeze()
+
+
+#: what the run's end imports: the report and the terminal summary (jinja2, rich; about 0.3 s)
+REPORT_MODULES = ("runner.report.model", "runner.report.site", "runner.report.terminal")
+
+
+def preload_report_modules() -> None:
+    """Import what the run's end needs in a thread while the matches play, when the
+    coordinator mostly waits on the broker, instead of after the last result, when everything
+    waits on it (called at the first result)."""
+    if not switches().preload_report:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the end imports them again, and reports what fails
+            for module in REPORT_MODULES:
+                importlib.import_module(module)
+
+    threading.Thread(target=load, name="tourney-preload-report", daemon=True).start()
