@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from runner.domain.inert import inert
 from runner.domain.registry import SANDBOX_KINDS
 from runner.errors import EXIT_CODES_TEXT, EXIT_OUTPUT_CLOSED, CommandError
-from runner.orchestration import standby, warm
+from runner.orchestration import standby
 
 # subcommand -> "module:function"
 HANDLERS = {
@@ -248,10 +248,7 @@ def _output_closed() -> int:
 def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     module_name, func_name = HANDLERS[args.command].split(":")
-    # a command's imports make objects that live as long as the process: kept out of the
-    # collector's way (runner.orchestration.warm)
-    with warm.frozen_imports():
-        module = importlib.import_module(module_name)
+    module = importlib.import_module(module_name)
     handler: Callable[[argparse.Namespace], int] = getattr(module, func_name)
     try:
         return handler(args)

@@ -38,11 +38,9 @@ def _die_with(parent: int) -> None:
 def _preload() -> None:
     """Import what the worker's start would (most of its cost), while nothing waits for it."""
     # local: this is the preload itself, made while the coordinator imports (runner/orchestration/standby.py)
-    from workers.warm import frozen_imports, preload_worker
+    from workers.warm import preload_worker
 
-    # imports only: what they make lives as long as the worker (``workers.warm``)
-    with frozen_imports():
-        preload_worker()
+    preload_worker()
 
 
 def _redirect_output(log: str) -> None:

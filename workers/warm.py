@@ -14,8 +14,6 @@ switches its workers too.
 * ``TOURNEY_WORKER_PRELOAD``: what playing a match imports is imported before the pool forks
   (``preload_playing``), and the standby worker imports Celery's worker classes as well while
   the coordinator starts (``preload_worker``).
-* ``TOURNEY_WORKER_GC_FREEZE``: what the worker's imports made is frozen out of the
-  collector's sight before it forks its pool (``frozen_imports``, ``freeze``).
 * ``TOURNEY_SANDBOX_REUSE``: sandboxes (bwrap) and game directories (``none``) are reset and
   reused across games (``workers.sandbox.pool``, ``workers.sandbox.plain_reuse``).
 * ``TOURNEY_BEGIN_SCRIPT``: a match starts in one round trip, a Lua script (``workers.tasks``);
@@ -24,16 +22,13 @@ switches its workers too.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import importlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 HAND_TASK_MESSAGE_ENV = "TOURNEY_HAND_TASK_MESSAGE"
 PRELOAD_ENV = "TOURNEY_WORKER_PRELOAD"
-GC_FREEZE_ENV = "TOURNEY_WORKER_GC_FREEZE"
 SANDBOX_REUSE_ENV = "TOURNEY_SANDBOX_REUSE"
 BEGIN_SCRIPT_ENV = "TOURNEY_BEGIN_SCRIPT"
 
@@ -48,7 +43,6 @@ class WorkerSwitches:
 
     hand_task_message: bool = True
     preload: bool = True
-    gc_freeze: bool = True
     sandbox_reuse: bool = True
     begin_script: bool = True
 
@@ -59,7 +53,6 @@ class WorkerSwitches:
         return cls(
             hand_task_message=_on(env, HAND_TASK_MESSAGE_ENV),
             preload=_on(env, PRELOAD_ENV),
-            gc_freeze=_on(env, GC_FREEZE_ENV),
             sandbox_reuse=_on(env, SANDBOX_REUSE_ENV),
             begin_script=_on(env, BEGIN_SCRIPT_ENV),
         )
@@ -112,27 +105,3 @@ def preload_worker() -> None:
     if switches().preload:
         for module in (*WORKER_MODULES, *PLAYING_MODULES):
             importlib.import_module(module)
-
-
-@contextlib.contextmanager
-def frozen_imports() -> Iterator[None]:
-    """Around imports whose objects live as long as the worker: no collection meanwhile (about
-    a fifth of their CPU), frozen afterwards."""
-    if not switches().gc_freeze or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
-def freeze() -> None:
-    """Everything imported so far lives as long as the process: out of the collector's sight,
-    Celery's ``gc.collect()`` before forking each pool process takes about 1 ms instead of
-    30 ms (the worker's start, issue 13), and the pool processes' pages stay shared (the use
-    ``gc.freeze`` is documented for)."""
-    if switches().gc_freeze:
-        gc.freeze()

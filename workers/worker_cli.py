@@ -37,7 +37,6 @@ from runner.domain.private_files import read_private_text
 from runner.domain.redaction import register_broker_url
 from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
 from runner.errors import UsageError
-from workers import warm
 from workers.broker_keys import queue_for
 from workers.sandbox.cgroups import sandbox_memory_note
 from workers.sandbox.cores import CONCURRENCY_ENV, pin_to_worker_cpus, timing_note
@@ -285,8 +284,6 @@ def _run_celery_worker(app: Any, name: str, concurrency: int, queues: list[str])
         time_limit=None,
         umask=None,
     )
-    # everything imported so far lives as long as the process: frozen before the pool forks
-    warm.freeze()
     try:
         worker.start()
     except SecurityError as e:  # what Celery's command prints for it

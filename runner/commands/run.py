@@ -257,8 +257,6 @@ def _play(
         # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
         store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
-    # what the start imported and built lives as long as the run (runner.orchestration.warm)
-    warm.freeze_start()
     try:
         outcome = coordinator.run()
     finally:

@@ -11,8 +11,6 @@ only; a value of ``0`` (or ``no``, ``false``, ``off``) turns its trick off.
   name, still turns it off.
 * ``TOURNEY_PREBUILD``: the coordinator builds the entries into the local workers' caches
   while they start (``runner.orchestration.prebuild``).
-* ``TOURNEY_GC_FREEZE``: what a command's imports and a run's start made is frozen out of the
-  collector's sight (``frozen_imports``, ``freeze_start``).
 * ``TOURNEY_PRELOAD_REPORT``: the report's modules are imported in a thread at the first
   result, while the coordinator mostly waits on the broker (``preload_report_modules``).
 * ``TOURNEY_REPLAY_WARMER``: the report's replays are computed while the matches play
@@ -22,18 +20,16 @@ only; a value of ``0`` (or ``no``, ``false``, ``off``) turns its trick off.
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 STANDBY_ENV = "TOURNEY_STANDBY"
 #: the standby's switch as it was first named (``1`` turns it off)
 NO_STANDBY_ENV = "TOURNEY_NO_STANDBY"
 PREBUILD_ENV = "TOURNEY_PREBUILD"
-GC_FREEZE_ENV = "TOURNEY_GC_FREEZE"
 PRELOAD_REPORT_ENV = "TOURNEY_PRELOAD_REPORT"
 REPLAY_WARMER_ENV = "TOURNEY_REPLAY_WARMER"
 
@@ -50,7 +46,6 @@ class WarmSwitches:
 
     standby: bool = True
     prebuild: bool = True
-    gc_freeze: bool = True
     preload_report: bool = True
     replay_warmer: bool = True
 
@@ -62,7 +57,6 @@ class WarmSwitches:
         return cls(
             standby=_on(env, STANDBY_ENV) and not no_standby,
             prebuild=_on(env, PREBUILD_ENV),
-            gc_freeze=_on(env, GC_FREEZE_ENV),
             preload_report=_on(env, PRELOAD_REPORT_ENV),
             replay_warmer=_on(env, REPLAY_WARMER_ENV),
         )
@@ -72,30 +66,6 @@ def switches() -> WarmSwitches:
     """The switches as the environment sets them now (read at each call: cheap, and a test
     that sets a variable sees it)."""
     return WarmSwitches.from_env()
-
-
-@contextlib.contextmanager
-def frozen_imports() -> Iterator[None]:
-    """Around a command's imports: no collection while they run (what they make lives as long
-    as the process: collecting among it was about a fifth of ``tourney run``'s import CPU, on
-    its start's critical path, issue 13), and frozen afterwards, so that later full
-    collections skip it too."""
-    if not switches().gc_freeze or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
-def freeze_start() -> None:
-    """What a run's start imported and built lives as long as the run: out of the collector's
-    sight, the full collections while the matches play no longer walk it (about 30 ms each)."""
-    if switches().gc_freeze:
-        gc.freeze()
 
 
 #: what the run's end imports: the report and the terminal summary (jinja2, rich; about 0.3 s)

@@ -19,14 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 COORDINATOR_SWITCHES = {
     coordinator_warm.STANDBY_ENV: "standby",
     coordinator_warm.PREBUILD_ENV: "prebuild",
-    coordinator_warm.GC_FREEZE_ENV: "gc_freeze",
     coordinator_warm.PRELOAD_REPORT_ENV: "preload_report",
     coordinator_warm.REPLAY_WARMER_ENV: "replay_warmer",
 }
 WORKER_SWITCHES = {
     worker_warm.HAND_TASK_MESSAGE_ENV: "hand_task_message",
     worker_warm.PRELOAD_ENV: "preload",
-    worker_warm.GC_FREEZE_ENV: "gc_freeze",
     worker_warm.SANDBOX_REUSE_ENV: "sandbox_reuse",
     worker_warm.BEGIN_SCRIPT_ENV: "begin_script",
 }
