@@ -24,6 +24,7 @@ import dataclasses
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -56,8 +57,6 @@ from runner.orchestration import procs as procs_mod
 from runner.orchestration.local_workers import LocalWorkers
 
 if TYPE_CHECKING:
-    import threading
-
     from runner.domain.contracts import EntryRef, Limits
     from workers.prebuild import PrebuildPlan as PrebuildPlan
     from workers.prebuild import PrebuildReport as PrebuildReport
@@ -262,6 +261,13 @@ class InlineDispatcher:
 
 
 # -- what the coordinator side asks of this machine's workers side ----------------------
+#: the run's start imports workers' modules from two threads at once (the health check's and
+#: the prebuild's, beside the main one): one at a time, since two threads importing modules of
+#: ``workers.sandbox``, which import each other, can deadlock (Python's import then raises
+#: ``_DeadlockError``: seen once in about a hundred runs at a load of 13)
+_importing = threading.Lock()
+
+
 class SandboxUnavailable(InfrastructureFailure):
     """Entries cannot be isolated here with the sandbox asked for (exit 3, as a worker whose
     sandbox fails its health check)."""
@@ -271,8 +277,9 @@ def probe_sandbox(kind: str) -> str:
     """Fail early, with the sandbox's own message, if entries cannot be isolated here;
     else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
     it is "memory: rlimit only" and how to fix that)."""
-    from workers.sandbox import HostError, host_factory
-    from workers.sandbox.cgroups import sandbox_memory_note
+    with _importing:
+        from workers.sandbox import HostError, host_factory
+        from workers.sandbox.cgroups import sandbox_memory_note
 
     try:
         factory = host_factory(kind)  # the bwrap factory probes the machine; HostError says why not
@@ -293,8 +300,9 @@ def plan_local_prebuild(
     """What the local workers would build, and how (``workers.prebuild.plan_prebuild``),
     under the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
     (no limit ceilings of its own; its health check is made here instead)."""
-    from workers.policy import WorkerPolicy
-    from workers.prebuild import plan_prebuild
+    with _importing:
+        from workers.policy import WorkerPolicy
+        from workers.prebuild import plan_prebuild
 
     return plan_prebuild(
         refs,
@@ -310,7 +318,8 @@ def run_local_prebuild(
     plan: PrebuildPlan, fetch: Callable[[str], bytes], stop: threading.Event
 ) -> PrebuildReport:
     """Build ``plan`` into the local workers' caches, as they would (``workers.prebuild``)."""
-    from workers.prebuild import prebuild
+    with _importing:
+        from workers.prebuild import prebuild
 
     return prebuild(plan, fetch, stop)
 
@@ -354,7 +363,8 @@ def check_local_sandbox(kind: str) -> str:
     """The health check a worker makes at start (``workers.preflight``: a sandboxed C build
     and move), made once here for all the local workers of a run, which skip their own;
     ``SandboxUnavailable`` with its one line if it fails. Returns what ``probe_sandbox`` does."""
-    from workers.preflight import PreflightFailed, check_sandbox
+    with _importing:
+        from workers.preflight import PreflightFailed, check_sandbox
 
     try:
         check_sandbox(kind)
