@@ -247,7 +247,7 @@ def _play(
         timing=cluster.timing,
         check_resume=resumed,
         republish=cluster.republish,
-        on_accepted=_on_first_result(warm.preload_report_modules, warmer, progress),
+        on_accepted=_on_accepted(warmer, progress),
         on_tick=cluster.supervisor(store, progress.log),
         slots=cluster.slots,
     )
@@ -328,20 +328,13 @@ def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:
     )
 
 
-def _on_first_result(
-    first: Callable[[], None], warmer: ReplayWarmer | None, progress: RunProgress | None = None
+def _on_accepted(
+    warmer: ReplayWarmer | None, progress: RunProgress | None = None
 ) -> Callable[[MatchSpec, Sequence[GameRecord]], None]:
     """The coordinator's ``on_accepted``: hands each result to ``warmer`` and its games to
-    ``progress`` (a ``finished game`` line each in a plain log), and calls ``first`` at the
-    first one (once matches play, when the coordinator mostly waits on the broker; not
-    during the start, which waits on this process)."""
-    started = False
+    ``progress`` (a ``finished game`` line each in a plain log)."""
 
     def accepted(spec: MatchSpec, games: Sequence[GameRecord]) -> None:
-        nonlocal started
-        if not started:
-            started = True
-            first()
         if progress is not None:
             progress.games_finished(spec.match_id, list(games))
         if warmer is not None:
@@ -433,7 +426,7 @@ def _finish_outputs(
 ) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run (with the replays ``warmer`` computed while it played)."""
-    # local: the report's modules (jinja2...) load after the first result (warm.preload_report_modules)
+    # local: the report's modules (jinja2...) load only for the run's end
     from runner.report.exports import standings_json, write_games_jsonl_file, write_text
     from runner.report.loader import load_report_data
     from runner.report.site import write_html_report

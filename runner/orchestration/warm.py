@@ -11,18 +11,13 @@ only; a value of ``0`` (or ``no``, ``false``, ``off``) turns its trick off.
   name, still turns it off.
 * ``TOURNEY_PREBUILD``: the coordinator builds the entries into the local workers' caches
   while they start (``runner.orchestration.prebuild``).
-* ``TOURNEY_PRELOAD_REPORT``: the report's modules are imported in a thread at the first
-  result, while the coordinator mostly waits on the broker (``preload_report_modules``).
 * ``TOURNEY_REPLAY_WARMER``: the report's replays are computed while the matches play
   (``runner.report.replay_memo``; the run command asks ``switches().replay_warmer``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,7 +25,6 @@ STANDBY_ENV = "TOURNEY_STANDBY"
 #: the standby's switch as it was first named (``1`` turns it off)
 NO_STANDBY_ENV = "TOURNEY_NO_STANDBY"
 PREBUILD_ENV = "TOURNEY_PREBUILD"
-PRELOAD_REPORT_ENV = "TOURNEY_PRELOAD_REPORT"
 REPLAY_WARMER_ENV = "TOURNEY_REPLAY_WARMER"
 
 _OFF = ("0", "no", "false", "off")
@@ -46,7 +40,6 @@ class WarmSwitches:
 
     standby: bool = True
     prebuild: bool = True
-    preload_report: bool = True
     replay_warmer: bool = True
 
     @classmethod
@@ -57,7 +50,6 @@ class WarmSwitches:
         return cls(
             standby=_on(env, STANDBY_ENV) and not no_standby,
             prebuild=_on(env, PREBUILD_ENV),
-            preload_report=_on(env, PRELOAD_REPORT_ENV),
             replay_warmer=_on(env, REPLAY_WARMER_ENV),
         )
 
@@ -66,22 +58,3 @@ def switches() -> WarmSwitches:
     """The switches as the environment sets them now (read at each call: cheap, and a test
     that sets a variable sees it)."""
     return WarmSwitches.from_env()
-
-
-#: what the run's end imports: the report and the terminal summary (jinja2, rich; about 0.3 s)
-REPORT_MODULES = ("runner.report.model", "runner.report.site", "runner.report.terminal")
-
-
-def preload_report_modules() -> None:
-    """Import what the run's end needs in a thread while the matches play, when the
-    coordinator mostly waits on the broker, instead of after the last result, when everything
-    waits on it (called at the first result)."""
-    if not switches().preload_report:
-        return
-
-    def load() -> None:
-        with contextlib.suppress(Exception):  # the end imports them again, and reports what fails
-            for module in REPORT_MODULES:
-                importlib.import_module(module)
-
-    threading.Thread(target=load, name="tourney-preload-report", daemon=True).start()
