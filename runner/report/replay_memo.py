@@ -36,18 +36,14 @@ from runner.domain.games import get_game
 
 log = logging.getLogger("tourney.report")
 
-#: the most documents a memo holds: as many as the report's page embeds
-#: (``runner.report.html.REPLAY_MAX_GAMES``). With a third of that, a run of 3,000 games
-#: had two thirds of its replays computed again after its last result: 4-8 s of its end
-#: (issue 27, item 7). A document is a few kilobytes in memory for a short game.
-MAX_DOCS = 3_000
-#: the most JSON characters its documents come to: the page's budget
-#: (``runner.report.html.REPLAY_BUDGET_CHARS``)
-MAX_CHARS = 12_000_000
+#: the most documents a memo holds (a document is tens of kilobytes in memory for a long game)
+MAX_DOCS = 1_000
+#: the most JSON characters its documents come to
+MAX_CHARS = 4_000_000
 #: the most games a warmer replays in one run: a run of more games is not one whose every
-#: replay the report embeds, and replaying each of them twice would only add to the
-#: coordinator's CPU per match; beyond it the report computes its own
-MAX_WARMED = MAX_DOCS + MAX_DOCS // 2
+#: replay the report embeds (it keeps the late rounds'), and replaying each of them twice
+#: would only add to the coordinator's CPU per match; beyond it the report computes its own
+MAX_WARMED = 3 * MAX_DOCS
 
 MemoKey = tuple[str, str, str, bytes]
 

@@ -88,13 +88,3 @@ def test_a_warmer_stops_taking_results_beyond_its_limit(mnk_data: ReportData) ->
     warmer.add(mnk_data.game_name, mnk_data.game_params, board, m.games)  # over the limit: dropped
     assert warmer.handed == len(m.games)
     assert len(warmer.close(30.0)) == len(m.games)
-
-
-def test_the_memo_holds_every_replay_the_page_embeds() -> None:
-    """A run whose games fill the page's replays finds them all computed ahead: with a memo
-    smaller than the page, the report replayed the rest after the last result."""
-    from runner.report.html import REPLAY_BUDGET_CHARS, REPLAY_MAX_GAMES
-    from runner.report.replay_memo import MAX_CHARS, MAX_DOCS, MAX_WARMED
-
-    assert MAX_DOCS >= REPLAY_MAX_GAMES and MAX_CHARS >= REPLAY_BUDGET_CHARS
-    assert MAX_WARMED >= MAX_DOCS
