@@ -11,7 +11,6 @@ the process exit code, or raise a ``CommandError`` (``runner.errors``) that
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -249,17 +248,7 @@ def _output_closed() -> int:
 def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     module_name, func_name = HANDLERS[args.command].split(":")
-    # A command's imports make objects that live as long as the process: collecting garbage
-    # among them is wasted work (about a fifth of the CPU of `tourney run`'s imports, on its
-    # start's critical path, issue 13); frozen, they are skipped by later full collections too
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        module = importlib.import_module(module_name)
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
+    module = importlib.import_module(module_name)
     handler: Callable[[argparse.Namespace], int] = getattr(module, func_name)
     try:
         return handler(args)

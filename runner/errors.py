@@ -14,7 +14,9 @@ branch an error hangs on says how to handle it::
     ├── WorkerUnfit       this worker cannot serve at all: stop the worker
     │     PreflightFailed, KeyFileError
     ├── RunHalted         the run cannot go on now: stop it; the same command resumes
-    │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing
+    │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing,
+    │     BrokerWireError (BrokerUnreachable, BrokerRefused): one broker command failed;
+    │     whoever can wait for the broker retries it first (``workers.broker_wire``)
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)
           ├── InfrastructureFailure  the machinery failed (exit 3)
           └── UsageError  what was asked is wrong (exit 2)
@@ -53,6 +55,21 @@ class WorkerUnfit(TourneyError):
 
 class RunHalted(TourneyError):
     """The run cannot go on now (store, broker); stop it, and the same command resumes it."""
+
+
+class BrokerWireError(RunHalted):
+    """One command to the broker failed. What ``workers.broker_wire.wire_error`` makes of the
+    Redis client's (and kombu's) errors; a caller that can wait for the broker retries, and
+    one that has waited too long halts the run."""
+
+
+class BrokerUnreachable(BrokerWireError, ConnectionError):
+    """The broker did not answer (refused connection, reset, timed out)."""
+
+
+class BrokerRefused(BrokerWireError):
+    """The broker answered with an error (a command its ACL or configuration refuses, a full
+    memory, a read-only replica)."""
 
 
 class CommandError(TourneyError):

@@ -20,7 +20,8 @@ acceptance exactly-once:
   restart mid-run pauses a worker instead of killing it.
 
 The broker URL is given at run time (``configure(url)``) by ``tourney worker``;
-the coordinator does not use this app (it writes the task message itself).
+the coordinator uses this app only with ``TOURNEY_HAND_TASK_MESSAGE=0``, to send its tasks
+with Celery's producer (``workers.broker_wire``); by default it writes the message itself.
 
 The Redis keys both sides share, the queue's name and the task message the
 coordinator writes without Celery are in ``workers.broker_keys`` and
@@ -56,8 +57,6 @@ SETTINGS: dict[str, Any] = {
     "task_ignore_result": True,  # results travel through the run's inbox list, see KEYS
     "task_default_queue": QUEUE_PREFIX,  # never used: every task names its organiser's queue
     "task_create_missing_queues": True,
-    # kombu's Redis transport, reusing one client per channel (workers.broker_transport)
-    "broker_transport": "workers.broker_transport:Transport",
     "broker_transport_options": {"visibility_timeout": VISIBILITY_TIMEOUT_S},
     "broker_connection_retry": True,
     "broker_connection_retry_on_startup": True,

@@ -17,8 +17,6 @@ before). The rest of its command line is ``tourney run``'s, for ``ps`` only.
 from __future__ import annotations
 
 import ctypes
-import gc
-import importlib
 import json
 import os
 import signal
@@ -37,26 +35,12 @@ def _die_with(parent: int) -> None:
         os._exit(0)
 
 
-#: what ``tourney worker`` imports before its first task, besides the playing modules:
-#: Celery's worker classes (``app.Worker``'s base, its consumer, the prefork pool), the
-#: Redis transport, the task module and the worker's own command
-WORKER_MODULES = (
-    "celery.apps.worker",
-    "celery.worker.consumer",
-    "celery.concurrency.prefork",
-    "kombu.transport.redis",
-    "workers.tasks",
-    "workers.worker_cli",
-)
-
-
 def _preload() -> None:
     """Import what the worker's start would (most of its cost), while nothing waits for it."""
     # local: this is the preload itself, made while the coordinator imports (runner/orchestration/standby.py)
-    from workers.tasks import PLAYING_MODULES
+    from workers.warm import preload_worker
 
-    for module in (*WORKER_MODULES, *PLAYING_MODULES):
-        importlib.import_module(module)
+    preload_worker()
 
 
 def _redirect_output(log: str) -> None:
@@ -75,12 +59,7 @@ def main(argv: list[str], run_cli: Callable[[list[str]], int]) -> int:
     runs a ``tourney`` command line (``runner.cli``'s, handed in: workers do not import it)."""
     _die_with(int(argv[0]))
     t0 = time.monotonic()
-    # imports only: what they make lives as long as the worker, so no collection meanwhile
-    # (about a fifth of their CPU), and frozen afterwards (as ``runner.cli`` does for a command)
-    gc.disable()
     _preload()
-    gc.freeze()
-    gc.enable()
     ready_s = time.monotonic() - t0
     line = sys.stdin.buffer.readline()
     if not line.strip():

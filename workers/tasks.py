@@ -27,7 +27,6 @@ The task's own return value is a small status dict; nothing reads it.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -62,10 +61,13 @@ from runner.domain.signing import (
     verify,
     verify_by,
 )
+from runner.errors import BrokerWireError
+from workers.broker_wire import TaskWire
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
 from workers.policy import POLICY_ENV, CeilingRefused, PolicyRefused, WorkerPolicy
+from workers.warm import preload_playing, switches
 
 if TYPE_CHECKING:
     from workers.match import MatchObserver
@@ -86,7 +88,7 @@ _client: tuple[int, str, redis.Redis] | None = None
 def _redis() -> redis.Redis:
     """This process's client for the broker's Redis (one per pool process)."""
     global _client
-    url = str(app.conf.broker_url or os.environ.get("TOURNEY_BROKER_URL", ""))
+    url = _broker_url()
     if _client is None or _client[0] != os.getpid() or _client[1] != url:
         register_broker_url(url)  # however this process was started (runner.domain.redaction)
         _client = (
@@ -97,6 +99,10 @@ def _redis() -> redis.Redis:
             ),
         )
     return _client[2]
+
+
+def _broker_url() -> str:
+    return str(app.conf.broker_url or os.environ.get("TOURNEY_BROKER_URL", ""))
 
 
 _key: WorkerKey | None = None
@@ -239,25 +245,26 @@ def _begin(
 
     wanted_key = KEYS.verify(run) if verify else KEYS.current(run)
 
-    try:
-        if _begin_script is None or _begin_script[0] is not r:
-            _begin_script = (r, r.register_script(_BEGIN_LUA))
-        keys = [
-            KEYS.quarantine(worker_key_id),
-            wanted_key,
-            KEYS.inbox(run),
-            (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec_id, attempt),
-            KEYS.live(run),
-        ]
-        args: list[bytes | str | int] = [
-            spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
-        ]  # fmt: skip
-        notice, wanted, began = _begin_script[1](keys=keys, args=args)
-        return notice, wanted if isinstance(wanted, bytes) else None, True, bool(began)
-    except redis.exceptions.ResponseError as e:  # scripting disabled (an ACL): the plain way
-        log.debug("begin script refused (%s): checking with a pipeline", e)
-    except redis.exceptions.RedisError:
-        pass  # the pipeline below says the same, or plays unchecked
+    if switches().begin_script:
+        try:
+            if _begin_script is None or _begin_script[0] is not r:
+                _begin_script = (r, r.register_script(_BEGIN_LUA))
+            keys = [
+                KEYS.quarantine(worker_key_id),
+                wanted_key,
+                KEYS.inbox(run),
+                (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec_id, attempt),
+                KEYS.live(run),
+            ]
+            args: list[bytes | str | int] = [
+                spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
+            ]  # fmt: skip
+            notice, wanted, began = _begin_script[1](keys=keys, args=args)
+            return notice, wanted if isinstance(wanted, bytes) else None, True, bool(began)
+        except redis.exceptions.ResponseError as e:  # scripting disabled (an ACL): the plain way
+            log.debug("begin script refused (%s): checking with a pipeline", e)
+        except redis.exceptions.RedisError:
+            pass  # the pipeline below says the same, or plays unchecked
     try:
         with r.pipeline(transaction=False) as pipe:
             pipe.get(KEYS.quarantine(worker_key_id))
@@ -424,19 +431,16 @@ def _pass_on_copy(
     Pushed to the tail instead, tasks passed on by several workers at once kept their order
     in the queue, and two workers could keep taking, in lock step, only their own ones."""
     from workers.broker_keys import queue_for
-    from workers.task_message import origin, task_message
 
     match_id = task.spec.match_id
     wanted = KEYS.verify(task.run) if task.verify_of else KEYS.current(task.run)
-    with contextlib.suppress(redis.exceptions.RedisError):
+    with contextlib.suppress(redis.exceptions.RedisError, BrokerWireError):
         if r.hget(wanted, match_id) == str(task.attempt).encode():
-            queue = queue_for(organiser_id)
             what = "verify" if task.verify_of else "copy"
-            message = task_message(
-                f"{task.run}.{match_id}.{task.attempt}.{what}", [signed_envelope],
-                argsrepr=f"[match {match_id} attempt {task.attempt} {what}]", sender=origin(), queue=queue,
+            TaskWire(r, _broker_url()).send(
+                queue_for(organiser_id), f"{task.run}.{match_id}.{task.attempt}.{what}", [signed_envelope],
+                argsrepr=f"[match {match_id} attempt {task.attempt} {what}]", at_head=True,
             )  # fmt: skip
-            r.rpush(queue, message)
     time.sleep(REFUSE_PAUSE_S)
     log.info(
         "passed on the %s of %s attempt %d (for another worker)",
@@ -447,25 +451,9 @@ def _pass_on_copy(
     return {"status": "passed on", "match_id": match_id, "attempt": task.attempt}
 
 
-#: what ``execute`` imports lazily, at its first match (the referee, the sandboxes, the cache)
-PLAYING_MODULES = (
-    "workers.artifacts",
-    "workers.beacon",
-    "workers.executor",
-    "workers.live",
-    "workers.match",
-    "workers.sandbox.cores",
-    "workers.sandbox.plain_reuse",
-    "workers.sandbox.pool",
-)
-
-
 def _preload_for_pool(**_: object) -> None:
-    """Import what playing a match needs in a worker's main process, before it forks its pool
-    processes: imported lazily in each pool process instead, it cost each of them about 0.3 s
-    of CPU at its first match, inside the run's play loop (issue 13)."""
-    for module in PLAYING_MODULES:
-        importlib.import_module(module)
+    """Before the pool forks: what playing a match imports (``workers.warm.preload_playing``)."""
+    preload_playing()
 
 
 # in the main process: Celery imports this module before it sends ``worker_init``

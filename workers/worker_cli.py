@@ -20,7 +20,6 @@ import argparse
 import atexit
 import contextlib
 import ctypes
-import gc
 import logging
 import os
 import signal
@@ -288,11 +287,6 @@ def _run_celery_worker(app: Any, name: str, concurrency: int, queues: list[str])
         time_limit=None,
         umask=None,
     )
-    # Everything imported so far lives as long as the process: out of the collector's sight,
-    # Celery's gc.collect() before forking each pool process takes about 1 ms instead of
-    # 30 ms (the worker's start, issue 13), and the pool processes' pages stay shared
-    # (the use gc.freeze is documented for)
-    gc.freeze()
     try:
         worker.start()
     except SecurityError as e:  # what Celery's command prints for it

@@ -10,15 +10,11 @@ SIGTERM/SIGHUP) is ``runner.orchestration.cluster``; the loop itself is
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
-import importlib
 import logging
 import os
 import secrets
 import shlex
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,6 +33,7 @@ from runner.errors import (
     InfrastructureFailure,
     UsageError,
 )
+from runner.orchestration import warm
 from runner.orchestration.cluster import (
     ClusterRequest,
     LocalCluster,
@@ -181,8 +178,8 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
     plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
     # the report's replays, computed while the matches play rather than after the last one
-    # (runner.report.replay_memo)
-    warmer = ReplayWarmer(ReplayMemo())
+    # (runner.report.replay_memo; switched in runner.orchestration.warm)
+    warmer = ReplayWarmer(ReplayMemo()) if warm.switches().replay_warmer else None
     try:
         # the cluster stops once, on the way out of this block (after the signal handlers are put
         # back: a SIGTERM cannot cut its stop short) or at exit; it starts inside the progress
@@ -203,7 +200,8 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
     except KeyboardInterrupt as e:
         raise CommandError(f"interrupted\n{_resume_text(args)}", exit_code=EXIT_INTERRUPTED) from e
     finally:
-        warmer.finish()
+        if warmer is not None:
+            warmer.finish()
         store.close()
         logging.getLogger("tourney").removeHandler(handler)
         handler.close()
@@ -243,7 +241,7 @@ def _play(
         timing=cluster.timing,
         check_resume=resumed,
         republish=cluster.republish,
-        on_accepted=_on_first_result(_preload_report_modules, warmer, progress),
+        on_accepted=_on_accepted(warmer, progress),
         on_tick=cluster.supervisor(store, progress.log),
         slots=cluster.slots,
     )
@@ -253,9 +251,6 @@ def _play(
         # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
         store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
-    # what the start imported and built lives as long as the run: out of the collector's
-    # sight, the full collections while the matches play no longer walk it (about 30 ms each)
-    gc.freeze()
     try:
         outcome = coordinator.run()
     finally:
@@ -327,41 +322,19 @@ def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:
     )
 
 
-def _on_first_result(
-    first: Callable[[], None], warmer: ReplayWarmer | None, progress: RunProgress | None = None
+def _on_accepted(
+    warmer: ReplayWarmer | None, progress: RunProgress | None = None
 ) -> Callable[[MatchSpec, Sequence[GameRecord]], None]:
     """The coordinator's ``on_accepted``: hands each result to ``warmer`` and its games to
-    ``progress`` (a ``finished game`` line each in a plain log), and calls ``first`` at the
-    first one (once matches play, when the coordinator mostly waits on the broker; not
-    during the start, which waits on this process)."""
-    started = False
+    ``progress`` (a ``finished game`` line each in a plain log)."""
 
     def accepted(spec: MatchSpec, games: Sequence[GameRecord]) -> None:
-        nonlocal started
-        if not started:
-            started = True
-            first()
         if progress is not None:
             progress.games_finished(spec.match_id, list(games))
         if warmer is not None:
             warmer.add_result(spec, games)
 
     return accepted
-
-
-def _preload_report_modules() -> None:
-    """Import what the run's end needs (the report and the terminal summary: jinja2, rich;
-    about 0.3 s) in a thread while the matches play, when the coordinator mostly waits on
-    the broker, instead of after the last result, when everything waits on it (started at
-    the first result: ``_on_first_result``)."""
-
-    def load() -> None:
-        with contextlib.suppress(Exception):  # the end imports them again, and reports what fails
-            importlib.import_module("runner.report.model")
-            importlib.import_module("runner.report.site")
-            importlib.import_module("runner.report.terminal")
-
-    threading.Thread(target=load, name="tourney-preload-report", daemon=True).start()
 
 
 def _record_timing(store: RunStore, config: TournamentConfig, progress: RunProgress) -> None:
@@ -447,7 +420,7 @@ def _finish_outputs(
 ) -> None:
     """After the progress display is gone: the report, then the standings, from one
     reading of the run (with the replays ``warmer`` computed while it played)."""
-    # local: the report's modules (jinja2...) load after the first result (_preload_report_modules)
+    # local: the report's modules (jinja2...) load only for the run's end
     from runner.report.exports import standings_json, write_games_jsonl_file, write_text
     from runner.report.loader import load_report_data
     from runner.report.site import write_html_report

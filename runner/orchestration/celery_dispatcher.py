@@ -1,8 +1,8 @@
 """``CeleryDispatcher``: matches as Celery tasks over a Redis broker, notes back through the
 run's inbox (docs/scale-out.md).
 
-It sends ``tourney.play_match`` tasks to its organiser's queue (Celery's message, written
-without Celery: ``workers.task_message``, through ``runner.orchestration.workers_gate``) and
+It sends ``tourney.play_match`` tasks to its organiser's queue (Celery's message, by default
+written without Celery: ``workers.broker_wire``, through ``runner.orchestration.workers_gate``) and
 reads the workers' notes from the run's inbox list (``workers.broker_keys``), each attributed
 to the enrolled worker whose key signed it. A broker that stops answering is waited for up to
 ``PATIENCE_S`` (then ``BrokerDown``).
@@ -39,6 +39,7 @@ from runner.domain.signing import (
     sign,
     verify_json_by,
 )
+from runner.errors import BrokerWireError
 from runner.orchestration.dispatcher import (
     BrokerDown,
     DispatchObserver,
@@ -47,7 +48,7 @@ from runner.orchestration.dispatcher import (
     Revoked,
     Timing,
 )
-from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, origin, queue_for, task_message
+from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for
 
 # the run's log names each line's logger: the dispatcher's lines keep the name they had
 log = logging.getLogger("tourney.dispatch")
@@ -74,8 +75,9 @@ class CeleryDispatcher:
         self.run_id = run_id
         self.timing = timing
         self.keys = KEYS
-        self.origin = origin()
         self.redis = redis.Redis.from_url(broker_url, socket_timeout=10.0, socket_connect_timeout=5.0)
+        #: how tasks go onto the broker (the hand-built message or Celery's producer: ``workers.warm``)
+        self.wire = TaskWire(self.redis, broker_url)
         self._down_since: float | None = None
         self._up_since = float("-inf")
         self._published: set[str] = set()
@@ -178,25 +180,23 @@ class CeleryDispatcher:
     def submit(self, spec: MatchSpec, attempt: int) -> None:
         """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
         entry first: Redis runs a connection's commands in order, so no worker can take the
-        task before it). The message is Celery's own (``workers.task_message``)."""
+        task before it). The message is Celery's own (``workers.broker_wire``)."""
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
-        message = task_message(
-            f"{self.run_id}.{spec.match_id}.{attempt}",
-            [sign(self.envelope(spec, attempt).to_dict(), self.key)],
-            # what a worker's log shows for the task: the match, not its whole signed envelope
-            argsrepr=f"[match {spec.match_id} attempt {attempt}]",
-            sender=self.origin,
-            queue=self.queue,
-        )
+        args = [sign(self.envelope(spec, attempt).to_dict(), self.key)]
+        current = self.keys.current(self.run_id)
         while True:
             try:
-                with self.redis.pipeline(transaction=False) as pipe:
-                    pipe.hset(self.keys.current(self.run_id), spec.match_id, str(attempt))
-                    pipe.lpush(self.queue, message)
-                    pipe.execute()
+                self.wire.send(
+                    self.queue,
+                    f"{self.run_id}.{spec.match_id}.{attempt}",
+                    args,
+                    # what a worker's log shows for the task: the match, not its whole signed envelope
+                    argsrepr=f"[match {spec.match_id} attempt {attempt}]",
+                    first=lambda pipe: pipe.hset(current, spec.match_id, str(attempt)),
+                )
                 self._ok()
                 return
-            except redis.exceptions.RedisError as e:
+            except BrokerWireError as e:
                 # sent again: should the first one have arrived, the attempt is delivered
                 # twice, which the workers' attempt check and the store already absorb
                 self._failed(e)
@@ -206,25 +206,24 @@ class CeleryDispatcher:
         """Queue a second copy of ``attempt`` (a straggler) for a worker other than ``avoid``
         (the enrolled name of the one playing it: that worker passes the copy on).
         ``verification``: a replay of an accepted attempt (``timing.verify_sample``), wanted in
-        the run's verification hash (``want_verification``), never official."""
+        the run's verification hash first (no worker can take the task before it), never official."""
         what = "verify" if verification else "copy"
         envelope = self.envelope(spec, attempt)
         if verification:
             envelope = dataclasses.replace(envelope, verify_of=avoid)
         else:
             envelope = dataclasses.replace(envelope, copy_of=avoid)
-        message = task_message(
-            f"{self.run_id}.{spec.match_id}.{attempt}.{what}",
-            [sign(envelope.to_dict(), self.key)],
-            argsrepr=f"[match {spec.match_id} attempt {attempt} {what}]",
-            sender=self.origin,
-            queue=self.queue,
-        )
-        with contextlib.suppress(redis.exceptions.RedisError), self.redis.pipeline(transaction=False) as pipe:
-            if verification:  # wanted first: no worker can take the task before it
-                pipe.hset(self.keys.verify(self.run_id), spec.match_id, str(attempt))
-            pipe.lpush(self.queue, message)
-            pipe.execute()
+        verify_key = self.keys.verify(self.run_id)
+        with contextlib.suppress(BrokerWireError):
+            self.wire.send(
+                self.queue,
+                f"{self.run_id}.{spec.match_id}.{attempt}.{what}",
+                [sign(envelope.to_dict(), self.key)],
+                argsrepr=f"[match {spec.match_id} attempt {attempt} {what}]",
+                first=(lambda pipe: pipe.hset(verify_key, spec.match_id, str(attempt)))
+                if verification
+                else None,
+            )
 
     @property
     def replays_elsewhere(self) -> bool:
@@ -459,5 +458,6 @@ class CeleryDispatcher:
 
     def close(self) -> None:
         self._flush_forgotten()
+        self.wire.close()
         with contextlib.suppress(Exception):
             self.redis.close()

@@ -6,13 +6,12 @@ Two cores, two jobs: the worker's start (imports, Celery) is CPU in its process,
 build is mostly the compiler's; the coordinator's own set-up and first dispatch go on
 in its main thread meanwhile (the thread mostly waits on the build's sandbox).
 
-``TOURNEY_PREBUILD=0`` leaves every build to the workers, as before (to compare the two).
+``TOURNEY_PREBUILD=0`` leaves every build to the workers, as before (``runner.orchestration.warm``).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.domain.contracts import EntryRef
+from runner.orchestration import warm
 from runner.orchestration.workers_gate import plan_local_prebuild, run_local_prebuild
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tourney.coordinator")
 
-#: ``0`` here: no builds ahead of the workers
-PREBUILD_ENV = "TOURNEY_PREBUILD"
 #: how long the end of a run waits for a build under way (a normal one takes a second or so;
 #: one still running is left to die with this process, its half-made copy to the next build)
 STOP_GRACE_S = 10.0
@@ -86,7 +84,7 @@ def start_local_prebuild(
 ) -> LocalPrebuild | None:
     """Start building the run's entries into ``workers``' caches as those workers would;
     None when there is nothing to build ahead (``workers.prebuild.plan_prebuild``)."""
-    if os.environ.get(PREBUILD_ENV, "1") == "0":
+    if not warm.switches().prebuild:
         return None
     refs = _in_likely_order(
         [s.ref() for s in config.entry_specs().values()],

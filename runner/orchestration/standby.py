@@ -16,7 +16,8 @@ Nothing secret is on its command line: the broker URL travels in the environment
 through the pipe. The command line repeats ``tourney run``'s own arguments (``--broker``
 masked) so that ``ps`` shows which run it serves.
 
-``TOURNEY_NO_STANDBY=1`` turns it off (every worker then starts as before).
+``TOURNEY_STANDBY=0`` (or ``TOURNEY_NO_STANDBY=1``) turns it off: every worker then starts
+as before (``runner.orchestration.warm``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-#: set to 1 to start local workers only when the run needs them, as separate programs
-NO_STANDBY_ENV = "TOURNEY_NO_STANDBY"
+from runner.orchestration import warm
+
 #: the standby's command: ``tourney worker --standby COORDINATOR_PID RUN_ARGS...`` (``ps`` and
 #: whoever looks for a worker by its command line see a ``tourney worker``); ``runner.cli``
 #: hands it to ``workers.standby`` before any parsing
@@ -43,7 +44,7 @@ def wanted(argv: Sequence[str]) -> bool:
     """Whether this command line will start local workers, judged from its words alone
     (argparse also accepts unambiguous prefixes: ``--inl``). A wrong yes costs a standby
     that is killed unused; a wrong no, a worker started the ordinary way."""
-    if not argv or argv[0] != "run" or os.environ.get(NO_STANDBY_ENV, "") not in ("", "0"):
+    if not argv or argv[0] != "run" or not warm.switches().standby:
         return False
     for word in argv[1:]:
         flag = word.split("=", 1)[0]

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 from runner.domain.contracts import MatchResult, MatchSpec
 from runner.errors import InfrastructureFailure
 from workers.broker_keys import KEYS, QUARANTINE_TTL_S, queue_for
-from workers.task_message import origin, task_message
+from workers.broker_wire import TaskWire
+from workers.task_message import origin
 
 if TYPE_CHECKING:
     from runner.domain.contracts import EntryRef, Limits
@@ -38,6 +39,7 @@ __all__ = [
     "QUARANTINE_TTL_S",
     "LocalBuild",
     "SandboxUnavailable",
+    "TaskWire",
     "build_here",
     "check_broker_url",
     "check_local_sandbox",
@@ -49,7 +51,6 @@ __all__ = [
     "queue_for",
     "run_local_prebuild",
     "sweep_sandbox_cgroups",
-    "task_message",
 ]
 
 
@@ -78,13 +79,21 @@ class SandboxUnavailable(InfrastructureFailure):
     sandbox fails its health check)."""
 
 
+#: the run's start imports workers' modules from two threads at once (the health check's and
+#: the prebuild's, beside the main one): one at a time, since two threads importing modules of
+#: ``workers.sandbox``, which import each other, can deadlock (Python's import then raises
+#: ``_DeadlockError``: seen once in about a hundred runs at a load of 13)
+_importing = threading.Lock()
+
+
 def probe_sandbox(kind: str) -> str:
     """Fail early, with the sandbox's own message, if entries cannot be isolated here;
     else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
     it is "memory: rlimit only" and how to fix that)."""
     # local: the sandbox (about 0.1 s) loads only when a run or rerun probes it, after its start
-    from workers.sandbox import HostError, host_factory
-    from workers.sandbox.cgroups import sandbox_memory_note
+    with _importing:
+        from workers.sandbox import HostError, host_factory
+        from workers.sandbox.cgroups import sandbox_memory_note
 
     try:
         factory = host_factory(kind)  # the bwrap factory probes the machine; HostError says why not
@@ -106,8 +115,9 @@ def plan_local_prebuild(
     under the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
     (no limit ceilings of its own; its health check is made here instead)."""
     # local: the prebuild and its artifact cache (about 0.3 s) load after the local workers start
-    from workers.policy import WorkerPolicy
-    from workers.prebuild import plan_prebuild
+    with _importing:
+        from workers.policy import WorkerPolicy
+        from workers.prebuild import plan_prebuild
 
     return plan_prebuild(
         refs,
@@ -124,7 +134,8 @@ def run_local_prebuild(
 ) -> PrebuildReport:
     """Build ``plan`` into the local workers' caches, as they would (``workers.prebuild``)."""
     # local: as in plan_local_prebuild, which loaded it already (it runs right after)
-    from workers.prebuild import prebuild
+    with _importing:
+        from workers.prebuild import prebuild
 
     return prebuild(plan, fetch, stop)
 
@@ -170,7 +181,8 @@ def check_local_sandbox(kind: str) -> str:
     and move), made once here for all the local workers of a run, which skip their own;
     ``SandboxUnavailable`` with its one line if it fails. Returns what ``probe_sandbox`` does."""
     # local: the health check (about 0.1 s) loads in its own thread, after the local workers start
-    from workers.preflight import PreflightFailed, check_sandbox
+    with _importing:
+        from workers.preflight import PreflightFailed, check_sandbox
 
     try:
         check_sandbox(kind)

@@ -113,8 +113,7 @@ def test_missing_entry_directory(project: Path) -> None:
 def test_unknown_game(project: Path) -> None:
     got = problems(project, edit("game: boxing", "game: boxin"))
     assert (
-        got[0]
-        == "3:7: game: unknown game 'boxin' (did you mean 'boxing'?); "
+        got[0] == "3:7: game: unknown game 'boxin' (did you mean 'boxing'?); "
         "known: boxing, chess, gomoku, mnk, pousse"
     )
 
@@ -212,13 +211,9 @@ def test_sandbox_binds_are_absolute_and_never_private(project: Path) -> None:
     ok = load_config(write(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/opt/ghc/]")))
     assert ok.sandbox_binds == ["/opt/ghc"]
     got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [opt/ghc, /home/me/ghc, /]"))
-    assert got == [
-        "3:16: sandbox_binds: 'opt/ghc' is not an absolute path without '..'"
-    ], got
+    assert got == ["3:16: sandbox_binds: 'opt/ghc' is not an absolute path without '..'"], got
     got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/home/me/ghc]"))
-    assert got == [
-        "3:16: sandbox_binds: /home/me/ghc is under /home, which entries must never see"
-    ], got
+    assert got == ["3:16: sandbox_binds: /home/me/ghc is under /home, which entries must never see"], got
 
 
 # -- what the seeds allow ----------------------------------------------------------

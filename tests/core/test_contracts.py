@@ -19,13 +19,33 @@ from runner.domain.contracts import (
 
 
 def _spec() -> MatchSpec:
-    ref = EntryRef(name="greedy", digest="ab" * 32, protocol="potm-arena", run=["./a.out", "{mark}"],
-                   build="cc -O2 -o a.out main.c", args=["--seed", "3"])
-    plan = MatchPlan("s", 2, "losers", 3, ("greedy", "random"), "b1",
-                     (("greedy", "random"), ("random", "greedy")), match_id="m1")
-    return MatchSpec(plan=plan, game="boxing", board_text="--\n--\n",
-                     entries={"greedy": ref, "random": ref}, limits=Limits(move_wall_s=0.5),
-                     seed=42, game_params={"max_box": 16})
+    ref = EntryRef(
+        name="greedy",
+        digest="ab" * 32,
+        protocol="potm-arena",
+        run=["./a.out", "{mark}"],
+        build="cc -O2 -o a.out main.c",
+        args=["--seed", "3"],
+    )
+    plan = MatchPlan(
+        "s",
+        2,
+        "losers",
+        3,
+        ("greedy", "random"),
+        "b1",
+        (("greedy", "random"), ("random", "greedy")),
+        match_id="m1",
+    )
+    return MatchSpec(
+        plan=plan,
+        game="boxing",
+        board_text="--\n--\n",
+        entries={"greedy": ref, "random": ref},
+        limits=Limits(move_wall_s=0.5),
+        seed=42,
+        game_params={"max_box": 16},
+    )
 
 
 def test_match_spec_round_trips_through_json() -> None:
@@ -41,8 +61,13 @@ def test_match_spec_json_is_flat_and_holds_the_whole_plan() -> None:
     d = _spec().to_dict()
     assert "plan" not in d
     assert {k: d[k] for k in ("match_id", "stage", "round", "bracket", "pairing", "players", "board_id")} == {
-        "match_id": "m1", "stage": "s", "round": 2, "bracket": "losers", "pairing": 3,
-        "players": ["greedy", "random"], "board_id": "b1",
+        "match_id": "m1",
+        "stage": "s",
+        "round": 2,
+        "bracket": "losers",
+        "pairing": 3,
+        "players": ["greedy", "random"],
+        "board_id": "b1",
     }
     assert d["orders"] == [["greedy", "random"], ["random", "greedy"]]
 
@@ -63,11 +88,20 @@ def test_a_plan_derives_its_id_from_where_it_sits_unless_named() -> None:
 
 
 def test_match_result_round_trips_and_reports_system_errors() -> None:
-    g1 = GameRecord(order=["a", "b"], winner="a", scores={"a": 12, "b": 0},
-                    verdict=Verdict(VerdictKind.TIMEOUT, "b", "no reply within 1.0 s"),
-                    moves=[MoveRecord("a", "1 1 2", 1.5, 0.9)])
-    g2 = GameRecord(order=["b", "a"], winner=None, scores={"a": 0, "b": 0},
-                    verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, "worker lost"), moves=[])
+    g1 = GameRecord(
+        order=["a", "b"],
+        winner="a",
+        scores={"a": 12, "b": 0},
+        verdict=Verdict(VerdictKind.TIMEOUT, "b", "no reply within 1.0 s"),
+        moves=[MoveRecord("a", "1 1 2", 1.5, 0.9)],
+    )
+    g2 = GameRecord(
+        order=["b", "a"],
+        winner=None,
+        scores={"a": 0, "b": 0},
+        verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, "worker lost"),
+        moves=[],
+    )
     res = MatchResult(match_id="m1", games=[g1, g2], worker="w1", digests={"a": "x"})
     again = MatchResult.from_dict(json.loads(json.dumps(res.to_dict())))
     assert again == res

@@ -14,9 +14,8 @@ from runner.orchestration.inline_dispatcher import InlineDispatcher
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the coordinator's parts and what it drives with its dispatcher (the verification replays)
-COORDINATOR_MODULES = sorted((ROOT / "runner" / "orchestration").glob("coordinator*.py")) + [
-    ROOT / "runner" / "orchestration" / "verification.py"
-]
+ORCHESTRATION = ROOT / "runner" / "orchestration"
+COORDINATOR_MODULES = [*sorted(ORCHESTRATION.glob("coordinator*.py")), ORCHESTRATION / "verification.py"]
 DISPATCHER_KINDS = ("InlineDispatcher", "CeleryDispatcher", "inline_dispatcher", "celery_dispatcher")
 
 

@@ -58,9 +58,7 @@ def test_every_part_of_runner_sits_in_a_layer() -> None:
 
 #: modules whose function-local imports still wait for their reasons: the worker identity and
 #: dispatch rework of issue 27 item 1 is changing them; remove a name once it says why (or imports at the top)
-AWAITING_REASONS = frozenset(
-    {"workers/tasks.py", "workers/worker_cli.py"}
-)
+AWAITING_REASONS = frozenset({"workers/tasks.py", "workers/worker_cli.py"})
 
 
 def says_why(lines: list[str], row: int) -> bool:

@@ -1,6 +1,7 @@
 """The coordinator writes a match's task message without Celery (``workers.task_message``):
 it must be the very message Celery's own client writes to the broker, and ``submit`` must
-want the attempt before any worker can take the task."""
+want the attempt before any worker can take the task; switched off, Celery's own producer
+sends it (``workers.broker_wire``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from celery import Celery
 
 from runner.domain.contracts import Limits, MatchSpec
@@ -18,6 +20,7 @@ from tests.integration.helpers import Organiser
 from workers.broker_keys import TASK_NAME, queue_for
 from workers.celery_app import SETTINGS
 from workers.task_message import task_message
+from workers.warm import HAND_TASK_MESSAGE_ENV
 
 #: differ per message by design: a fresh uuid each (reply_to, delivery_tag), the sender's pid
 VOLATILE = {("properties", "reply_to"), ("properties", "delivery_tag"), ("headers", "origin")}
@@ -87,3 +90,41 @@ def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path)
         dispatcher.forget_run()
         dispatcher.close()
         server.stop()
+
+
+def test_with_the_switch_off_celerys_own_producer_sends_the_same_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TOURNEY_HAND_TASK_MESSAGE=0`` (``workers.warm``): the dispatcher sends through Celery's
+    producer instead, and the worker gets the same task, the attempt wanted first."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    organiser = Organiser(tmp_path / "home")
+    spec = MatchSpec.of(
+        match_id="m7", game="boxing", board_id="b", board_text="----\n", orders=[["a", "b"]],
+        entries={}, limits=Limits(), seed=0, sandbox="none",
+    )  # fmt: skip
+    queue = queue_for(organiser.key.key_id)
+    sent: dict[bool, dict[str, Any]] = {}
+    try:
+        for hand_built in (True, False):
+            monkeypatch.setenv(HAND_TASK_MESSAGE_ENV, "1" if hand_built else "0")
+            dispatcher = organiser.dispatcher(server.url(), f"run-{hand_built}")
+            try:
+                assert dispatcher.wire.hand_built is hand_built
+                dispatcher.submit(spec, 3)
+                assert dispatcher.redis.hget(dispatcher.keys.current(f"run-{hand_built}"), "m7") == b"3"
+                raw = dispatcher.redis.rpop(queue)
+                assert isinstance(raw, bytes) and dispatcher.redis.llen(queue) == 0
+                sent[hand_built] = _normalised(raw)
+            finally:
+                dispatcher.forget_run()
+                dispatcher.close()
+    finally:
+        server.stop()
+    # the same message but for the run's name (in the id and the signed envelope)
+    for message in sent.values():
+        (envelope,), _, _ = message["body"]
+        assert verify(envelope, organiser.key.public)["spec"]["match_id"] == "m7"
+        message["body"] = message["headers"]["id"] = message["headers"]["root_id"] = "-"
+        message["properties"]["correlation_id"] = "-"
+    assert sent[True] == sent[False]

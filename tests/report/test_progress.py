@@ -147,6 +147,8 @@ def test_a_lost_broker_shows_how_long_until_the_run_gives_up() -> None:
     first, last = [line for line in out.getvalue().splitlines() if line.startswith("[")][:2]
     assert "playing 2 | queued 10 | broker UNREACHABLE for 1m04s; the run stops in 8m56s" in first
     assert "UNREACHABLE" not in last
+
+
 def test_a_stage_detail_shows_in_the_plain_line_and_beside_the_live_bar() -> None:
     detail = "SPRT running: LLR +1.23 in [-2.94, 2.94] after 40 pairs"
     sprt = ProgressSnapshot([StageProgress("test", 40, 42, "running", detail)], 80, 900, 3.0)

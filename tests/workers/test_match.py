@@ -31,8 +31,13 @@ def test_argv_fills_in_the_mark_and_appends_variant_args() -> None:
 
 
 def test_result_round_trips_through_json(cache: ArtifactCache) -> None:
-    result = play(cache, "mnk", "3 3 3", ["mnk/first_empty", "gomocup/brain"],
-                  orders=[["first-empty", "brain"], ["brain", "first-empty"]])
+    result = play(
+        cache,
+        "mnk",
+        "3 3 3",
+        ["mnk/first_empty", "gomocup/brain"],
+        orders=[["first-empty", "brain"], ["brain", "first-empty"]],
+    )
     again = MatchResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
     assert result.worker == "test-worker"
@@ -56,8 +61,13 @@ def test_n_player_boxing_goes_on_after_a_forfeit(cache: ArtifactCache) -> None:
 
 
 def test_a_failed_build_forfeits_every_game_without_running(cache: ArtifactCache) -> None:
-    result = play(cache, "boxing", "---\n", ["boxing/broken_build", "boxing/first_fit"],
-                  orders=[["broken-build", "first-fit"], ["first-fit", "broken-build"]])
+    result = play(
+        cache,
+        "boxing",
+        "---\n",
+        ["boxing/broken_build", "boxing/first_fit"],
+        orders=[["broken-build", "first-fit"], ["first-fit", "broken-build"]],
+    )
     for g in result.games:
         assert (g.verdict.kind, g.verdict.player) == (VerdictKind.BUILD_FAILED, "broken-build")
         assert "expected a program" in g.verdict.detail  # the compiler's complaint, in one line

@@ -32,7 +32,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
-import os
 import threading
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from workers.sandbox.bwrap_sandbox import Sandbox
 from workers.sandbox.launcher import put_messages
 from workers.sandbox.per_process import PerProcess
 from workers.sandbox.tree import tree_signature
+from workers.warm import switches
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +53,14 @@ MAX_IDLE = 16
 MAX_IDLE_BYTES = 256 << 20
 #: an entry whose working copy is larger than this is read from disk at each reset, not kept in memory
 PAYLOAD_CACHE_BYTES = 8 << 20
-#: ``TOURNEY_SANDBOX_REUSE=0`` turns reuse off (every game a new sandbox, as before)
-REUSE_ENV = "TOURNEY_SANDBOX_REUSE"
 
 #: (entry dir, its contents' signature, limits, thread)
 PoolKey = tuple[str, tuple[tuple[str, int, int, int], ...], Limits, int]
 
 
 def reuse_enabled() -> bool:
-    return os.environ.get(REUSE_ENV, "1").strip().lower() not in ("0", "no", "false", "off")
+    """``TOURNEY_SANDBOX_REUSE=0`` turns reuse off: every game a new sandbox (``workers.warm``)."""
+    return switches().sandbox_reuse
 
 
 class SandboxPool:
