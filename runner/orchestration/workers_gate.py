@@ -90,8 +90,8 @@ def probe_sandbox(kind: str) -> str:
     """Fail early, with the sandbox's own message, if entries cannot be isolated here;
     else say how the sandboxes' memory is charged ("memory: cgroup v1", or why
     it is "memory: rlimit only" and how to fix that)."""
-    # local: the sandbox (about 0.1 s) loads only when a run or rerun probes it, after its start
     with _importing:
+        # local: the sandbox (about 0.1 s) loads only when a run or rerun probes it, after its start
         from workers.sandbox import HostError, host_factory
         from workers.sandbox.cgroups import sandbox_memory_note
 
@@ -114,8 +114,8 @@ def plan_local_prebuild(
     """What the local workers would build, and how (``workers.prebuild.plan_prebuild``),
     under the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
     (no limit ceilings of its own; its health check is made here instead)."""
-    # local: the prebuild and its artifact cache (about 0.3 s) load after the local workers start
     with _importing:
+        # local: the prebuild and its artifact cache (about 0.3 s) load after the local workers start
         from workers.policy import WorkerPolicy
         from workers.prebuild import plan_prebuild
 
@@ -133,8 +133,8 @@ def run_local_prebuild(
     plan: PrebuildPlan, fetch: Callable[[str], bytes], stop: threading.Event
 ) -> PrebuildReport:
     """Build ``plan`` into the local workers' caches, as they would (``workers.prebuild``)."""
-    # local: as in plan_local_prebuild, which loaded it already (it runs right after)
     with _importing:
+        # local: as in plan_local_prebuild, which loaded it already (it runs right after)
         from workers.prebuild import prebuild
 
     return prebuild(plan, fetch, stop)
@@ -180,8 +180,8 @@ def check_local_sandbox(kind: str) -> str:
     """The health check a worker makes at start (``workers.preflight``: a sandboxed C build
     and move), made once here for all the local workers of a run, which skip their own;
     ``SandboxUnavailable`` with its one line if it fails. Returns what ``probe_sandbox`` does."""
-    # local: the health check (about 0.1 s) loads in its own thread, after the local workers start
     with _importing:
+        # local: the health check (about 0.1 s) loads in its own thread, after the local workers start
         from workers.preflight import PreflightFailed, check_sandbox
 
     try:
