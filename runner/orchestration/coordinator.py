@@ -51,7 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import (
+from runner.domain.disputes import adoption_chains, explained_by_adoption
+from runner.domain.match_values import (
     GameRecord,
     MatchPlan,
     MatchResult,
@@ -59,12 +60,12 @@ from runner.domain.contracts import (
     VerdictKind,
     system_error_result,
 )
-from runner.domain.disputes import adoption_chains, explained_by_adoption
 from runner.domain.progress import ProgressSink, ProgressSnapshot, StageProgress, format_duration
 from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.verify import ResultMismatch, verify_result
+from runner.domain.wire import to_builtins
 from runner.orchestration.dispatch import (
     CeleryDispatcher,
     Dispatcher,
@@ -277,7 +278,7 @@ class Coordinator:
             if plan is None:
                 continue
             spec = match_spec(self.config, plan)  # not kept: most of them were played
-            old, new = stored.to_dict(), spec.to_dict()
+            old, new = to_builtins(stored), to_builtins(spec)
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             if diff == ["entries"] and explained_by_adoption(old["entries"], new["entries"], adopted):
                 continue  # played (or planned) before `tourney accept --adopt-code`: kept as played
@@ -536,7 +537,7 @@ class Coordinator:
         A revoked worker's started or result note hands its attempt back to the others."""
         if note.revoked:
             self._hand_back(note.match_id, note.attempt, note.reason, ignored_worker=True)
-            if note.kind == Skipped.KIND:
+            if note.kind == "skipped":
                 return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
         n = self.rejected_notes[note.claimed_worker]

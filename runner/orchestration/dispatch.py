@@ -32,24 +32,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
 
-from runner.domain.contracts import (
+from runner.domain.fleet import Member, RegistryView
+from runner.domain.match_values import MatchSpec
+from runner.domain.signing import SignatureError, SigningKey, artifact_signature
+from runner.domain.wire import (
     Finished,
     LiveMatch,
-    MatchSpec,
     Note,
+    QuarantineNotice,
     Skipped,
     Started,
     TaskEnvelope,
     WireError,
-    note_from_dict,
-)
-from runner.domain.fleet import Member, RegistryView
-from runner.domain.signing import (
-    SignatureError,
-    SigningKey,
-    artifact_signature,
-    sign,
-    verify_json_by,
+    open_message,
+    open_note,
+    signed,
 )
 from runner.errors import InfrastructureFailure, RunHalted
 from runner.orchestration import procs as procs_mod
@@ -58,7 +55,7 @@ from runner.orchestration.local_workers import LocalWorkers
 if TYPE_CHECKING:
     import threading
 
-    from runner.domain.contracts import EntryRef, Limits
+    from runner.domain.match_values import EntryRef, Limits
     from workers.prebuild import PrebuildPlan as PrebuildPlan
     from workers.prebuild import PrebuildReport as PrebuildReport
 
@@ -67,7 +64,7 @@ log = logging.getLogger("tourney.dispatch")
 #: the live hash (what workers are doing now) is read at most this often
 LIVE_READ_EVERY_S = 0.5
 
-#: the notes are wire messages, defined beside the specs in ``runner.domain.contracts``; re-exported here
+#: the notes are wire messages (``runner.domain.wire``); re-exported here
 __all__ = [
     "BrokerDown",
     "CeleryDispatcher",
@@ -506,7 +503,7 @@ class CeleryDispatcher:
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
         message = task_message(
             f"{self.run_id}.{spec.match_id}.{attempt}",
-            [sign(self.envelope(spec, attempt).to_dict(), self.key)],
+            [signed(self.envelope(spec, attempt), self.key).decode()],
             # what a worker's log shows for the task: the match, not its whole signed envelope
             argsrepr=f"[match {spec.match_id} attempt {attempt}]",
             sender=self.origin,
@@ -534,7 +531,7 @@ class CeleryDispatcher:
         envelope = dataclasses.replace(self.envelope(spec, attempt), copy_of=avoid)
         message = task_message(
             f"{self.run_id}.{spec.match_id}.{attempt}.copy",
-            [sign(envelope.to_dict(), self.key)],
+            [signed(envelope, self.key).decode()],
             argsrepr=f"[match {spec.match_id} attempt {attempt} copy]",
             sender=self.origin,
             queue=self.queue,
@@ -587,10 +584,9 @@ class CeleryDispatcher:
 
         key_ids = [k for k, m in self.registry.by_key.items() if m.name == worker]
         for key_id in key_ids:
-            body = {"worker": worker, "worker_key": key_id, "run": self.run_id, "reason": reason}
-            notice = sign(body, self.key)
+            notice = signed(QuarantineNotice(worker, key_id, self.run_id, reason), self.key)
             with contextlib.suppress(redis.exceptions.RedisError):
-                self.redis.set(self.keys.quarantine(key_id), json.dumps(notice), ex=QUARANTINE_TTL_S)
+                self.redis.set(self.keys.quarantine(key_id), notice, ex=QUARANTINE_TTL_S)
 
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
@@ -634,17 +630,16 @@ class CeleryDispatcher:
         for blob in raw:
             try:
                 try:
-                    # checks the signature over the bytes as sent (workers.tasks writes them
-                    # with signed_json): a result is not encoded again just to be verified
-                    d, key_id = verify_json_by(blob, ring)
+                    # checks the signature over the bytes as sent, then decodes them once
+                    note, key_id = open_note(blob, ring)
                 except SignatureError as first:
                     if str(first).startswith("signed with another key"):
                         # a worker enrolled a moment ago: its key may be newer than our last read
                         self._read_registry(force=True)
                         ring = self.registry.keyring()
                         with contextlib.suppress(SignatureError):
-                            d, key_id = verify_json_by(blob, ring)
-                            notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
+                            note, key_id = open_note(blob, ring)
+                            notes.append(self._attributed(note, self.registry.by_key[key_id]))
                             continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
                     notes.append(
@@ -657,7 +652,7 @@ class CeleryDispatcher:
                         )
                     )
                     continue
-                notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
+                notes.append(self._attributed(note, self.registry.by_key[key_id]))
             except (ValueError, WireError, TypeError, AttributeError) as e:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
@@ -681,7 +676,7 @@ class CeleryDispatcher:
                 member.name,
                 f"the key of worker {member.name} is revoked ({member.reason})",
                 revoked=True,
-                kind=note.KIND,
+                kind=note.kind,
             )
         label = member.name if note.worker in ("", member.name) else f"{member.name}/{note.worker}"
         if isinstance(note, Finished):
@@ -746,9 +741,8 @@ class CeleryDispatcher:
         ring = self.registry.keyring()
         for blob in raw.values():
             with contextlib.suppress(SignatureError, WireError, ValueError, TypeError, AttributeError):
-                d, key_id = verify_json_by(blob, ring)
+                live, key_id = open_message(blob, LiveMatch, ring)
                 member = self.registry.by_key[key_id]
-                live = LiveMatch.from_dict(d)
                 if not member.revoked:
                     name = member.name if live.worker in ("", member.name) else f"{member.name}/{live.worker}"
                     found.append(dataclasses.replace(live, worker=name))

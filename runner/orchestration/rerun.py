@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import EntryRef, MatchResult, MatchSpec
 from runner.domain.entries import directory_digest
+from runner.domain.match_values import EntryRef, MatchResult, MatchSpec
 from runner.errors import UsageError
 from runner.orchestration.dispatch import Finished, InlineDispatcher
 from runner.storage.run_dir import RunDir

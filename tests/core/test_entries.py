@@ -18,8 +18,11 @@ def _entry(tmp: Path, yaml_text: str) -> Path:
 
 
 def test_variants_become_entries_sharing_the_digest(tmp_path: Path) -> None:
-    d = _entry(tmp_path, "name: r\ngame: boxing\nprotocol: potm-arena\nrun: [python3, main.py, '{mark}']\n"
-                         "variants:\n  r-7: {args: ['--seed', '7']}\n")
+    d = _entry(
+        tmp_path,
+        "name: r\ngame: boxing\nprotocol: potm-arena\nrun: [python3, main.py, '{mark}']\n"
+        "variants:\n  r-7: {args: ['--seed', '7']}\n",
+    )
     specs = load_entry(d)
     assert [s.name for s in specs] == ["r", "r-7"]
     assert specs[1].args == ["--seed", "7"] and specs[0].digest == specs[1].digest

@@ -11,8 +11,8 @@ from typing import Any
 
 from celery import Celery
 
-from runner.domain.contracts import Limits, MatchSpec
-from runner.domain.signing import verify
+from runner.domain.match_values import Limits, MatchSpec
+from runner.domain.wire import TaskEnvelope, open_message
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import Organiser
 from workers.broker_keys import TASK_NAME, queue_for
@@ -82,7 +82,7 @@ def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path)
         assert message["headers"]["argsrepr"] == "[match m7 attempt 3]"
         (envelope,), kwargs, _ = json.loads(base64.b64decode(message["body"]))
         assert kwargs == {}
-        assert verify(envelope, key.public)["spec"]["match_id"] == "m7"
+        assert open_message(envelope, TaskEnvelope, key.public)[0].spec.match_id == "m7"
     finally:
         dispatcher.forget_run()
         dispatcher.close()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import EntryRef
 from runner.domain.entries import pack_entry
+from runner.domain.match_values import EntryRef
 from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, error_lines, local_fetch
 from workers.sandbox.plain import PlainHostFactory
 
@@ -22,7 +22,7 @@ def _counting_entry(tmp_path: Path, counter: Path, name: str = "counted") -> Pat
     d.mkdir()
     (d / "entry.yaml").write_text(
         f"name: {name}\ngame: mnk\nprotocol: mnk\n"
-        f"build: \"sleep 0.2; echo built >> {counter}; echo ok > built.txt\"\n"
+        f'build: "sleep 0.2; echo built >> {counter}; echo ok > built.txt"\n'
         "run: [sh, play.sh]\n"
     )
     (d / "play.sh").write_text("echo 1 1\n")

@@ -29,14 +29,26 @@ def tourney(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_play_json_prints_one_object_with_every_game(tmp_path: Path) -> None:
     p = tourney(
-        tmp_path, "--game", "mnk", "--size", "3x3x3", "--sandbox", "none", "--games", "3", "--json",
-        str(fixture("mnk/first_empty")), str(fixture("gomocup/brain")),
+        tmp_path,
+        "--game",
+        "mnk",
+        "--size",
+        "3x3x3",
+        "--sandbox",
+        "none",
+        "--games",
+        "3",
+        "--json",
+        str(fixture("mnk/first_empty")),
+        str(fixture("gomocup/brain")),
     )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)  # nothing else on stdout
     assert set(doc) == {"games"} and len(doc["games"]) == 3
     assert [g["order"] for g in doc["games"]] == [
-        ["first-empty", "brain"], ["brain", "first-empty"], ["first-empty", "brain"],
+        ["first-empty", "brain"],
+        ["brain", "first-empty"],
+        ["first-empty", "brain"],
     ]
     for g in doc["games"]:
         assert g["winner"] in ("first-empty", "brain", None)
@@ -48,8 +60,18 @@ def test_play_json_prints_one_object_with_every_game(tmp_path: Path) -> None:
 
 def test_play_json_reports_an_entry_failure_as_a_verdict(tmp_path: Path) -> None:
     p = tourney(
-        tmp_path, "--game", "boxing", "--size", "4x2", "--sandbox", "none", "--json", "--move-time", "0.5",
-        str(fixture("boxing/native")), str(fixture("boxing/sleeper")),  # native: fast even on a busy machine
+        tmp_path,
+        "--game",
+        "boxing",
+        "--size",
+        "4x2",
+        "--sandbox",
+        "none",
+        "--json",
+        "--move-time",
+        "0.5",
+        str(fixture("boxing/native")),
+        str(fixture("boxing/sleeper")),  # native: fast even on a busy machine
     )
     assert p.returncode == 0, p.stderr
     (g,) = json.loads(p.stdout)["games"]
@@ -75,8 +97,15 @@ def test_play_a_failed_build_is_a_verdict_not_a_traceback(tmp_path: Path) -> Non
 
 def test_play_prints_positions_moves_and_the_result(tmp_path: Path) -> None:
     p = tourney(
-        tmp_path, "--game", "pousse", "--size", "4", "--sandbox", "none",
-        str(fixture("pousse/t1")), str(fixture("pousse/t1")),
+        tmp_path,
+        "--game",
+        "pousse",
+        "--size",
+        "4",
+        "--sandbox",
+        "none",
+        str(fixture("pousse/t1")),
+        str(fixture("pousse/t1")),
     )
     assert p.returncode == 0, p.stderr
     out = p.stdout
@@ -87,8 +116,18 @@ def test_play_prints_positions_moves_and_the_result(tmp_path: Path) -> None:
 
 def test_play_quiet_prints_results_only(tmp_path: Path) -> None:
     p = tourney(
-        tmp_path, "--game", "boxing", "--size", "3x1", "--sandbox", "none", "--quiet", "--games", "2",
-        str(fixture("boxing/first_fit")), str(fixture("boxing/native")),
+        tmp_path,
+        "--game",
+        "boxing",
+        "--size",
+        "3x1",
+        "--sandbox",
+        "none",
+        "--quiet",
+        "--games",
+        "2",
+        str(fixture("boxing/first_fit")),
+        str(fixture("boxing/native")),
     )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
@@ -111,8 +150,15 @@ def test_play_bad_arguments_exit_2_with_a_message(tmp_path: Path, args: list[str
 
 
 def test_play_an_entry_for_another_game_exits_2(tmp_path: Path) -> None:
-    p = tourney(tmp_path, "--game", "mnk", "--sandbox", "none",
-                str(fixture("mnk/first_empty")), str(fixture("pousse/t1")))
+    p = tourney(
+        tmp_path,
+        "--game",
+        "mnk",
+        "--sandbox",
+        "none",
+        str(fixture("mnk/first_empty")),
+        str(fixture("pousse/t1")),
+    )
     assert p.returncode == 2 and "cannot play mnk" in p.stderr
 
 
@@ -253,8 +299,8 @@ def test_a_budget_cut_of_the_tryst98_lookahead_reaches_the_result(tmp_path: Path
 def test_play_prints_what_an_entry_wrote_on_stderr_after_the_game() -> None:
     import io
 
-    from runner.domain.contracts import GameRecord, Verdict, VerdictKind
     from runner.domain.games import get_game
+    from runner.domain.match_values import GameRecord, Verdict, VerdictKind
     from workers.play import _Printer
 
     out = io.StringIO()

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
 from runner.domain.games import get_game
+from runner.domain.match_values import Limits, VerdictKind
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.protocols import (
     GomocupProtocol,
@@ -132,7 +132,10 @@ def test_arena_file_persists_within_a_game_and_not_across_games(cache: ArtifactC
 def test_icfp98_plays_with_private_support_state_per_game(cache: ArtifactCache) -> None:
     # support_state exits 5 if support/count is not its own move count in this game
     result = play(
-        cache, "pousse", "4", ["pousse/support_state", "pousse/t1"],
+        cache,
+        "pousse",
+        "4",
+        ["pousse/support_state", "pousse/t1"],
         orders=[["support-state", "t1"], ["t1", "support-state"]],
     )
     for g in result.games:
@@ -240,7 +243,10 @@ def test_gomocup_brain_plays_end_to_end_against_itself(cache: ArtifactCache) -> 
 
 def test_gomocup_brain_against_a_per_move_entry_on_a_rectangular_board(cache: ArtifactCache) -> None:
     result = play(
-        cache, "mnk", "5 3 3", ["mnk/first_empty", "gomocup/brain"],
+        cache,
+        "mnk",
+        "5 3 3",
+        ["mnk/first_empty", "gomocup/brain"],
         orders=[["first-empty", "brain"], ["brain", "first-empty"]],
     )
     for g in result.games:
