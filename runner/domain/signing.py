@@ -151,11 +151,13 @@ def sign_bytes(body: bytes, key: SigningKey) -> bytes:
     return body[:-1] + (b"," if len(body) > 2 else b"") + f'"{SIG_FIELD}":{sig}}}'.encode()
 
 
-#: the end of what ``sign_bytes`` writes: fixed lengths, so it is found without a JSON parse
+#: the end of what ``sign_bytes`` writes; its length is fixed (a 16-digit key id, a 64-byte
+#: signature), so only that many bytes at the end are looked at, whatever the message's size
 _APPENDED_SIG = re.compile(
-    rb'(?:,|(?<=\{))"' + SIG_FIELD.encode() + rb'":\{"key":"([0-9a-f]{16})","scheme":"'
-    + SCHEME.encode() + rb'","sig":"([0-9a-f]{128})"\}\}\Z'
+    rb'"' + SIG_FIELD.encode() + rb'":\{"key":"([0-9a-f]{16})","scheme":"' + SCHEME.encode()
+    + rb'","sig":"([0-9a-f]{128})"\}\}'
 )  # fmt: skip
+_SIG_LEN = len(f'"{SIG_FIELD}":{{"key":"","scheme":"{SCHEME}","sig":""}}}}') + 16 + 128
 
 
 def open_signed(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[bytes, str]:
@@ -163,13 +165,14 @@ def open_signed(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[bytes, str
     of ``keys`` signed exactly these bytes with ``sign_bytes``; ``SignatureError`` if not.
     Nothing is decoded: the caller decodes the body once, after it is known to be genuine."""
     data = raw.encode() if isinstance(raw, str) else raw
-    m = _APPENDED_SIG.search(data)
-    if m is None:
+    m = _APPENDED_SIG.fullmatch(data, len(data) - _SIG_LEN) if len(data) > _SIG_LEN else None
+    before = data[-_SIG_LEN - 1 : -_SIG_LEN]  # the object's "{" (nothing else signed) or a ","
+    if m is None or before not in (b",", b"{"):
         raise SignatureError("unsigned" if f'"{SIG_FIELD}":'.encode() not in data else "malformed signature")
     key = _ring(keys).get(m.group(1).decode())
     if key is None:
         raise SignatureError(f"signed with another key ({m.group(1).decode()})")
-    body = data[: m.start()] + b"}"
+    body = data[: -_SIG_LEN - 1] + (b"{}" if before == b"{" else b"}")
     if not key.valid(bytes.fromhex(m.group(2).decode()), body):
         raise SignatureError("signature does not match the content (altered)")
     return body, key.key_id
