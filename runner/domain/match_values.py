@@ -168,8 +168,6 @@ class MatchSpec(MatchPlan):
     exclusive_cores: bool = False
     #: adjudication from engines' reported scores (``runner.domain.adjudication``); empty: none
     adjudication: dict[str, Any] = field(default_factory=dict)
-    #: scratch: a field added to a match (issue 27: a one-file change)
-    priority: int = 0
 
     @classmethod
     def playing(cls, plan: MatchPlan, **execution: Any) -> MatchSpec:
