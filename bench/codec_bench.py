@@ -36,7 +36,8 @@ from runner.domain.signing import SigningKey
 
 try:
     from runner.domain import match_values as values
-    from runner.domain.wire import Finished, decode, encode, open_note, signed
+    from runner.domain.signing import open_note, signed
+    from runner.domain.wire import Finished, decode, encode
 
     def _tree(value: Any, kind: type[Any]) -> Callable[[], Any]:
         return lambda: decode(encode(value), kind)

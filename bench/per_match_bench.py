@@ -47,7 +47,7 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     from runner.domain.entries import load_entry, pack_entry
     from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
     from runner.domain.match_values import Limits, MatchSpec
-    from runner.domain.wire import signed
+    from runner.domain.signing import signed
     from runner.orchestration.dispatch import CeleryDispatcher, Timing
     from runner.orchestration.redis_server import EmbeddedRedis
     from workers import tasks
@@ -71,6 +71,7 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     for s in specs:
         blobs[s.digest].write_bytes(pack_entry(s.path))
     server = EmbeddedRedis(tmp / "redis-task").start()
+    os.environ["TOURNEY_BROKER_URL"] = server.url()  # what a worker process gets from its command line
     dispatcher = CeleryDispatcher(server.url(), "bench-run", Timing(), key, RegistryView(home))
     real_play = tasks.play
     recorded: list[Any] = []

@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from runner.domain.signing import SigningKey
-from runner.domain.wire import signed
+from runner.domain.signing import SigningKey, signed
 from workers.live import LIVE_EVERY_S, LIVE_TTL_S, LiveState
 
 

@@ -44,18 +44,8 @@ from celery.signals import worker_init
 from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
-from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact
-from runner.domain.wire import (
-    Finished,
-    Note,
-    QuarantineNotice,
-    Skipped,
-    Started,
-    TaskEnvelope,
-    WireError,
-    open_message,
-    signed,
-)
+from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
+from runner.domain.wire import Finished, Note, QuarantineNotice, Skipped, Started, TaskEnvelope, WireError
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result

@@ -29,7 +29,7 @@ from runner.domain.stage_models import StageModel
 
 
 class LimitsModel(BaseModel):
-    """Resource limits per entry (``runner.domain.contracts.Limits``)."""
+    """Resource limits per entry (``runner.domain.match_values.Limits``)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -18,9 +18,9 @@ hold. Ed25519 from ``cryptography``: small keys (32 bytes), fast signatures
 
 One signing path: a message is encoded once by the codec (``runner.domain.wire``), the
 signature covers those very bytes and is appended to them as the JSON object's last member,
-``sig`` (``sign_bytes``); a receiver checks it over the bytes as they arrived and only then
-decodes them, once (``open_signed``). Nothing is encoded again to be checked, so no
-canonical form has to be agreed on beyond "these bytes".
+``sig`` (``signed``, ``sign_bytes``); a receiver checks it over the bytes as they arrived and
+only then decodes them, once (``open_message``, ``open_note``, over ``open_signed``). Nothing
+is encoded again to be checked, so no canonical form has to be agreed on beyond "these bytes".
 """
 
 from __future__ import annotations
@@ -30,17 +30,21 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
+from runner.domain.wire import Note, decode, decode_note, encode
 from runner.errors import MessageRejected, WorkerUnfit
 
 #: the member ``sign_bytes`` appends to a signed JSON object
 SIG_FIELD = "sig"
 #: how the signature is made (a verifier refuses any other)
 SCHEME = "ed25519"
+
+T = TypeVar("T")
 
 
 class SignatureError(MessageRejected, ValueError):
@@ -176,6 +180,25 @@ def open_signed(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[bytes, str
     if not key.valid(bytes.fromhex(m.group(2).decode()), body):
         raise SignatureError("signature does not match the content (altered)")
     return body, key.key_id
+
+
+def signed(message: object, key: SigningKey) -> bytes:
+    """``message`` (a value or message of ``runner.domain.wire``) encoded once by the codec
+    and signed over those bytes."""
+    return sign_bytes(encode(message), key)
+
+
+def open_message(raw: bytes | str, kind: type[T], keys: Keyring | PublicKey) -> tuple[T, str]:
+    """(the ``kind`` in ``raw``, the id of the key that signed it): the signature checked over
+    the bytes as they came, then the bytes decoded once. ``SignatureError``, ``WireError``."""
+    body, key_id = open_signed(raw, keys)
+    return decode(body, kind), key_id
+
+
+def open_note(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[Note, str]:
+    """``open_message`` for a worker's note, whichever its kind."""
+    body, key_id = open_signed(raw, keys)
+    return decode_note(body), key_id
 
 
 def _artifact_bytes(digest: str, blob: bytes) -> bytes:

@@ -4,15 +4,16 @@ The codec (``encode``/``decode``) is msgspec's JSON over the dataclasses themsel
 their fields and annotations, so no value has a hand-written ``to_dict``/``from_dict``, and
 adding a field to a match is a change to ``runner.domain.match_values`` alone. msgspec
 rather than pydantic's ``TypeAdapter`` (already a dependency): both read plain dataclasses,
-and msgspec encodes and decodes a spec or a result about twice as fast (docs/benchmarks.md,
-"Codec"), which counts once per match on the coordinator. Keys are written sorted, so one
-value has one encoding (the store compares specs by it).
+and msgspec encodes and decodes a spec or a result about 1.6 times as fast (docs/benchmarks.md,
+"codec"), which counts on the coordinator for every match. Keys are written sorted, so one
+value has one encoding.
 
 The messages: the coordinator sends a ``TaskEnvelope`` (as a Celery task's argument); a
 worker answers through the run's inbox with ``Started``, ``Finished`` and ``Skipped``
 notes, and shows what it is doing in a ``LiveMatch`` record; the organiser stops a worker's
-key with a ``QuarantineNotice``. Each is signed (``runner.domain.signing``) over the bytes
-``encode`` wrote: ``signed`` and ``open_message`` are the one way to make and read them.
+key with a ``QuarantineNotice``. Each is signed over the bytes ``encode`` wrote:
+``runner.domain.signing``'s ``signed`` and ``open_message`` are the one way to make and read
+them (kept there, so that reading a value costs no cryptography import).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from runner.domain.match_values import MatchResult, MatchSpec
-from runner.domain.signing import Keyring, PublicKey, SigningKey, open_signed, sign_bytes
 from runner.errors import MessageRejected
 
 #: the task envelope's version: a worker refuses an envelope of another version. 2: signed
@@ -72,18 +72,6 @@ def from_builtins(data: object, kind: type[T]) -> T:
     except msgspec.ValidationError as e:
         raise WireError(f"not a {kind.__name__}: {e}") from None
     return value
-
-
-def signed(message: object, key: SigningKey) -> bytes:
-    """``message`` encoded once and signed over those bytes (``runner.domain.signing``)."""
-    return sign_bytes(encode(message), key)
-
-
-def open_message(raw: bytes | str, kind: type[T], keys: Keyring | PublicKey) -> tuple[T, str]:
-    """(the ``kind`` in ``raw``, the id of the key that signed it): the signature checked over
-    the bytes as they came, then the bytes decoded once. ``SignatureError``, ``WireError``."""
-    body, key_id = open_signed(raw, keys)
-    return decode(body, kind), key_id
 
 
 @dataclass(frozen=True)
@@ -178,12 +166,6 @@ def decode_note(raw: bytes | str) -> Note:
     if note_class is None:
         raise WireError(f"unknown note kind {kind!r}")
     return decode(raw, note_class)
-
-
-def open_note(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[Note, str]:
-    """``open_message`` for a note, whichever its kind."""
-    body, key_id = open_signed(raw, keys)
-    return decode_note(body), key_id
 
 
 @dataclass(frozen=True)

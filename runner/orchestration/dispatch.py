@@ -34,7 +34,14 @@ import redis
 
 from runner.domain.fleet import Member, RegistryView
 from runner.domain.match_values import MatchSpec
-from runner.domain.signing import SignatureError, SigningKey, artifact_signature
+from runner.domain.signing import (
+    SignatureError,
+    SigningKey,
+    artifact_signature,
+    open_message,
+    open_note,
+    signed,
+)
 from runner.domain.wire import (
     Finished,
     LiveMatch,
@@ -44,9 +51,6 @@ from runner.domain.wire import (
     Started,
     TaskEnvelope,
     WireError,
-    open_message,
-    open_note,
-    signed,
 )
 from runner.errors import InfrastructureFailure, RunHalted
 from runner.orchestration import procs as procs_mod

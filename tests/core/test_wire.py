@@ -25,7 +25,7 @@ from runner.domain.match_values import (
     Verdict,
     VerdictKind,
 )
-from runner.domain.signing import SignatureError, SigningKey, keyring
+from runner.domain.signing import SignatureError, SigningKey, keyring, open_message, open_note, signed
 from runner.domain.wire import (
     ENVELOPE_VERSION,
     Finished,
@@ -39,9 +39,6 @@ from runner.domain.wire import (
     decode,
     decode_note,
     encode,
-    open_message,
-    open_note,
-    signed,
 )
 
 # -- strategies: every field of every value, drawn (JSON's floats: no NaN, no infinity) ----------

@@ -22,8 +22,8 @@ import psutil
 import redis
 
 from runner.domain.fleet import read_worker_key
-from runner.domain.signing import SigningKey, sign_bytes
-from runner.domain.wire import TaskEnvelope, open_message, to_builtins
+from runner.domain.signing import SigningKey, open_message, sign_bytes
+from runner.domain.wire import TaskEnvelope, to_builtins
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (

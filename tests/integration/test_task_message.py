@@ -12,7 +12,8 @@ from typing import Any
 from celery import Celery
 
 from runner.domain.match_values import Limits, MatchSpec
-from runner.domain.wire import TaskEnvelope, open_message
+from runner.domain.signing import open_message
+from runner.domain.wire import TaskEnvelope
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import Organiser
 from workers.broker_keys import TASK_NAME, queue_for

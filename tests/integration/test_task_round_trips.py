@@ -15,7 +15,8 @@ import pytest
 from runner.domain.entries import load_entry, pack_entry
 from runner.domain.fleet import WORKER_KEY_FILE_ENV
 from runner.domain.match_values import Limits, MatchSpec
-from runner.domain.wire import Finished, Skipped, Started, signed
+from runner.domain.signing import signed
+from runner.domain.wire import Finished, Skipped, Started
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import Organiser
 from workers import tasks

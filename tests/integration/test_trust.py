@@ -20,8 +20,8 @@ import redis
 from runner.domain.entries import directory_digest, pack_entry
 from runner.domain.fleet import read_worker_key
 from runner.domain.match_values import EntryRef, Limits, MatchSpec
-from runner.domain.signing import SigningKey, sign_bytes
-from runner.domain.wire import Finished, TaskEnvelope, encode, open_note, signed, to_builtins
+from runner.domain.signing import SigningKey, open_note, sign_bytes, signed
+from runner.domain.wire import Finished, TaskEnvelope, encode, to_builtins
 from runner.orchestration import procs
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
