@@ -23,6 +23,8 @@ Another tree (the parent commit, say) is measured with ``bench/run_tree.py``::
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import statistics
 import time
@@ -34,32 +36,35 @@ from pydantic import TypeAdapter
 
 from runner.domain.signing import SigningKey
 
-try:
-    from runner.domain import match_values as values
-    from runner.domain.signing import open_note, signed
-    from runner.domain.wire import Finished, decode, encode
+#: a tree from before issue 27 has ``runner.domain.contracts`` and its hand-written pairs instead
+BEFORE_THE_CODEC = importlib.util.find_spec("runner.domain.wire") is None
+values: Any = importlib.import_module(
+    "runner.domain.contracts" if BEFORE_THE_CODEC else "runner.domain.match_values"
+)
+signing: Any = importlib.import_module("runner.domain.signing")
 
-    def _tree(value: Any, kind: type[Any]) -> Callable[[], Any]:
-        return lambda: decode(encode(value), kind)
 
-    def _opened_note(result: Any, key: SigningKey) -> Callable[[], Any]:
-        blob = signed(Finished("m7", 1, result, "w1"), key)
-        return lambda: open_note(blob, key.public)[0]
+def _tree(value: Any, kind: type[Any]) -> Callable[[], Any]:
+    """Encode + decode as the tree under test does it."""
+    if BEFORE_THE_CODEC:
 
-except ImportError:  # a tree from before issue 27
-    from runner.domain import contracts as values  # type: ignore[attr-defined,no-redef]
-    from runner.domain import signing
-
-    def _tree(value: Any, kind: type[Any]) -> Callable[[], Any]:
         def once() -> Any:
             raw = json.dumps(value.to_dict(), sort_keys=True, separators=(",", ":")).encode()
-            return kind.from_dict(json.loads(raw))
+            return kind.from_dict(json.loads(raw))  # type: ignore[attr-defined]
 
         return once
+    wire: Any = importlib.import_module("runner.domain.wire")
+    return lambda: wire.decode(wire.encode(value), kind)
 
-    def _opened_note(result: Any, key: SigningKey) -> Callable[[], Any]:
-        blob = signing.signed_json(values.Finished("m7", 1, result, "w1").to_dict(), key)  # type: ignore[attr-defined]
-        return lambda: values.note_from_dict(signing.verify_json_by(blob, key.public)[0])  # type: ignore[attr-defined]
+
+def _opened_note(result: Any, key: SigningKey) -> Callable[[], Any]:
+    """What the coordinator does with a worker's result note, as the tree under test does it."""
+    if BEFORE_THE_CODEC:
+        blob = signing.signed_json(values.Finished("m7", 1, result, "w1").to_dict(), key)
+        return lambda: values.note_from_dict(signing.verify_json_by(blob, key.public)[0])
+    wire: Any = importlib.import_module("runner.domain.wire")
+    blob = signing.signed(wire.Finished("m7", 1, result, "w1"), key)
+    return lambda: signing.open_note(blob, key.public)[0]
 
 
 def samples() -> tuple[Any, Any]:
