@@ -25,7 +25,15 @@ from runner.domain.match_values import (
     Verdict,
     VerdictKind,
 )
-from runner.domain.signing import SignatureError, SigningKey, keyring, open_message, open_note, signed
+from runner.domain.signing import (
+    SignatureError,
+    SigningKey,
+    keyring,
+    open_message,
+    open_note,
+    sign_bytes,
+    signed,
+)
 from runner.domain.wire import (
     ENVELOPE_VERSION,
     Finished,
@@ -218,3 +226,21 @@ def test_members_a_reader_does_not_know_are_skipped() -> None:
     """A newer sender's extra field, or a signature left on, does not stop an older reader."""
     raw = encode(Skipped("m", 1, "w", "full"))
     assert decode_note(raw[:-1] + b',"later_field":[1,2],"sig":{"key":"x"}}') == Skipped("m", 1, "w", "full")
+
+
+def test_a_result_note_as_a_worker_before_the_codec_signed_it_still_opens() -> None:
+    """Workers before issue 27 wrote notes by hand: optional members left out when empty, the
+    signature appended the same way. Such a note still opens (docs/fleet.md)."""
+    worker = SigningKey.generate()
+    old = (
+        b'{"attempt":2,"kind":"result","match_id":"m7","result":{"digests":{},"games":[{"moves":'
+        b'[{"cpu_ms":null,"move":"4 4","player":"a","search":null,"wall_ms":1.5}],"order":["a","b"],'
+        b'"reason":"","scores":{"a":1,"b":0},"verdict":{"detail":"","kind":"normal","player":null},'
+        b'"winner":"a"}],"match_id":"m7","worker":"w1"},"run":"r1","worker":"w1"}'
+    )
+    note, key_id = open_note(sign_bytes(old, worker), worker.public)
+    game = GameRecord(
+        ["a", "b"], "a", {"a": 1, "b": 0}, Verdict(VerdictKind.NORMAL), [MoveRecord("a", "4 4", 1.5)]
+    )
+    assert note == Finished("m7", 2, MatchResult("m7", [game], worker="w1"), worker="w1", run="r1")
+    assert key_id == worker.key_id
