@@ -203,7 +203,7 @@ def run_tourney(
     stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path
 ) -> tuple[Played, float]:
     """(what ``tourney run`` played, timed over its play loop; its whole wall seconds)."""
-    from runner.domain.contracts import VerdictKind
+    from runner.domain.match_values import VerdictKind
     from runner.storage.store import RunStore
 
     config = tourney_config(tmp, stockfish, plans, limit, sandbox)

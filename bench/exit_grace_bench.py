@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bench.sandbox_bench import burners
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox.base import HostFactory
 from workers.sandbox.bwrap import BwrapHostFactory
 from workers.sandbox.plain import PlainHostFactory

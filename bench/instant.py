@@ -24,19 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import (
-    Finished,
-    GameRecord,
-    LiveMatch,
-    MatchResult,
-    MatchSpec,
-    MoveRecord,
-    Started,
-    Verdict,
-    VerdictKind,
-)
 from runner.domain.entries import EntrySpec
 from runner.domain.games import get_game
+from runner.domain.match_values import GameRecord, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
+from runner.domain.wire import Finished, LiveMatch, Started
 from runner.orchestration.dispatcher import DispatchObserver, InboxNote
 
 WORKER = "instant"

@@ -10,7 +10,7 @@ Two figures, each on a real embedded Redis:
   acks) per task it hands to its pool, for tasks its pool refuses at once (so the pool's
   work does not count): message delivery, the unacked index, pool IPC, the ack.
 
-Run it against another tree to compare (it uses only long-standing APIs)::
+Run it against another tree to compare (a tree of the same signing API: ``runner.domain.wire``)::
 
     PYTHONPATH=/work/main .venv/bin/python bench/per_match_bench.py
     .venv/bin/python -m bench.per_match_bench
@@ -44,10 +44,10 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     """Median CPU (ms) of ``tasks.execute`` per match, the match replayed from a recording."""
     os.environ["TOURNEY_WORK_DIR"] = str(tmp / "work")
     os.environ["TOURNEY_WORKER_NAME"] = "bench-worker"
-    from runner.domain.contracts import Limits, MatchSpec
     from runner.domain.entries import load_entry, pack_entry
     from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
-    from runner.domain.signing import sign
+    from runner.domain.match_values import Limits, MatchSpec
+    from runner.domain.signing import signed
     from runner.orchestration.celery_dispatcher import CeleryDispatcher
     from runner.orchestration.dispatcher import Timing
     from runner.orchestration.redis_server import EmbeddedRedis
@@ -72,6 +72,7 @@ def task_body_ms(tmp: Path, matches: int) -> float:
     for s in specs:
         blobs[s.digest].write_bytes(pack_entry(s.path))
     server = EmbeddedRedis(tmp / "redis-task").start()
+    os.environ["TOURNEY_BROKER_URL"] = server.url()  # what a worker process gets from its command line
     dispatcher = CeleryDispatcher(server.url(), "bench-run", Timing(), key, RegistryView(home))
     real_play = tasks.play
     recorded: list[Any] = []
@@ -87,7 +88,7 @@ def task_body_ms(tmp: Path, matches: int) -> float:
         dispatcher.publish_artifacts(blobs)
         for attempt in range(1, matches + 1):
             dispatcher.want("bench", attempt)
-            envelope = sign(dispatcher.envelope(spec, attempt).to_dict(), key)
+            envelope = signed(dispatcher.envelope(spec, attempt), key).decode()
             c0 = time.process_time()
             status = tasks.execute(envelope)["status"]
             cpus.append(time.process_time() - c0)
@@ -106,7 +107,7 @@ def task_body_ms(tmp: Path, matches: int) -> float:
 def worker_main_ms(tmp: Path, tasks_n: int) -> float:
     """CPU (ms) of a ``tourney worker`` main process per task (its pool refuses each at once)."""
     from runner.domain.fleet import WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
-    from runner.domain.signing import sign
+    from runner.domain.signing import sign_bytes
     from runner.orchestration.celery_dispatcher import CeleryDispatcher
     from runner.orchestration.dispatcher import Timing
     from runner.orchestration.redis_server import EmbeddedRedis
@@ -127,7 +128,8 @@ def worker_main_ms(tmp: Path, tasks_n: int) -> float:
     def send(n: int, first: int) -> None:
         for i in range(first, first + n):
             # an envelope of no run: the pool refuses it unplayed (it is not a valid task)
-            envelope = sign({"run": "bench-main", "attempt": 1, "spec": {"match_id": f"m{i}"}}, key)
+            body = b'{"run":"bench-main","attempt":1,"spec":{"match_id":"m%d"}}' % i
+            envelope = sign_bytes(body, key).decode()
             message = task_message(f"t{i}", [envelope], argsrepr="-", sender="bench", queue=queue)
             dispatcher.redis.lpush(queue, message)
 

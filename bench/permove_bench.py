@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.domain.contracts import Limits, MatchSpec, stable_id
 from runner.domain.entries import EntrySpec, load_entry
 from runner.domain.games import get_game
+from runner.domain.match_values import Limits, MatchSpec, stable_id
 from workers.artifacts import local_fetch
 from workers.executor import execute_match
 

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import load_config
-from runner.domain.contracts import GameRecord, MatchPlan, MatchResult, MoveRecord, Verdict, VerdictKind
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
+from runner.domain.match_values import GameRecord, MatchPlan, MatchResult, MoveRecord, Verdict, VerdictKind
 from runner.domain.stages.tournament import advance, match_spec
 from runner.storage.run_dir import RunDir, create_run
 from runner.storage.store import RunStore

@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from runner.domain.contracts import Limits
 from runner.domain.games.boxing import Boxing
+from runner.domain.match_values import Limits
 from workers.sandbox.base import EntryHost
 from workers.sandbox.bwrap import SANDBOX_ENV, BwrapHostFactory
 

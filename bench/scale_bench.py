@@ -66,7 +66,7 @@ def _peak_mb() -> float:
 
 
 def _instant(m: object) -> list[object]:
-    from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+    from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 
     assert isinstance(m, MatchPlan)
     upset = int(m.match_id[:2], 16) < 80
@@ -116,7 +116,7 @@ def _stage_case(stage: dict[str, object], n: int, max_calls: int) -> dict[str, f
 
 
 def _ratings_case() -> dict[str, float]:
-    from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+    from runner.domain.match_values import GameRecord, Verdict, VerdictKind
     from runner.domain.ratings import elo_ratings
 
     rng = random.Random(5)

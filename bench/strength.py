@@ -31,9 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runner.domain.contracts import EntryRef, GameRecord, Limits, MatchSpec, VerdictKind, stable_id
 from runner.domain.entries import load_entry
 from runner.domain.games import get_game
+from runner.domain.match_values import EntryRef, GameRecord, Limits, MatchSpec, VerdictKind, stable_id
+from runner.domain.wire import to_builtins
 from workers.artifacts import local_fetch
 from workers.executor import execute_match
 
@@ -85,7 +86,7 @@ def play_game(
     if len(refs) != len(seats):
         raise ValueError(f"two seats with one name: {[c.name for c in seats]}")
     spec = MatchSpec.of(
-        match_id=stable_id("strength", game, board_text, [c.ref.to_dict() for c in seats], seed),
+        match_id=stable_id("strength", game, board_text, to_builtins([c.ref for c in seats]), seed),
         game=game,
         board_id=stable_id(board_text),
         board_text=board_text,

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.domain.contracts import EntryRef, Limits, VerdictKind
+from runner.domain.match_values import EntryRef, Limits, VerdictKind
 from runner.domain.packing import directory_digest, pack_entry, unpack_entry
 from runner.domain.placeholders import ContestParams, fill_build
 from runner.domain.registry import SANDBOX_BINDS_ENV

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from runner.domain.signing import SigningKey, signed_json
+from runner.domain.signing import SigningKey, signed
 from workers.live import LIVE_EVERY_S, LIVE_TTL_S, LiveState
 
 
@@ -53,7 +53,7 @@ class LiveTarget:
     def record(self) -> tuple[int, str, bytes]:
         """(version, match id, signed JSON) of the state now."""
         version, live = self.state.snapshot()
-        return version, live.match_id, signed_json(live.to_dict(), self.signing_key)
+        return version, live.match_id, signed(live, self.signing_key)
 
 
 @dataclass

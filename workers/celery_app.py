@@ -36,9 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from celery import Celery
 
-from runner.domain.contracts import (
-    ENVELOPE_VERSION as ENVELOPE_VERSION,  # the envelope lives in the contracts
-)
+from runner.domain.wire import ENVELOPE_VERSION as ENVELOPE_VERSION
 from workers.broker_keys import KEYS as KEYS
 from workers.broker_keys import QUARANTINE_TTL_S as QUARANTINE_TTL_S
 from workers.broker_keys import QUEUE_PREFIX as QUEUE_PREFIX

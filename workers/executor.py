@@ -31,8 +31,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.domain.contracts import MatchResult, MatchSpec, system_error_result
 from runner.domain.games import get_game
+from runner.domain.match_values import MatchResult, MatchSpec, system_error_result
 from runner.domain.placeholders import ContestParams, board_size, has_placeholders
 from runner.domain.redaction import redacted_result
 

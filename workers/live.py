@@ -18,8 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from runner.domain.contracts import GameRecord, LiveMatch, MatchSpec, MoveRecord
 from runner.domain.games.base import Game
+from runner.domain.match_values import GameRecord, MatchSpec, MoveRecord
+from runner.domain.wire import LiveMatch
 from workers.match import MatchObserver
 
 #: the most often a match's live record is rewritten

@@ -41,7 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from runner.domain.adjudication import Adjudication, ruling
-from runner.domain.contracts import (
+from runner.domain.game_bound import adjudicated, bound_reached
+from runner.domain.games import get_game
+from runner.domain.games.base import Game, IllegalMove, Outcome
+from runner.domain.match_values import (
     EntryRef,
     GameBound,
     GameRecord,
@@ -51,9 +54,6 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
-from runner.domain.game_bound import adjudicated, bound_reached
-from runner.domain.games import get_game
-from runner.domain.games.base import Game, IllegalMove, Outcome
 from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
 from workers.kept_engines import KeptEngines
@@ -321,7 +321,7 @@ def play_match(
     try:
         for number, order in enumerate(spec.orders, start=1):
             last = number == len(spec.orders)
-            run = _Game(spec, game, order, entry_dirs, hosts, watch, number, bound, kept, last)
+            run = _Game(spec, game, list(order), entry_dirs, hosts, watch, number, bound, kept, last)
             try:
                 record = run.play()
             except Exception as e:

@@ -8,7 +8,7 @@ each entry once per digest in this machine's cache (``$TOURNEY_WORK_DIR``, or
 never a traceback), plays K games with the seats rotated (two players:
 alternating who goes first), prints every position with the move and its
 time, then each game's result. ``--json`` prints one object and nothing
-else on stdout: ``{"games": [GameRecord.to_dict(), ...]}``.
+else on stdout: ``{"games": [GameRecord, ...]}`` (``runner.domain.wire``'s JSON of each).
 
 Exit status: 0 when the match was played (whatever the entries did), 1 on a
 runner error during the match, 2 for bad arguments, an unusable entry
@@ -25,7 +25,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.domain.contracts import (
+from runner.domain.engine_clock import TimeControl, merged
+from runner.domain.entries import EntryError, EntrySpec, load_entry
+from runner.domain.games import get_game
+from runner.domain.games.base import BoardError, Game
+from runner.domain.inert import inert
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,
@@ -35,14 +40,10 @@ from runner.domain.contracts import (
     VerdictKind,
     stable_id,
 )
-from runner.domain.engine_clock import TimeControl, merged
-from runner.domain.entries import EntryError, EntrySpec, load_entry
-from runner.domain.games import get_game
-from runner.domain.games.base import BoardError, Game
-from runner.domain.inert import inert
 from runner.domain.placeholders import ContestParams
 from runner.domain.redaction import redact
 from runner.domain.registry import ENGINE_PROTOCOLS, UNSANDBOXED_WARNING, protocol_carries
+from runner.domain.wire import to_builtins
 from runner.errors import EXIT_INFRASTRUCTURE, InfrastructureFailure, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
@@ -241,8 +242,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     names = [s.name for s in specs]
     refs = {s.name: s.ref() for s in specs}
     match_id = stable_id("play", args.game, board, names, [s.digest for s in specs], args.games)
-    spec = MatchSpec(
-        plan=MatchPlan.ad_hoc(match_id, stable_id(board), seat_orders(names, args.games), stage="play"),
+    spec = MatchSpec.playing(
+        MatchPlan.ad_hoc(match_id, stable_id(board), seat_orders(names, args.games), stage="play"),
         game=args.game,  # the reference as given: a worker resolves it the same way
         board_text=board,
         entries=refs,
@@ -258,7 +259,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     for name, detail in _build_failures(cache, refs, contest_params(spec)).items():
         print(f"{name}: build failed: {inert(detail, one_line=True)}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"games": [g.to_dict() for g in result.games]}))
+        print(json.dumps({"games": to_builtins(result.games)}))
     else:
         wins = {name: sum(1 for g in result.games if g.winner == name) for name in names}
         points = {name: sum(g.scores.get(name, 0) for g in result.games) for name in names}

@@ -25,7 +25,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from runner.domain.contracts import Limits, MatchSpec
+from runner.domain.match_values import Limits, MatchSpec
 from runner.errors import RetryElsewhere
 
 POLICY_ENV = "TOURNEY_WORKER_POLICY"

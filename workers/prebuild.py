@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.domain.contracts import EntryRef, Limits
+from runner.domain.match_values import EntryRef, Limits
 from runner.domain.placeholders import has_placeholders
 from workers.artifacts import ArtifactCache, cache_key
 from workers.executor import artifacts_dir

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import redis
 
-from runner.domain.contracts import Limits
 from runner.domain.fleet import WorkerKey, load_worker_key
+from runner.domain.match_values import Limits
 from runner.domain.signing import KeyFileError
 from runner.errors import WorkerUnfit
 from workers.sandbox import HostError, host_factory

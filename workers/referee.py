@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from runner.domain.contracts import Limits
 from runner.domain.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome
+from runner.domain.match_values import Limits
 from runner.errors import RetryElsewhere
 from workers.sandbox import host_factory
 from workers.sandbox.base import EntryHost, HostError, InteractiveProcess, RunOutcome

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from runner.domain.contracts import GameRecord, Limits
+from runner.domain.match_values import GameRecord, Limits
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
 
 #: distinct lines kept per entry per game (the first ones: a cause comes before its echoes)

@@ -1,7 +1,7 @@
 """The ``play_match`` task: a JSON envelope in, notes to the run's inbox out.
 
-The envelope is a ``runner.domain.contracts.TaskEnvelope`` as a dict; the notes are
-``Started``, ``Finished`` and ``Skipped`` from the same module, pushed as JSON.
+The envelope is a ``runner.domain.wire.TaskEnvelope``, signed, as a string; the notes are
+``Started``, ``Finished`` and ``Skipped`` from the same module, signed and pushed as JSON.
 
 Paths never travel: a worker shares no file system with the coordinator.
 Entries come as artifacts by digest from Redis (``tourney:artifact:<digest>``),
@@ -40,27 +40,11 @@ from typing import TYPE_CHECKING, Any
 import redis
 from celery.signals import worker_init
 
-from runner.domain.contracts import (
-    Finished,
-    MatchResult,
-    MatchSpec,
-    Note,
-    Skipped,
-    Started,
-    TaskEnvelope,
-    WireError,
-)
 from runner.domain.fleet import WorkerKey, load_worker_key
+from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
-from runner.domain.signing import (
-    Keyring,
-    PublicKey,
-    SignatureError,
-    check_artifact,
-    signed_json,
-    verify,
-    verify_by,
-)
+from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
+from runner.domain.wire import Finished, Note, QuarantineNotice, Skipped, Started, TaskEnvelope, WireError
 from runner.errors import BrokerWireError
 from workers.broker_wire import TaskWire
 from workers.celery_app import KEYS, TASK_NAME, app
@@ -135,7 +119,7 @@ def _push(
     """``RPUSH`` a note, retrying while Redis is unreachable (bounded by ``patience_s``);
     ``also`` adds commands to the same transaction (one round trip, applied together)."""
     deadline = time.monotonic() + patience_s
-    blob = signed_json(note.to_dict(), worker_key().key)  # encoded once (its signature covers these bytes)
+    blob = signed(note, worker_key().key)  # encoded once (its signature covers these bytes)
     pause = 0.2
     while True:
         try:
@@ -149,7 +133,7 @@ def _push(
             return True
         except redis.exceptions.RedisError as e:
             if time.monotonic() > deadline:
-                log.error("could not deliver %s note for %s: %s", note.KIND, note.match_id, e)
+                log.error("could not deliver %s note for %s: %s", note.kind, note.match_id, e)
                 return False
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
@@ -170,11 +154,11 @@ def _quarantine_reason(raw: object, wk: WorkerKey) -> str | None:
     if not isinstance(raw, (bytes, str)):
         return None
     try:
-        notice = verify(json.loads(raw), wk.organiser_ring())
-    except (SignatureError, ValueError, TypeError, AttributeError):
+        notice, _ = open_message(raw, QuarantineNotice, wk.organiser_ring())
+    except (SignatureError, WireError):
         log.warning("ignoring a quarantine notice for %s not signed by its organiser", wk.name)
         return None
-    return str(notice.get("reason", "?")) if notice.get("worker_key") == wk.key.key_id else None
+    return notice.reason if notice.worker_key == wk.key.key_id else None
 
 
 def artifact_fetcher(r: redis.Redis, key: PublicKey | None = None) -> Callable[[str], bytes]:
@@ -288,7 +272,7 @@ def worker_policy() -> WorkerPolicy:
     return _policy[1]
 
 
-def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
+def execute(signed_envelope: str) -> dict[str, Any]:
     """The task body (callable without Celery, for tests).
 
     An envelope that no organiser this worker serves signed is dropped unplayed: it came
@@ -297,16 +281,11 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     wk = worker_key()
     organisers: Keyring = wk.organiser_ring()
     try:
-        body, organiser_id = verify_by(signed_envelope, organisers)
-        task = TaskEnvelope.from_dict(body)
+        if not isinstance(signed_envelope, str):  # version 1 sent a JSON object
+            raise WireError("an envelope of version 1 (an older coordinator); upgrade it")
+        task, organiser_id = open_message(signed_envelope, TaskEnvelope, organisers)
     except (SignatureError, WireError) as e:
-        claimed = signed_envelope.get("spec")
-        log.error(
-            "REFUSED a task that is not ours (%s): run %r match %r",
-            e,
-            signed_envelope.get("run"),
-            claimed.get("match_id") if isinstance(claimed, dict) else None,
-        )
+        log.error("REFUSED a task that is not ours (%s): %s", e, _claimed(signed_envelope))
         return {"status": "refused", "reason": str(e)}
     run, attempt, spec = task.run, task.attempt, task.spec
     worker = worker_name()
@@ -352,7 +331,7 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
         attempt,
         worker,
         key.key_id,
-        signed_json(started.to_dict(), key),
+        signed(started, key),
         hb_ttl_ms,
         live_record,
         verify=verify,
@@ -421,8 +400,18 @@ def execute(signed_envelope: dict[str, Any]) -> dict[str, Any]:
     return {"status": "done" if pushed else "undelivered", **status}
 
 
+def _claimed(signed_envelope: object) -> str:
+    """What a refused envelope says it is (run, match), for the log: decoded only to be named."""
+    try:
+        d: Any = json.loads(signed_envelope) if isinstance(signed_envelope, str) else signed_envelope
+        spec = d.get("spec")
+        return f"run {d.get('run')!r} match {spec.get('match_id') if isinstance(spec, dict) else None!r}"
+    except (ValueError, TypeError, AttributeError):
+        return "unreadable"
+
+
 def _pass_on_copy(
-    r: redis.Redis, signed_envelope: dict[str, Any], task: TaskEnvelope, organiser_id: str
+    r: redis.Redis, signed_envelope: str, task: TaskEnvelope, organiser_id: str
 ) -> dict[str, Any]:
     """Put a straggler's second copy (or a verification replay) back on its queue for another
     worker, only while the run still wants it: at the head of the queue (the next task any
@@ -460,7 +449,7 @@ def _preload_for_pool(**_: object) -> None:
 worker_init.connect(_preload_for_pool, weak=False)
 
 
-def _play_match_task(envelope: dict[str, Any]) -> dict[str, Any]:
+def _play_match_task(envelope: str) -> dict[str, Any]:
     return execute(envelope)
 
 

@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.config import ConfigError
-from runner.domain.contracts import GameRecord, MatchResult
 from runner.domain.disputes import code_changes, explain_difference, first_divergence
 from runner.domain.entries import pack_entry
 from runner.domain.match_record import find_match
+from runner.domain.match_values import GameRecord, MatchResult
 from runner.domain.registry import UNSANDBOXED_WARNING
 from runner.domain.stages.base import TournamentState
 from runner.domain.verify import ResultMismatch, verify_result

@@ -56,7 +56,7 @@ from runner.storage.run_dir import (
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
 if TYPE_CHECKING:  # imported where used: the local workers start before these load
-    from runner.domain.contracts import GameRecord, MatchSpec
+    from runner.domain.match_values import GameRecord, MatchSpec
     from runner.domain.stages.base import TournamentState
     from runner.orchestration.coordinator import Coordinator, SessionOutcome
     from runner.report.model import ReportData

@@ -18,10 +18,10 @@ from pydantic import PrivateAttr
 from runner.config.errors import ConfigProblem
 from runner.config.models import TournamentSchema
 from runner.domain.boards import BoardResolver, BoardSpec
-from runner.domain.contracts import EntryRef, Limits
 from runner.domain.entries import EntrySpec
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
+from runner.domain.match_values import EntryRef, Limits
 from runner.domain.openings import OPENINGS_BOARD
 from runner.domain.stage_models import MIRROR_SUFFIX, AnyStage
 

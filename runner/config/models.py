@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import BoardSpec
-from runner.domain.contracts import DEFAULT_MAX_MOVES, GameBound, Limits
 from runner.domain.engine_clock import TimeControl
 from runner.domain.games import GAME_NAMES
+from runner.domain.match_values import DEFAULT_MAX_MOVES, GameBound, Limits
 from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
 from runner.domain.openings import Opening, read_book, select
 from runner.domain.registry import SandboxKind, sandbox_bind_problem
@@ -29,7 +29,7 @@ from runner.domain.stage_models import StageModel
 
 
 class LimitsModel(BaseModel):
-    """Resource limits per entry (``runner.domain.contracts.Limits``)."""
+    """Resource limits per entry (``runner.domain.match_values.Limits``)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runner.domain.contracts import SearchInfo
 from runner.domain.games.base import Outcome
+from runner.domain.match_values import SearchInfo
 
 #: how an adjudicated game's reason starts (and the PGN Termination ``adjudication``)
 ADJUDICATION = "adjudication"

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from runner.domain.contracts import EntryRef, GameRecord, MatchResult, MatchSpec, VerdictKind
+from runner.domain.match_values import EntryRef, GameRecord, MatchResult, MatchSpec, VerdictKind
 
 #: what an acceptance says about later matches when its candidate ran changed code
 CodeChoice = Literal["", "adopt", "keep"]

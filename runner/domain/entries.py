@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from runner.domain.contracts import EntryRef
 from runner.domain.entry_tree import RefusedPath, check_root, read_named_file
 from runner.domain.games import GAME_NAMES, game_names, is_game_reference
+from runner.domain.match_values import EntryRef
 from runner.domain.names import entry_name_problem
 from runner.domain.packing import directory_digest as directory_digest  # its home before
 from runner.domain.packing import entry_files as entry_files

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.domain.contracts import GameBound
 from runner.domain.games.base import Game, Outcome
+from runner.domain.match_values import GameBound
 
 MOVE_BOUND = "max_moves"
 WALL_BOUND = "wall"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.domain.contracts import GameRecord, MatchPlan, MatchResult, MatchSpec, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, MatchResult, MatchSpec, VerdictKind
 from runner.domain.scoring import game_result, is_system_error
 from runner.errors import UsageError
 

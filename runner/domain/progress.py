@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from runner.domain.contracts import LiveMatch
+from runner.domain.wire import LiveMatch
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from runner.domain.contracts import GameRecord, VerdictKind
 from runner.domain.elo_small import SMALL_LIMIT, PairTable, fit_small
+from runner.domain.match_values import GameRecord, VerdictKind
 from runner.domain.scoring import effective_winner
 
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per natural log-odds unit

@@ -25,7 +25,7 @@ import re
 import threading
 from urllib.parse import unquote, urlsplit
 
-from runner.domain.contracts import MatchResult
+from runner.domain.match_values import MatchResult
 
 REDACTED = "[redacted]"
 #: shorter strings are not taken for secrets (they would blank ordinary words)

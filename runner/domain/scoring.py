@@ -36,7 +36,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.match_values import GameRecord, VerdictKind
 
 RankKey = Literal["wins", "score", "points", "head_to_head", "buchholz", "seed", "name"]
 RANK_KEYS: tuple[str, ...] = get_args(RankKey)

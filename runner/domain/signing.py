@@ -16,33 +16,35 @@ neither "tasks only from the organiser" nor "results attributed by key" can
 hold. Ed25519 from ``cryptography``: small keys (32 bytes), fast signatures
 (tens of microseconds, on every note), no parameters to get wrong.
 
-A signature covers the message's canonical JSON (sorted keys, no spaces,
-UTF-8) without its ``sig`` field; ``sign`` adds that field, ``verify`` checks
-and removes it. ``signed_json``/``verify_json`` do the same over bytes without
-encoding a message twice (a result is most of a note's size).
+One signing path: a message is encoded once by the codec (``runner.domain.wire``), the
+signature covers those very bytes and is appended to them as the JSON object's last member,
+``sig`` (``signed``, ``sign_bytes``); a receiver checks it over the bytes as they arrived and
+only then decodes them, once (``open_message``, ``open_note``, over ``open_signed``). Nothing
+is encoded again to be checked, so no canonical form has to be agreed on beyond "these bytes".
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-from runner.domain.contracts import SIGNATURE_KEY, canonical_json, unsigned
+from runner.domain.wire import Note, decode, decode_note, encode
 from runner.errors import MessageRejected, WorkerUnfit
 
-#: the field ``sign`` adds (the contracts' message types ignore it when reading)
-SIG_FIELD = SIGNATURE_KEY
+#: the member ``sign_bytes`` appends to a signed JSON object
+SIG_FIELD = "sig"
 #: how the signature is made (a verifier refuses any other)
 SCHEME = "ed25519"
+
+T = TypeVar("T")
 
 
 class SignatureError(MessageRejected, ValueError):
@@ -144,80 +146,59 @@ def _ring(keys: Keyring | PublicKey) -> Keyring:
     return keyring(keys) if isinstance(keys, PublicKey) else keys
 
 
-def sign(payload: dict[str, Any], key: SigningKey) -> dict[str, Any]:
-    """A copy of ``payload`` with a ``sig`` field over everything else in it."""
-    signed = unsigned(payload)
-    sig = key.signature(canonical_json(signed)).hex()
-    signed[SIG_FIELD] = {"key": key.key_id, "scheme": SCHEME, "sig": sig}
-    return signed
+def sign_bytes(body: bytes, key: SigningKey) -> bytes:
+    """``body`` (the bytes of a JSON object, as ``runner.domain.wire.encode`` writes it) with
+    a ``sig`` member appended that covers exactly those bytes: still one JSON object."""
+    if not (body.startswith(b"{") and body.endswith(b"}")):
+        raise ValueError("only a JSON object is signed")
+    sig = f'{{"key":"{key.key_id}","scheme":"{SCHEME}","sig":"{key.signature(body).hex()}"}}'
+    return body[:-1] + (b"," if len(body) > 2 else b"") + f'"{SIG_FIELD}":{sig}}}'.encode()
 
 
-def verify_by(payload: dict[str, Any], keys: Keyring | PublicKey) -> tuple[dict[str, Any], str]:
-    """(``payload`` without its ``sig`` field, the id of the key that signed it), if that key
-    is one of ``keys``; ``SignatureError`` if not."""
-    sig = payload.get(SIG_FIELD)
-    if sig is None:
-        raise SignatureError("unsigned")
-    if not isinstance(sig, dict) or sig.get("scheme") != SCHEME or not isinstance(sig.get("sig"), str):
-        raise SignatureError("malformed signature")
-    key = _ring(keys).get(str(sig.get("key")))
+#: the end of what ``sign_bytes`` writes; its length is fixed (a 16-digit key id, a 64-byte
+#: signature), so only that many bytes at the end are looked at, whatever the message's size
+_APPENDED_SIG = re.compile(
+    rb'"' + SIG_FIELD.encode() + rb'":\{"key":"([0-9a-f]{16})","scheme":"' + SCHEME.encode()
+    + rb'","sig":"([0-9a-f]{128})"\}\}'
+)  # fmt: skip
+_SIG_LEN = len(f'"{SIG_FIELD}":{{"key":"","scheme":"{SCHEME}","sig":""}}}}') + 16 + 128
+
+
+def open_signed(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[bytes, str]:
+    """(the signed bytes without their signature, the id of the key that signed them), if one
+    of ``keys`` signed exactly these bytes with ``sign_bytes``; ``SignatureError`` if not.
+    Nothing is decoded: the caller decodes the body once, after it is known to be genuine."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    m = _APPENDED_SIG.fullmatch(data, len(data) - _SIG_LEN) if len(data) > _SIG_LEN else None
+    before = data[-_SIG_LEN - 1 : -_SIG_LEN]  # the object's "{" (nothing else signed) or a ","
+    if m is None or before not in (b",", b"{"):
+        raise SignatureError("unsigned" if f'"{SIG_FIELD}":'.encode() not in data else "malformed signature")
+    key = _ring(keys).get(m.group(1).decode())
     if key is None:
-        raise SignatureError(f"signed with another key ({str(sig.get('key'))[:16]})")
-    try:
-        raw_sig = bytes.fromhex(sig["sig"])
-    except ValueError:
-        raise SignatureError("malformed signature") from None
-    body = unsigned(payload)
-    if not key.valid(raw_sig, canonical_json(body)):
+        raise SignatureError(f"signed with another key ({m.group(1).decode()})")
+    body = data[: -_SIG_LEN - 1] + (b"{}" if before == b"{" else b"}")
+    if not key.valid(bytes.fromhex(m.group(2).decode()), body):
         raise SignatureError("signature does not match the content (altered)")
     return body, key.key_id
 
 
-def verify(payload: dict[str, Any], keys: Keyring | PublicKey) -> dict[str, Any]:
-    """``payload`` without its ``sig`` field if one of ``keys`` signed it; ``SignatureError`` if not."""
-    return verify_by(payload, keys)[0]
+def signed(message: object, key: SigningKey) -> bytes:
+    """``message`` (a value or message of ``runner.domain.wire``) encoded once by the codec
+    and signed over those bytes."""
+    return sign_bytes(encode(message), key)
 
 
-def signed_json(payload: dict[str, Any], key: SigningKey) -> bytes:
-    """``sign(payload, key)`` as JSON bytes, encoding ``payload`` once: its canonical JSON,
-    which the signature covers, with the ``sig`` field appended (issue 13: a result is most
-    of a note's size). ``verify_json`` checks it without encoding it again."""
-    body = canonical_json(unsigned(payload))
-    sig = json.dumps(
-        {"key": key.key_id, "scheme": SCHEME, "sig": key.signature(body).hex()}, separators=(",", ":")
-    )
-    return body[:-1] + (b"," if len(body) > 2 else b"") + f'"{SIG_FIELD}":{sig}}}'.encode()
+def open_message(raw: bytes | str, kind: type[T], keys: Keyring | PublicKey) -> tuple[T, str]:
+    """(the ``kind`` in ``raw``, the id of the key that signed it): the signature checked over
+    the bytes as they came, then the bytes decoded once. ``SignatureError``, ``WireError``."""
+    body, key_id = open_signed(raw, keys)
+    return decode(body, kind), key_id
 
 
-#: the end of what ``signed_json`` writes (its signature, appended to canonical JSON)
-_APPENDED_SIG = re.compile(
-    rb'(?:,|(?<=\{))"' + SIG_FIELD.encode() + rb'":\{"key":"([0-9a-f]{16})","scheme":"'
-    + SCHEME.encode() + rb'","sig":"([0-9a-f]{128})"\}\}\Z'
-)  # fmt: skip
-
-
-def verify_json_by(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[dict[str, Any], str]:
-    """``verify_by(json.loads(raw), keys)``, cheaper for what ``signed_json`` wrote: the
-    signature is checked over the very bytes that are then decoded. Anything else takes the
-    general path, which says what is wrong. ``ValueError`` if ``raw`` is not a JSON object."""
-    data = raw.encode() if isinstance(raw, str) else raw
-    ring = _ring(keys)
-    m = _APPENDED_SIG.search(data)
-    if m is not None:
-        key = ring.get(m.group(1).decode())
-        body = data[: m.start()] + b"}"
-        if key is not None and key.valid(bytes.fromhex(m.group(2).decode()), body):
-            payload = json.loads(body)
-            if isinstance(payload, dict) and SIG_FIELD not in payload:
-                return payload, key.key_id  # exactly the bytes the key's holder signed
-    signed = json.loads(data)
-    if not isinstance(signed, dict):
-        raise ValueError("a signed message is a JSON object")
-    return verify_by(signed, ring)
-
-
-def verify_json(raw: bytes | str, keys: Keyring | PublicKey) -> dict[str, Any]:
-    return verify_json_by(raw, keys)[0]
+def open_note(raw: bytes | str, keys: Keyring | PublicKey) -> tuple[Note, str]:
+    """``open_message`` for a worker's note, whichever its kind."""
+    body, key_id = open_signed(raw, keys)
+    return decode_note(body), key_id
 
 
 def _artifact_bytes(digest: str, blob: bytes) -> bytes:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from runner.domain.contracts import MatchResult
+from runner.domain.match_values import MatchResult
 
 
 def core_slots(usable: Iterable[int], cpus_per_match: int = 1) -> list[tuple[int, ...]]:

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from runner.domain.contracts import MatchResult, VerdictKind
 from runner.domain.disputes import first_divergence
+from runner.domain.match_values import MatchResult, VerdictKind
 
 #: the time verdicts: they depend on the machine's load, never proof of tampering
 TIME_VERDICTS = frozenset({VerdictKind.TIMEOUT, VerdictKind.CPU_LIMIT})

@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import Any
 
 from runner.domain.adjudication import ADJUDICATION, Adjudication, ruling
-from runner.domain.contracts import GameBound, GameRecord, MatchResult, MatchSpec, VerdictKind
 from runner.domain.game_bound import MOVE_BOUND, STOPPED_BY, WALL_BOUND, adjudicated
 from runner.domain.games import get_game
 from runner.domain.games.base import Game, Outcome, RulesError
+from runner.domain.match_values import GameBound, GameRecord, MatchResult, MatchSpec, VerdictKind
 from runner.errors import MessageRejected
 
 

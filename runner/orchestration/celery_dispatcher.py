@@ -22,22 +22,23 @@ from urllib.parse import urlsplit
 
 import redis
 
-from runner.domain.contracts import (
-    Finished,
-    LiveMatch,
-    MatchSpec,
-    Note,
-    TaskEnvelope,
-    WireError,
-    note_from_dict,
-)
 from runner.domain.fleet import Member, RegistryView
+from runner.domain.match_values import MatchSpec
 from runner.domain.signing import (
     SignatureError,
     SigningKey,
     artifact_signature,
-    sign,
-    verify_json_by,
+    open_message,
+    open_note,
+    signed,
+)
+from runner.domain.wire import (
+    Finished,
+    LiveMatch,
+    Note,
+    QuarantineNotice,
+    TaskEnvelope,
+    WireError,
 )
 from runner.errors import BrokerWireError
 from runner.orchestration.dispatcher import (
@@ -182,7 +183,7 @@ class CeleryDispatcher:
         entry first: Redis runs a connection's commands in order, so no worker can take the
         task before it). The message is Celery's own (``workers.broker_wire``)."""
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
-        args = [sign(self.envelope(spec, attempt).to_dict(), self.key)]
+        args = [signed(self.envelope(spec, attempt), self.key).decode()]
         current = self.keys.current(self.run_id)
         while True:
             try:
@@ -218,7 +219,7 @@ class CeleryDispatcher:
             self.wire.send(
                 self.queue,
                 f"{self.run_id}.{spec.match_id}.{attempt}.{what}",
-                [sign(envelope.to_dict(), self.key)],
+                [signed(envelope, self.key).decode()],
                 argsrepr=f"[match {spec.match_id} attempt {attempt} {what}]",
                 first=(lambda pipe: pipe.hset(verify_key, spec.match_id, str(attempt)))
                 if verification
@@ -288,10 +289,9 @@ class CeleryDispatcher:
         this organiser's work; the notice names its key, not its name."""
         key_ids = [k for k, m in self.registry.by_key.items() if m.name == worker]
         for key_id in key_ids:
-            body = {"worker": worker, "worker_key": key_id, "run": self.run_id, "reason": reason}
-            notice = sign(body, self.key)
+            notice = signed(QuarantineNotice(worker, key_id, self.run_id, reason), self.key)
             with contextlib.suppress(redis.exceptions.RedisError):
-                self.redis.set(self.keys.quarantine(key_id), json.dumps(notice), ex=QUARANTINE_TTL_S)
+                self.redis.set(self.keys.quarantine(key_id), notice, ex=QUARANTINE_TTL_S)
 
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
@@ -336,17 +336,16 @@ class CeleryDispatcher:
         for blob in raw:
             try:
                 try:
-                    # checks the signature over the bytes as sent (workers.tasks writes them
-                    # with signed_json): a result is not encoded again just to be verified
-                    d, key_id = verify_json_by(blob, ring)
+                    # checks the signature over the bytes as sent, then decodes them once
+                    note, key_id = open_note(blob, ring)
                 except SignatureError as first:
                     if str(first).startswith("signed with another key"):
                         # a worker enrolled a moment ago: its key may be newer than our last read
                         self._read_registry(force=True)
                         ring = self.registry.keyring()
                         with contextlib.suppress(SignatureError):
-                            d, key_id = verify_json_by(blob, ring)
-                            notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
+                            note, key_id = open_note(blob, ring)
+                            notes.append(self._attributed(note, self.registry.by_key[key_id]))
                             continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
                     notes.append(
@@ -359,7 +358,7 @@ class CeleryDispatcher:
                         )
                     )
                     continue
-                notes.append(self._attributed(note_from_dict(d), self.registry.by_key[key_id]))
+                notes.append(self._attributed(note, self.registry.by_key[key_id]))
             except (ValueError, WireError, TypeError, AttributeError) as e:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
@@ -383,7 +382,7 @@ class CeleryDispatcher:
                 member.name,
                 f"the key of worker {member.name} is revoked ({member.reason})",
                 revoked=True,
-                kind=note.KIND,
+                kind=note.kind,
             )
         label = member.name if note.worker in ("", member.name) else f"{member.name}/{note.worker}"
         if isinstance(note, Finished):
@@ -447,9 +446,8 @@ class CeleryDispatcher:
         ring = self.registry.keyring()
         for blob in raw.values():
             with contextlib.suppress(SignatureError, WireError, ValueError, TypeError, AttributeError):
-                d, key_id = verify_json_by(blob, ring)
+                live, key_id = open_message(blob, LiveMatch, ring)
                 member = self.registry.by_key[key_id]
-                live = LiveMatch.from_dict(d)
                 if not member.revoked:
                     name = member.name if live.worker in ("", member.name) else f"{member.name}/{live.worker}"
                     found.append(dataclasses.replace(live, worker=name))

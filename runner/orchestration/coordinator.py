@@ -48,11 +48,12 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from runner.domain.contracts import MatchPlan
 from runner.domain.disputes import adoption_chains, explained_by_adoption
+from runner.domain.match_values import MatchPlan
 from runner.domain.progress import ProgressSnapshot, StageProgress, format_duration
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
+from runner.domain.wire import to_builtins
 from runner.orchestration.coordinator_inbox import InboxHandling
 from runner.orchestration.coordinator_leases import LeaseKeeping
 from runner.orchestration.coordinator_state import ATTEMPT_CAP
@@ -120,7 +121,7 @@ class Coordinator(InboxHandling, LeaseKeeping):
             if plan is None:
                 continue
             spec = match_spec(self.config, plan)  # not kept: most of them were played
-            old, new = stored.to_dict(), spec.to_dict()
+            old, new = to_builtins(stored), to_builtins(spec)
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             if diff == ["entries"] and explained_by_adoption(old["entries"], new["entries"], adopted):
                 continue  # played (or planned) before `tourney accept --adopt-code`: kept as played

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
-from runner.domain.contracts import MatchResult, system_error_result
+from runner.domain.match_values import MatchResult, system_error_result
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.orchestration.coordinator_state import CoordinatorState
 from runner.orchestration.dispatcher import (
@@ -204,7 +204,7 @@ class InboxHandling(CoordinatorState):
         A revoked worker's started or result note hands its attempt back to the others."""
         if note.revoked:
             self._hand_back(note.match_id, note.attempt, note.reason, ignored_worker=True)
-            if note.kind == Skipped.KIND:
+            if note.kind == "skipped":
                 return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
         n = self.rejected_notes[note.claimed_worker]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import GameRecord, MatchPlan, MatchSpec, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, MatchSpec, VerdictKind
 from runner.domain.progress import ProgressSink
 from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from runner.domain.contracts import Finished, LiveMatch, MatchSpec, Note, Skipped, Started
+from runner.domain.match_values import MatchSpec
+from runner.domain.wire import Finished, LiveMatch, Note, Skipped, Started
 from runner.errors import RunHalted
 
-#: the notes are wire messages, defined beside the specs in ``runner.domain.contracts``; re-exported here
+#: the notes are wire messages (``runner.domain.wire``); re-exported here
 __all__ = [
     "BrokerDown",
     "DispatchObserver",

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.domain.contracts import Finished, LiveMatch, MatchSpec, Started
+from runner.domain.match_values import MatchSpec
+from runner.domain.wire import Finished, LiveMatch, Started
 from runner.orchestration.dispatcher import DispatchObserver, InboxNote
 from runner.orchestration.workers_gate import execute_here, live_state
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.domain.contracts import EntryRef
+from runner.domain.match_values import EntryRef
 from runner.orchestration import warm
 from runner.orchestration.workers_gate import plan_local_prebuild, run_local_prebuild
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import EntryRef, Finished, MatchResult, MatchSpec
 from runner.domain.entries import directory_digest
+from runner.domain.match_values import EntryRef, MatchResult, MatchSpec
+from runner.domain.wire import Finished
 from runner.errors import UsageError
 from runner.orchestration.inline_dispatcher import InlineDispatcher
 from runner.storage.run_dir import RunDir

@@ -27,11 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import Finished, MatchResult, Started
 from runner.domain.fleet import Fleet
+from runner.domain.match_values import MatchResult
 from runner.domain.progress import ProgressSink
 from runner.domain.verification import compare, sampled
 from runner.domain.verify import ResultMismatch, verify_result
+from runner.domain.wire import Finished, Started
 from runner.orchestration.dispatcher import Dispatcher, Timing, worker_identity
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import RunStore, StoreError

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.domain.contracts import MatchResult, MatchSpec
+from runner.domain.match_values import MatchResult, MatchSpec
 from runner.errors import InfrastructureFailure
 from workers.broker_keys import KEYS, QUARANTINE_TTL_S, queue_for
 from workers.broker_wire import TaskWire
 from workers.task_message import origin
 
 if TYPE_CHECKING:
-    from runner.domain.contracts import EntryRef, Limits
+    from runner.domain.match_values import EntryRef, Limits
     from workers.live import LiveState as LiveState
     from workers.prebuild import PrebuildPlan as PrebuildPlan
     from workers.prebuild import PrebuildReport as PrebuildReport

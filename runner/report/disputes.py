@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from runner.domain.contracts import MatchResult
 from runner.domain.disputes import DisputeLog
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import MatchResult
 
 
 def result_line(m: MatchRecord, result: MatchResult) -> str:

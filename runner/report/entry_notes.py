@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.domain.contracts import MatchResult, VerdictKind
 from runner.domain.inert import inert
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import MatchResult, VerdictKind
 from runner.report.model import ReportData
 
 #: how many games' stderr a warning block quotes (the rest are counted)

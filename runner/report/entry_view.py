@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.domain.contracts import GameRecord, Verdict, VerdictKind
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import GameRecord, Verdict, VerdictKind
 from runner.report.model import ReportData
 
 

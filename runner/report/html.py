@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from runner.domain.contracts import GameRecord, VerdictKind
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import GameRecord, VerdictKind
 from runner.domain.stages.base import StageState
 from runner.domain.stages.places import place_labels
 from runner.report.boards import Grid, grid_changes, grid_of

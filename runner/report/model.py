@@ -18,11 +18,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.domain.contracts import GameRecord, VerdictKind
 from runner.domain.disputes import DisputeLog
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord, find_match
+from runner.domain.match_values import GameRecord, VerdictKind
 from runner.domain.ratings import EloRating, SkillRating, elo_ratings, openskill_ratings
 from runner.domain.stage_models import (
     ELIMINATION_PLANNERS as ELIMINATION_PLANNERS,  # re-exported for brackets

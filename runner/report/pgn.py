@@ -24,11 +24,11 @@ import chess
 import chess.pgn
 
 from runner.domain.adjudication import ADJUDICATION
-from runner.domain.contracts import GameRecord, MatchSpec, SearchInfo, VerdictKind
 from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.games import get_game
 from runner.domain.games.chess import Chess
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import GameRecord, MatchSpec, SearchInfo, VerdictKind
 from runner.storage.store import RunStore
 
 #: the file a run's games are written to, in its run directory

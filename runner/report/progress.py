@@ -33,11 +33,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from runner.domain.contracts import GameRecord, LiveMatch, VerdictKind
 from runner.domain.inert import inert
+from runner.domain.match_values import GameRecord, VerdictKind
 from runner.domain.progress import ProgressSnapshot as ProgressSnapshot
 from runner.domain.progress import StageProgress as StageProgress
 from runner.domain.progress import format_duration as format_duration
+from runner.domain.wire import LiveMatch
 
 if TYPE_CHECKING:  # imported where used: only the live display draws with rich, and a run
     # without it (plain or quiet) starts its workers before rich could have loaded (0.15 s)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.domain.contracts import GameRecord, MoveRecord
 from runner.domain.games.base import Game, RulesError
+from runner.domain.match_values import GameRecord, MoveRecord
 
 
 @dataclass(frozen=True)

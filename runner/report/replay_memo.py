@@ -31,8 +31,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.domain.contracts import GameRecord, MatchSpec, canonical_json
 from runner.domain.games import get_game
+from runner.domain.match_values import GameRecord, MatchSpec
+from runner.domain.wire import encode
 
 log = logging.getLogger("tourney.report")
 
@@ -49,9 +50,9 @@ MemoKey = tuple[str, str, str, bytes]
 
 
 def memo_key(game_name: str, game_params: Mapping[str, Any], board_text: str, record: GameRecord) -> MemoKey:
-    """What a replay document is computed from (the record as its canonical JSON)."""
+    """What a replay document is computed from (the record as the codec's JSON: one encoding per value)."""
     params = json.dumps(dict(game_params), sort_keys=True, default=str)
-    return (game_name, params, board_text, canonical_json(record.to_dict()))
+    return (game_name, params, board_text, encode(record))
 
 
 class ReplayMemo:

@@ -26,8 +26,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from runner.domain.contracts import MatchResult, MatchSpec
 from runner.domain.disputes import Acceptance, Candidate, CodeChoice, DisputeLog, KeptResult
+from runner.domain.match_values import MatchResult, MatchSpec
+from runner.domain.wire import decode
+from runner.storage.rows import column_text, spec_from_row
 from runner.storage.store import RunStore, StoreError
 
 _SCHEMA = """
@@ -93,7 +95,7 @@ def _candidate(r: sqlite3.Row) -> Candidate:
         played_by=r["played_by"],
         digests=dict(json.loads(r["digests"])),
         changed_code=_pairs(r["changed_code"]),
-        result=MatchResult.from_dict(json.loads(r["result"])),
+        result=decode(r["result"], MatchResult),
         first_difference=r["first_difference"],
     )
 
@@ -137,7 +139,7 @@ class Disputes:
         match's next attempt number, the ``results`` row, the candidate row)."""
         match_id = spec_played.match_id
         now = time.time()
-        blob = json.dumps(result.to_dict(), sort_keys=True)
+        blob = column_text(result)
         digests = {n: ref.digest for n, ref in spec_played.entries.items()}
         with self.store.transaction() as c:
             _ensure(c)
@@ -171,7 +173,7 @@ class Disputes:
                     played_by,
                     json.dumps(digests, sort_keys=True),
                     json.dumps({k: list(v) for k, v in changed_code.items()}, sort_keys=True),
-                    json.dumps(spec_played.to_dict(), sort_keys=True),
+                    column_text(spec_played),
                     blob,
                     first_difference,
                 ),
@@ -273,13 +275,15 @@ class Disputes:
         now = time.time()
         with self.store.transaction() as c:
             for spec in specs:
-                r = c.execute("SELECT state, spec FROM matches WHERE id=?", (spec.match_id,)).fetchone()
+                r = c.execute(
+                    "SELECT state, spec, pairing, players FROM matches WHERE id=?", (spec.match_id,)
+                ).fetchone()
                 if r is None or r["state"] != "pending":
                     continue
-                blob = json.dumps(spec.to_dict(), sort_keys=True)
-                if json.loads(r["spec"]) != json.loads(blob):
+                if spec_from_row(r) != spec:
                     c.execute(
-                        "UPDATE matches SET spec=?, updated_at=? WHERE id=?", (blob, now, spec.match_id)
+                        "UPDATE matches SET spec=?, updated_at=? WHERE id=?",
+                        (column_text(spec), now, spec.match_id),
                     )
                     changed.append(spec.match_id)
         return changed
@@ -327,7 +331,7 @@ class Disputes:
                         worker=r["worker"],
                         received_at=r["received_at"],
                         accepted_at=r["accepted_at"],
-                        result=MatchResult.from_dict(json.loads(r["result"])),
+                        result=decode(r["result"], MatchResult),
                     )
                 )
         return {k: tuple(v) for k, v in out.items()}

@@ -32,15 +32,14 @@ restart re-dispatches what was in flight without counting a failure.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Literal
 
-from runner.domain.contracts import MatchResult, MatchSpec, system_error_result
+from runner.domain.match_values import MatchResult, MatchSpec, system_error_result
 from runner.storage.connection import StoreConnection
-from runner.storage.rows import spec_from_row
+from runner.storage.rows import column_text, spec_from_row
 from runner.storage.schema import StoreError
 
 #: failures (lost leases, system_error results) after which a match is given up
@@ -138,7 +137,7 @@ class MatchLife(StoreConnection):
     def accept(self, match_id: str, attempt: int, result: MatchResult, *, attempt_cap: int) -> Accepted:
         """Record a result received for ``attempt`` (idempotent; see the module doc)."""
         now = time.time()
-        blob = json.dumps(result.to_dict(), sort_keys=True)
+        blob = column_text(result)
         err = result.system_error
         with self._tx() as c:
             if err is None:
@@ -210,7 +209,7 @@ class MatchLife(StoreConnection):
                 (
                     match_id,
                     attempt,
-                    json.dumps(failed_result(spec, detail).to_dict(), sort_keys=True),
+                    column_text(failed_result(spec, detail)),
                     now,
                     now,
                 ),
@@ -295,7 +294,7 @@ class MatchLife(StoreConnection):
             c.execute(
                 "INSERT INTO results(match_id, attempt, status, worker, result, received_at) "
                 "VALUES(?, ?, 'candidate', ?, ?, ?)",
-                (match_id, attempt, result.worker, json.dumps(result.to_dict(), sort_keys=True), now),
+                (match_id, attempt, result.worker, column_text(result), now),
             )
             self._log_in(c, "rerun", match_id, f"attempt {attempt} kept as candidate")
         return attempt

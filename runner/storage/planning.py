@@ -9,8 +9,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from runner.domain.contracts import MatchPlan, MatchSpec
+from runner.domain.match_values import MatchPlan, MatchSpec
 from runner.storage.connection import StoreConnection
+from runner.storage.rows import column_text, spec_from_row
 
 
 @dataclass(frozen=True)
@@ -84,9 +85,9 @@ class StorePlanning(StoreConnection):
         it is not, so that result is superseded and it is played again (docs/config.md, "Readings
         of the seeds", seed 000). Returns whether it is to be replayed."""
         mid = spec.match_id
-        row = c.execute("SELECT spec FROM matches WHERE id=?", (mid,)).fetchone()
+        row = c.execute("SELECT spec, pairing, players FROM matches WHERE id=?", (mid,)).fetchone()
         has = c.execute("SELECT 1 FROM results WHERE match_id=? AND status='official'", (mid,)).fetchone()
-        same = row is not None and json.loads(row["spec"]) == json.loads(json.dumps(spec.to_dict()))
+        same = row is not None and spec_from_row(row) == spec
         if has and same:
             c.execute("UPDATE matches SET state='done', updated_at=? WHERE id=?", (now, mid))
             self._log_in(c, "revived", mid, "kept: planned again with the spec and code it was played with")
@@ -95,7 +96,7 @@ class StorePlanning(StoreConnection):
             c.execute("UPDATE results SET status='superseded' WHERE match_id=? AND status='official'", (mid,))
         c.execute(
             "UPDATE matches SET state='pending', spec=?, lease_expires=NULL, updated_at=? WHERE id=?",
-            (json.dumps(spec.to_dict(), sort_keys=True), now, mid),
+            (column_text(spec), now, mid),
         )
         if has:
             self._log_in(c, "revived", mid, "replayed: planned again with other code than it was played with")
@@ -138,8 +139,8 @@ class StorePlanning(StoreConnection):
                 plan.pairing,
                 json.dumps(list(plan.players)),
                 plan.board_id,
-                json.dumps(spec.orders),
-                json.dumps(spec.to_dict(), sort_keys=True),
+                json.dumps(plan.orders),
+                column_text(spec),
                 now,
             ),
         )

@@ -6,13 +6,13 @@ so a part of the store that reads is never in the way of one that writes.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from runner.domain.contracts import GameRecord, MatchResult, MatchSpec
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import GameRecord, MatchResult, MatchSpec
+from runner.domain.wire import decode
 from runner.storage.connection import StoreConnection
 from runner.storage.rows import record_from_row, spec_from_row
 from runner.storage.schema import StoreError
@@ -66,7 +66,7 @@ class StoreQueries(StoreConnection):
             "WHERE r.status = 'official' AND m.state IN ('done', 'failed') ORDER BY r.id"
         )
         for r in rows:
-            yield r["match_id"], MatchResult.from_dict(json.loads(r["result"])).games
+            yield r["match_id"], decode(r["result"], MatchResult).games
 
     def match_records(self, *, states: Sequence[str] = ()) -> list[MatchRecord]:
         """Every match (or those in ``states``) with its kept results, in plan order."""
@@ -148,7 +148,7 @@ class StoreQueries(StoreConnection):
             "AND r.status = 'official' AND m.state IN ('done', 'failed') ORDER BY r.id DESC LIMIT 1",
             (match_id,),
         ).fetchone()
-        return None if r is None else MatchResult.from_dict(json.loads(r["result"])).games
+        return None if r is None else decode(r["result"], MatchResult).games
 
     def in_flight_leases(self) -> list[InFlight]:
         """Queued and running matches, in plan order, read without decoding specs or results:

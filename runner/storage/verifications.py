@@ -13,13 +13,13 @@ reader of official results, standings or ratings ever sees it (docs/fleet.md).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Sequence
 
-from runner.domain.contracts import MatchResult
+from runner.domain.match_values import MatchResult
 from runner.domain.verification import OPEN_STATES, Verification
+from runner.domain.wire import decode, encode
 from runner.storage.store import RunStore
 
 _SCHEMA = """
@@ -111,7 +111,7 @@ class Verifications:
                     time.time(),
                     verifier,
                     verifier,
-                    None if result is None else json.dumps(result.to_dict()),
+                    None if result is None else encode(result).decode(),
                     match_id,
                     attempt,
                 ),
@@ -140,9 +140,7 @@ class Verifications:
         if not _has_table(self._conn):
             return None
         row = self._conn.execute("SELECT result FROM verifications WHERE match_id=?", (match_id,)).fetchone()
-        return (
-            None if row is None or row["result"] is None else MatchResult.from_dict(json.loads(row["result"]))
-        )
+        return None if row is None or row["result"] is None else decode(row["result"], MatchResult)
 
     def done_without(self) -> list[tuple[str, int, str]]:
         """(match, attempt, worker) of every played match with no verification yet (a resumed run

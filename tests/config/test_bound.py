@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from runner.config import ConfigError, load_config
-from runner.domain.contracts import GameBound, MatchSpec
+from runner.domain.match_values import GameBound, MatchSpec
 from runner.domain.stages.tournament import advance, match_spec
+from runner.domain.wire import decode, encode, from_builtins, to_builtins
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +40,7 @@ def test_the_default_bound_is_explicit_and_travels_in_every_spec(tmp_path: Path)
     spec = first_spec(write(tmp_path))
     assert spec.bound == GameBound(max_moves=10_000, wall_s=None)
     assert spec.limits.exit_grace_ms == 300
-    assert MatchSpec.from_dict(spec.to_dict()) == spec
+    assert decode(encode(spec), MatchSpec) == spec
 
 
 def test_a_configured_bound_and_grace_reach_the_spec(tmp_path: Path) -> None:
@@ -50,10 +51,10 @@ def test_a_configured_bound_and_grace_reach_the_spec(tmp_path: Path) -> None:
 
 
 def test_a_spec_stored_before_bounds_reads_as_the_old_default(tmp_path: Path) -> None:
-    d = first_spec(write(tmp_path)).to_dict()
+    d = to_builtins(first_spec(write(tmp_path)))
     del d["bound"]
     del d["limits"]["exit_grace_ms"]
-    old = MatchSpec.from_dict(d)
+    old = from_builtins(d, MatchSpec)
     assert old.bound == GameBound() and old.limits.exit_grace_ms == 300
 
 

@@ -11,10 +11,11 @@ import yaml
 
 from runner.config import ConfigError, load_config
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
-from runner.domain.contracts import MatchSpec
 from runner.domain.engine_clock import EngineSettings, TimeControl
 from runner.domain.entries import EntryError, load_entry
+from runner.domain.match_values import MatchSpec
 from runner.domain.stages.tournament import match_spec
+from runner.domain.wire import decode, encode
 from tests.stages.sim import simulate
 
 
@@ -175,4 +176,4 @@ def test_adjudication_rules_reach_every_match_spec(tmp_path: Path) -> None:
     assert Adjudication.from_dict(spec.adjudication) == Adjudication(
         ResignRule(3, 600, True), DrawRule(34, 8, 20), 150
     )
-    assert MatchSpec.from_dict(spec.to_dict()) == spec
+    assert decode(encode(spec), MatchSpec) == spec

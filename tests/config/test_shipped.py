@@ -13,7 +13,7 @@ import pytest
 
 from runner.commands.validate import cmd_validate
 from runner.config import PLANNERS, json_schema, load_config
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.scoring import RANK_KEYS
 from runner.domain.stages.tournament import matches_rows, standings_document
 from tests.stages.audit import check_elimination

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from runner.domain.contracts import GameRecord, MatchResult, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchResult, Verdict, VerdictKind
 from runner.domain.redaction import (
     REDACTED,
     redact,

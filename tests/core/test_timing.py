@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from runner.config.bound_run import TournamentConfig
-from runner.domain.contracts import (
+from runner.domain.entries import EntrySpec
+from runner.domain.match_values import (
     GameRecord,
     MatchPlan,
     MatchResult,
@@ -17,7 +18,6 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
-from runner.domain.entries import EntrySpec
 from runner.domain.stages.tournament import match_spec
 from runner.domain.timing import (
     capped_concurrency,
@@ -27,6 +27,7 @@ from runner.domain.timing import (
     split_cores,
     timing_summary,
 )
+from runner.domain.wire import decode, encode
 
 
 def test_every_usable_cpu_is_a_slot_of_its_own_lowest_first() -> None:
@@ -96,14 +97,15 @@ def test_the_option_is_off_by_default_and_reaches_every_match_spec() -> None:
     config.bind(base_dir=Path("."), entries=entries)
     spec = match_spec(config, MatchPlan.ad_hoc("m1", "default", [["a", "b"]]))
     assert spec.exclusive_cores is True
-    assert MatchSpec.from_dict(spec.to_dict()).exclusive_cores is True  # through the wire and the store
+    assert decode(encode(spec), MatchSpec).exclusive_cores is True  # through the wire and the store
 
 
 def test_a_shared_spec_reads_as_before_the_option_existed() -> None:
     plan = MatchPlan.ad_hoc("m1", "default", [["a", "b"]])
-    shared = MatchSpec(plan, "mnk", "9 9 5", {}, _config().limits_obj, 1)
-    assert "exclusive_cores" not in shared.to_dict()
-    assert MatchSpec.from_dict(shared.to_dict()).exclusive_cores is False
+    shared = MatchSpec.playing(
+        plan, game="mnk", board_text="9 9 5", entries={}, limits=_config().limits_obj, seed=1
+    )
+    assert decode(encode(shared), MatchSpec).exclusive_cores is False
 
 
 def test_an_unknown_timing_key_is_refused() -> None:
@@ -120,9 +122,8 @@ def _result(worker: str, timing: TimingConditions | None, *, failed: bool = Fals
 def test_result_timing_round_trips_and_old_results_have_none() -> None:
     timing = TimingConditions(True, [3], 8, 8, 0.25)
     r = _result("w1", timing)
-    assert MatchResult.from_dict(r.to_dict()).timing == timing
-    assert "timing" not in _result("w1", None).to_dict()
-    assert MatchResult.from_dict(_result("w1", None).to_dict()).timing is None
+    assert decode(encode(r), MatchResult).timing == timing
+    assert decode(encode(_result("w1", None)), MatchResult).timing is None
 
 
 def test_the_summary_states_exclusive_cores_per_worker() -> None:
@@ -163,16 +164,3 @@ def test_a_system_error_without_timing_is_not_counted_as_unrecorded() -> None:
     played = _result("w1", TimingConditions(True, [0], 2, 2))
     s = timing_summary(True, [played, _result("w2", None, failed=True)])
     assert s.unknown == 0 and s.headline().startswith("exclusive cores")
-
-
-def test_timing_conditions_to_dict_is_asdict_field_for_field() -> None:
-    """``to_dict`` is written out (no deep copy per result): it must keep every field."""
-    from dataclasses import asdict
-
-    from runner.domain.contracts import TimingConditions
-
-    t = TimingConditions(True, [3, 1], 4, 2, 0.25)
-    assert t.to_dict() == asdict(t)
-    assert list(t.to_dict()) == list(asdict(t))
-    assert TimingConditions.from_dict(t.to_dict()) == t
-    assert t.to_dict()["cpus"] is not t.cpus

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.strength import ENTRIES, Contestant, entry_dirs, play_game
-from runner.domain.contracts import GameRecord, Limits, VerdictKind
+from runner.domain.match_values import GameRecord, Limits, VerdictKind
 from runner.domain.entries import load_entry, read_entry_yaml
 from runner.domain.games import get_game
 from workers.protocols import GomocupProtocol

@@ -3,9 +3,9 @@ docs/config.md ``bound``), and when a bound fires (``runner.domain.game_bound``)
 
 from __future__ import annotations
 
-from runner.domain.contracts import GameBound
 from runner.domain.game_bound import MOVE_BOUND, WALL_BOUND, adjudicated, bound_reached
 from runner.domain.games import Boxing, Mnk, Pousse
+from runner.domain.match_values import GameBound
 
 
 def _pousse(moves: list[str], size: str = "4") -> tuple[Pousse, object]:

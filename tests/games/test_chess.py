@@ -8,7 +8,10 @@ import random
 import chess
 import pytest
 
-from runner.domain.contracts import (
+from runner.domain.games import get_game
+from runner.domain.games.base import BadMoveText, BoardError, IllegalMove
+from runner.domain.games.chess import Chess, ChessState
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,
@@ -19,10 +22,8 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
-from runner.domain.games import get_game
-from runner.domain.games.base import BadMoveText, BoardError, IllegalMove
-from runner.domain.games.chess import Chess, ChessState
 from runner.domain.verify import ResultMismatch, verify_result
+from runner.domain.wire import decode, encode, to_builtins
 
 
 def played(moves: str, board: str = "startpos", game: Chess | None = None) -> ChessState:
@@ -114,10 +115,10 @@ def test_the_coordinator_replays_a_chess_game_and_accepts_only_what_the_rules_gi
 
 def test_search_info_travels_with_the_move() -> None:
     move = MoveRecord("a", "e2e4", 12.5, 3.0, SearchInfo(cp=31, depth=14))
-    assert move.to_dict()["search"] == {"cp": 31, "mate": None, "depth": 14}
-    assert MoveRecord.from_dict(move.to_dict()) == move
+    assert to_builtins(move)["search"] == {"cp": 31, "mate": None, "depth": 14}
+    assert decode(encode(move), MoveRecord) == move
     plain = MoveRecord("a", "e2e4", 12.5, 3.0)
-    assert plain.to_dict()["search"] is None and MoveRecord.from_dict(plain.to_dict()) == plain
+    assert to_builtins(plain)["search"] is None and decode(encode(plain), MoveRecord) == plain
 
 
 def test_the_ends_agree_with_python_chess_on_its_full_move_stack() -> None:

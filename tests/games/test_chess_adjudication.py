@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule, ruling
-from runner.domain.contracts import (
+from runner.domain.entries import load_entry
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,
@@ -20,7 +21,6 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
-from runner.domain.entries import load_entry
 from runner.domain.verify import ResultMismatch, verify_result
 from workers.match import play_match
 from workers.sandbox import PlainHostFactory

@@ -21,7 +21,8 @@ import psutil
 import redis
 
 from runner.domain.fleet import Fleet, read_worker_key
-from runner.domain.signing import sign
+from runner.domain.signing import sign_bytes
+from runner.domain.wire import to_builtins
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
@@ -202,7 +203,7 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
         done = next(r for r in rows if r.state == "done")
         running = next(r for r in rows if r.state == "running")
         assert done.result is not None
-        original = done.result.to_dict()
+        original = to_builtins(done.result)
         forged = json.loads(json.dumps(original))
         for g in forged["games"]:  # a conflicting copy: every game given to the other side
             g["winner"] = next(p for p in g["order"] if p != g["winner"])
@@ -210,10 +211,12 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
         inbox = KEYS.inbox(run_id)
         key = read_worker_key(Fleet().local_worker_key()).key  # signed as the run's worker would
         note = {"kind": "result", "run": run_id, "match_id": done.match_id, "worker": "dup"}
-        r.rpush(inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": original}, key)))
-        r.rpush(
-            inbox, json.dumps(sign({**note, "attempt": done.attempt, "result": forged}, key))
-        )  # conflicting duplicate
+
+        def signed_note(d: dict[str, Any]) -> bytes:
+            return sign_bytes(json.dumps(d).encode(), key)
+
+        r.rpush(inbox, signed_note({**note, "attempt": done.attempt, "result": original}))
+        r.rpush(inbox, signed_note({**note, "attempt": done.attempt, "result": forged}))  # conflicting copy
         assert running.spec is not None
         digests = {name: ref.digest for name, ref in running.spec.entries.items()}
         late = {
@@ -225,7 +228,7 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
             # played the code its spec names (a result of other code is refused before this check)
             "result": {**forged, "match_id": running.match_id, "digests": digests},
         }
-        r.rpush(inbox, json.dumps(sign(late, key)))  # a late result of an older attempt of a match in flight
+        r.rpush(inbox, signed_note(late))  # a late result of an older attempt of a match in flight
         r.close()
         finish(proc, log)
     finally:
@@ -248,7 +251,7 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
     ]
     assert len(duplicates) == 2, ignored
     assert len(late_ones) == 1 and "late: attempt" in late_ones[0].detail, ignored
-    assert after is not None and after.result is not None and after.result.to_dict() == original
+    assert after is not None and after.result is not None and to_builtins(after.result) == original
     assert running_after is not None and running_after.result is not None
     assert running_after.result.worker != "late"
     assert_one_official_result_per_match(run_dir)

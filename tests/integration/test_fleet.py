@@ -22,7 +22,8 @@ import psutil
 import redis
 
 from runner.domain.fleet import read_worker_key
-from runner.domain.signing import SigningKey, signed_json, verify
+from runner.domain.signing import SigningKey, open_message, sign_bytes
+from runner.domain.wire import TaskEnvelope, to_builtins
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
@@ -201,7 +202,8 @@ class Liar(threading.Thread):
                 continue
             message = json.loads(popped[1])
             (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
-            task = verify(envelope, self.organiser.public)  # it can read the task: it is enrolled
+            # it can read the task: it is enrolled
+            task = to_builtins(open_message(envelope, TaskEnvelope, self.organiser.public)[0])
             self.answer(task)
 
     def answer(self, task: dict[str, Any]) -> None:
@@ -222,7 +224,7 @@ class Liar(threading.Thread):
         result = {"match_id": spec["match_id"], "games": games, "worker": self.name, "digests": digests}
         finished = {"kind": "result", "run": run, "match_id": spec["match_id"], "attempt": attempt,
                     "worker": self.name, "result": result}  # fmt: skip
-        self.r.rpush(inbox, signed_json(started, self.key), signed_json(finished, self.key))
+        self.r.rpush(inbox, *(sign_bytes(json.dumps(n).encode(), self.key) for n in (started, finished)))
         self.answered += 1
 
 

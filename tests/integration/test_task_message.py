@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from runner.domain.contracts import Limits, MatchSpec
-from runner.domain.signing import verify
+from runner.domain.match_values import Limits, MatchSpec
+from runner.domain.signing import open_message
+from runner.domain.wire import TaskEnvelope
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import Organiser
 from workers.broker_keys import TASK_NAME, queue_for
@@ -85,7 +86,7 @@ def test_submit_wants_the_attempt_and_queues_its_signed_envelope(tmp_path: Path)
         assert message["headers"]["argsrepr"] == "[match m7 attempt 3]"
         (envelope,), kwargs, _ = json.loads(base64.b64decode(message["body"]))
         assert kwargs == {}
-        assert verify(envelope, key.public)["spec"]["match_id"] == "m7"
+        assert open_message(envelope, TaskEnvelope, key.public)[0].spec.match_id == "m7"
     finally:
         dispatcher.forget_run()
         dispatcher.close()
@@ -124,7 +125,7 @@ def test_with_the_switch_off_celerys_own_producer_sends_the_same_task(
     # the same message but for the run's name (in the id and the signed envelope)
     for message in sent.values():
         (envelope,), _, _ = message["body"]
-        assert verify(envelope, organiser.key.public)["spec"]["match_id"] == "m7"
+        assert open_message(envelope, TaskEnvelope, organiser.key.public)[0].spec.match_id == "m7"
         message["body"] = message["headers"]["id"] = message["headers"]["root_id"] = "-"
         message["properties"]["correlation_id"] = "-"
     assert sent[True] == sent[False]

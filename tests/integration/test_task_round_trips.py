@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import Finished, Limits, MatchSpec, Skipped, Started
 from runner.domain.entries import load_entry, pack_entry
 from runner.domain.fleet import WORKER_KEY_FILE_ENV
-from runner.domain.signing import sign
+from runner.domain.match_values import Limits, MatchSpec
+from runner.domain.signing import signed
+from runner.domain.wire import Finished, Skipped, Started
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import Organiser
 from workers import tasks
@@ -69,14 +70,14 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_a_played_match_leaves_its_result_and_no_heartbeat_or_live_record(setup: Any) -> None:
     dispatcher, spec, key = setup
     dispatcher.want("trips", 1)
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "done"
     notes = dispatcher.poll(5.0)
     assert [type(n) for n in notes] == [Started, Finished]
     assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
     assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
     # the run no longer wants attempt 1: a redelivered copy is skipped, reading the same checks
     dispatcher.want("trips", 2)
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "skipped"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "skipped"
     assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
 
 
@@ -84,11 +85,11 @@ def test_a_quarantined_worker_hands_the_match_back_unplayed(setup: Any) -> None:
     dispatcher, spec, key = setup
     dispatcher.want("trips", 1)
     dispatcher.quarantine(WORKER, "keeps failing")
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "quarantined"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "quarantined"
     assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER, "quarantined: keeps failing")]
     # a notice not signed by the organiser is ignored: the match is played
     dispatcher.redis.set(KEYS.quarantine(worker_key_id()), json.dumps({"worker": WORKER, "reason": "forged"}))
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "done"
 
 
 def test_the_beacon_ends_a_match_without_waiting_out_its_interval(setup: Any) -> None:
@@ -135,7 +136,7 @@ def test_the_heartbeat_beats_until_the_result_is_delivered(
 
     monkeypatch.setattr(tasks, "_push", push_after_the_broker_lost_the_beat)
     dispatcher.want("trips", 1)
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "done"
     assert came_back == [True]
     assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
     assert not dispatcher.redis.exists(beat)  # and the delivery still took it away
@@ -149,14 +150,14 @@ def test_a_skipped_attempt_writes_nothing_but_its_note(setup: Any) -> None:
     """The checks and the match's start share one script: a skip must not start anything."""
     dispatcher, spec, key = setup
     dispatcher.want("trips", 2)
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "skipped"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "skipped"
     assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
     assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
     assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
     # quarantined: the same, and the match is handed back
     dispatcher.want("trips", 1)
     dispatcher.quarantine(WORKER, "keeps failing")
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "quarantined"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "quarantined"
     assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER, "quarantined: keeps failing")]
     assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
     assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
@@ -167,7 +168,7 @@ def test_one_beacon_thread_serves_every_match_of_a_process(setup: Any) -> None:
     dispatcher, spec, key = setup
     for attempt in (1, 2, 3):
         dispatcher.want("trips", attempt)
-        assert tasks.execute(sign(dispatcher.envelope(spec, attempt).to_dict(), key))["status"] == "done"
+        assert tasks.execute(signed(dispatcher.envelope(spec, attempt), key).decode())["status"] == "done"
         assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
         assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", attempt))
         assert not dispatcher.redis.hexists(KEYS.live(RUN), "trips")
@@ -181,7 +182,7 @@ def test_a_forged_quarantine_notice_neither_stops_nor_loses_the_start(setup: Any
     dispatcher, spec, key = setup
     dispatcher.want("trips", 1)
     dispatcher.redis.set(KEYS.quarantine(worker_key_id()), json.dumps({"worker": WORKER, "reason": "forged"}))
-    assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+    assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "done"
     assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
     assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
 
@@ -197,11 +198,11 @@ def test_a_broker_that_refuses_scripts_still_plays_checked_matches(
         with pytest.raises(Exception, match=r"(?i)perm"):
             dispatcher.redis.eval("return 1", 0)  # the broker really refuses scripts now
         dispatcher.want("trips", 1)
-        assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "done"
+        assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "done"
         assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
         assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
         dispatcher.want("trips", 2)
-        assert tasks.execute(sign(dispatcher.envelope(spec, 1).to_dict(), key))["status"] == "skipped"
+        assert tasks.execute(signed(dispatcher.envelope(spec, 1), key).decode())["status"] == "skipped"
         assert dispatcher.poll(5.0) == [Skipped("trips", 1, WORKER)]
     finally:
         dispatcher.redis.execute_command("ACL", "SETUSER", "default", "+@all")
@@ -226,7 +227,7 @@ def test_a_forgotten_match_leaves_the_broker_with_the_next_poll_unless_wanted_ag
     dispatcher.forget("c")
     started = [Started(f"m{i}", 1, WORKER) for i in range(3)]
     for note in started:
-        dispatcher.redis.rpush(KEYS.inbox(RUN), json.dumps(sign(note.to_dict(), tasks.worker_key().key)))
+        dispatcher.redis.rpush(KEYS.inbox(RUN), signed(note, tasks.worker_key().key))
     assert dispatcher.poll(1.0) == started
     assert not dispatcher.redis.hexists(current, "c")
     # close sends what is left

@@ -17,10 +17,11 @@ import psutil
 import pytest
 import redis
 
-from runner.domain.contracts import EntryRef, Limits, MatchSpec
 from runner.domain.entries import directory_digest, pack_entry
 from runner.domain.fleet import read_worker_key
-from runner.domain.signing import SigningKey, sign, verify
+from runner.domain.match_values import EntryRef, Limits, MatchSpec
+from runner.domain.signing import SigningKey, open_note, sign_bytes, signed
+from runner.domain.wire import Finished, TaskEnvelope, encode, to_builtins
 from runner.orchestration import procs
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
@@ -41,7 +42,7 @@ from tests.integration.helpers import (
     wait_for,
     write_config,
 )
-from workers.celery_app import ENVELOPE_VERSION, KEYS, queue_for
+from workers.celery_app import KEYS, queue_for
 from workers.task_message import task_message
 
 
@@ -87,7 +88,7 @@ def evil_entry(directory: Path, marker: Path) -> EntryRef:
     return EntryRef("evil", directory_digest(directory), "mnk", ["sh", "evil.sh"])
 
 
-def envelope(run: str, match_id: str, ref: EntryRef, sandbox: str) -> dict[str, Any]:
+def envelope(run: str, match_id: str, ref: EntryRef, sandbox: str) -> TaskEnvelope:
     other = EntryRef("evil2", ref.digest, ref.protocol, ref.run)
     spec = MatchSpec.of(
         match_id,
@@ -100,14 +101,7 @@ def envelope(run: str, match_id: str, ref: EntryRef, sandbox: str) -> dict[str, 
         0,
         sandbox,
     )
-    return {
-        "v": ENVELOPE_VERSION,
-        "run": run,
-        "attempt": 1,
-        "spec": spec.to_dict(),
-        "heartbeat_s": 0.5,
-        "heartbeat_ttl_s": 1.5,
-    }
+    return TaskEnvelope(run, 1, spec, heartbeat_s=0.5, heartbeat_ttl_s=1.5)
 
 
 def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) -> None:
@@ -128,20 +122,22 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
             r.set(KEYS.artifact(ref.digest), pack_entry(tmp_path / "evil"))
             run = "forged"
             cases = {
-                "unsigned": envelope(run, "unsigned", ref, "none"),
-                "other-key": sign(envelope(run, "other-key", ref, "none"), SigningKey.generate()),
-                "altered": {**sign(envelope(run, "altered", ref, "bwrap"), key), "attempt": 1},
-                "signed-none": sign(envelope(run, "signed-none", ref, "none"), key),
-                "unsigned-artifact": sign(envelope(run, "unsigned-artifact", ref, "bwrap"), key),
+                "unsigned": encode(envelope(run, "unsigned", ref, "none")),
+                "other-key": signed(envelope(run, "other-key", ref, "none"), SigningKey.generate()),
+                # the organiser's signature, the sandbox turned off after signing
+                "altered": signed(envelope(run, "altered", ref, "bwrap"), key).replace(
+                    b'"sandbox":"bwrap"', b'"sandbox":"none"'
+                ),
+                "signed-none": signed(envelope(run, "signed-none", ref, "none"), key),
+                "unsigned-artifact": signed(envelope(run, "unsigned-artifact", ref, "bwrap"), key),
             }
-            cases["altered"]["spec"] = envelope(run, "altered", ref, "none")["spec"]  # after signing
             for match_id, body in cases.items():
                 r.hset(KEYS.current(run), match_id, "1")
                 # Celery's own task message (the coordinator's, workers.task_message), on the
                 # organiser's own queue (anyone with the URL can push there)
                 queue = queue_for(key.key_id)
                 message = task_message(
-                    f"{run}.{match_id}.1", [body], argsrepr="-", sender="forger", queue=queue
+                    f"{run}.{match_id}.1", [body.decode()], argsrepr="-", sender="forger", queue=queue
                 )
                 r.lpush(queue, message)
             results: dict[str, dict[str, Any]] = {}
@@ -149,11 +145,9 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
             def two_results() -> bool:
                 while (raw := r.lpop(KEYS.inbox(run))) is not None:
                     assert isinstance(raw, bytes)
-                    note = verify(
-                        json.loads(raw), read_worker_key(key_file).key.public
-                    )  # signed by the worker
-                    if note["kind"] == "result":
-                        results[note["match_id"]] = note["result"]
+                    note, _ = open_note(raw, read_worker_key(key_file).key.public)  # signed by the worker
+                    if isinstance(note, Finished):
+                        results[note.match_id] = to_builtins(note.result)
                 return len(results) >= 2
 
             wait_for(two_results, 90, "the worker's answers to the signed tasks")
@@ -228,7 +222,8 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
                 "result": {"match_id": match_id, "games": games, "worker": "forger"},
             }
             r.rpush(KEYS.inbox(run_id), json.dumps(note))  # unsigned
-            r.rpush(KEYS.inbox(run_id), json.dumps(sign(note, stranger)))  # signed with another key
+            # signed with another key
+            r.rpush(KEYS.inbox(run_id), sign_bytes(json.dumps(note).encode(), stranger))
             pushed += 2
         # an enrolled worker that lies about the game: the referee replay catches it
         liar: dict[str, Any] = {**note, "worker": "liar"}
@@ -237,7 +232,7 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
             "worker": "liar",
             "digests": {n: e.digest for n, e in spec.entries.items()},
         }
-        r.rpush(KEYS.inbox(run_id), json.dumps(sign(liar, liar_key)))
+        r.rpush(KEYS.inbox(run_id), sign_bytes(json.dumps(liar).encode(), liar_key))
 
         def seen(kind: str, n: int) -> bool:
             try:

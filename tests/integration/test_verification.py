@@ -18,10 +18,11 @@ from typing import Any
 
 import redis
 
-from runner.domain.contracts import MatchSpec
 from runner.domain.fleet import read_worker_key
 from runner.domain.games import get_game
-from runner.domain.signing import SigningKey, signed_json, verify
+from runner.domain.match_values import MatchSpec
+from runner.domain.signing import SigningKey, open_signed, signed
+from runner.domain.wire import from_builtins
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from runner.storage.verifications import Verifications
@@ -130,7 +131,7 @@ class Tamperer(threading.Thread):
                 continue
             message = json.loads(popped[1])
             (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
-            task = verify(envelope, self.organiser.public)
+            task = json.loads(open_signed(envelope, self.organiser.public)[0])
             if task.get("verify_of") == self.name:
                 time.sleep(0.5)  # another worker's to take
                 self.r.lpush(self.queue, popped[1])
@@ -138,7 +139,7 @@ class Tamperer(threading.Thread):
             self.answer(task)
 
     def answer(self, task: dict[str, Any]) -> None:
-        spec = MatchSpec.from_dict(task["spec"])
+        spec = from_builtins(task["spec"], MatchSpec)
         rules = get_game(spec.game, **spec.game_params)
         games = []
         for order in spec.orders:
@@ -164,7 +165,7 @@ class Tamperer(threading.Thread):
         result = {"match_id": spec.match_id, "games": games, "worker": self.name, "digests": digests}
         finished = {"kind": "result", "run": task["run"], **common, "result": result,
                     **({"verify": True} if replay else {})}  # fmt: skip
-        self.r.rpush(KEYS.inbox(task["run"]), signed_json(started, self.key), signed_json(finished, self.key))
+        self.r.rpush(KEYS.inbox(task["run"]), signed(started, self.key), signed(finished, self.key))
         self.answered += 1
         self.replays += replay
 

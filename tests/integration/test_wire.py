@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Finished, Limits, MatchSpec, Skipped, Started, TaskEnvelope, VerdictKind
 from runner.domain.entries import load_entry, pack_entry
 from runner.domain.fleet import WORKER_KEY_FILE_ENV
-from runner.domain.signing import sign
+from runner.domain.match_values import Limits, MatchSpec, VerdictKind
+from runner.domain.signing import signed
+from runner.domain.wire import Finished, Skipped, Started, TaskEnvelope, encode
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import Organiser
 from workers import tasks
@@ -50,10 +51,10 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         envelope = dispatcher.envelope(spec, 1)
         assert envelope == TaskEnvelope("wire-run", 1, spec, heartbeat_s=0.5, heartbeat_ttl_s=1.5)
 
-        # what Celery hands the task is the envelope as JSON-ready dict
-        assert tasks.execute(sign(envelope.to_dict(), key))["status"] == "done"
-        assert tasks.execute(sign(dispatcher.envelope(spec, 2).to_dict(), key))["status"] == "skipped"
-        assert tasks.execute(envelope.to_dict())["status"] == "refused"  # unsigned
+        # what Celery hands the task is the signed envelope as a string
+        assert tasks.execute(signed(envelope, key).decode())["status"] == "done"
+        assert tasks.execute(signed(dispatcher.envelope(spec, 2), key).decode())["status"] == "skipped"
+        assert tasks.execute(encode(envelope).decode())["status"] == "refused"  # unsigned
 
         notes = dispatcher.poll(5.0)
         assert [type(n) for n in notes] == [Started, Finished, Skipped]

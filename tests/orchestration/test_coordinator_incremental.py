@@ -17,9 +17,10 @@ import pytest
 
 from bench.instant import InstantDispatcher, instant_config
 from runner.config import TournamentConfig
-from runner.domain.contracts import Finished, MatchSpec, system_error_result
+from runner.domain.match_values import MatchSpec, system_error_result
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, standings_document
+from runner.domain.wire import Finished
 from runner.orchestration.coordinator import Coordinator, SessionOutcome
 from runner.orchestration.dispatcher import InboxNote, Timing
 from runner.report.progress import RunProgress

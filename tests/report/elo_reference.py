@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from runner.domain.contracts import GameRecord, VerdictKind
+from runner.domain.match_values import GameRecord, VerdictKind
 from runner.domain.ratings import ELO_SCALE, Z95, EloRating
 from runner.domain.scoring import effective_winner
 

@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import (
+from runner.domain.entries import EntrySpec
+from runner.domain.games import get_game
+from runner.domain.games.base import Game
+from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import (
     GameRecord,
     MatchPlan,
     MatchResult,
@@ -24,10 +28,6 @@ from runner.domain.contracts import (
     VerdictKind,
     stable_id,
 )
-from runner.domain.entries import EntrySpec
-from runner.domain.games import get_game
-from runner.domain.games.base import Game
-from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import RoundInfo, StageState, StandingRow, TournamentState
 from runner.domain.stages.tournament import advance
 from runner.report.model import ReportData

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from runner.domain.contracts import VerdictKind
+from runner.domain.match_values import VerdictKind
 from runner.domain.placeholders import game_seed
 from runner.report.entry_notes import build_logs, stderr_notes, warning_lines
 from runner.report.loader import load_report_data

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from runner.cli import main
 from runner.commands import report as commands
-from runner.domain.contracts import LiveMatch
+from runner.domain.wire import LiveMatch
 from runner.report.model import ReportData
 from runner.report.progress import ProgressSnapshot, RunProgress, StageProgress
 from runner.report.terminal import print_summary

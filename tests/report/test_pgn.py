@@ -6,7 +6,7 @@ import io
 
 import chess.pgn
 
-from runner.domain.contracts import (
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,

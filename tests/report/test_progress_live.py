@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from runner.domain.contracts import LiveMatch
+from runner.domain.wire import LiveMatch
 from runner.report.progress import (
     LIVE_ROWS,
     ProgressSnapshot,

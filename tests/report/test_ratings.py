@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, Verdict, VerdictKind
 from runner.domain.ratings import elo_ratings, game_ranks, openskill_ratings
 
 NORMAL = Verdict(VerdictKind.NORMAL, None, "")
@@ -215,7 +215,7 @@ def test_a_small_pool_is_rated_without_importing_numpy() -> None:
 
     code = (
         "import sys\n"
-        "from runner.domain.contracts import GameRecord, Verdict, VerdictKind\n"
+        "from runner.domain.match_values import GameRecord, Verdict, VerdictKind\n"
         "from runner.domain.ratings import elo_ratings\n"
         "ok = Verdict(VerdictKind.NORMAL, None, '')\n"
         "games = [GameRecord([a, b], a, {a: 0, b: 0}, ok, []) for a in 'abcd' for b in 'abcd' if a != b]\n"

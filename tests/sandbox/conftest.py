@@ -21,8 +21,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from runner.domain.contracts import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
 from runner.domain.entries import load_entry
+from runner.domain.match_values import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
 from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
@@ -204,8 +204,8 @@ def play(
     """A match between ``seats`` ((name, entry directory)); one game in seat order by default."""
     refs = {name: entry_ref(path, name) for name, path in seats}
     paths = {refs[name].digest: path for name, path in seats}
-    spec = MatchSpec(
-        plan=MatchPlan.ad_hoc(match_id, "test-board", orders or [[name for name, _ in seats]]),
+    spec = MatchSpec.playing(
+        MatchPlan.ad_hoc(match_id, "test-board", orders or [[name for name, _ in seats]]),
         game=game,
         board_text=board,
         entries=refs,

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from runner.domain.contracts import Limits, Verdict, VerdictKind
+from runner.domain.match_values import Limits, Verdict, VerdictKind
 from workers.sandbox.classify import Measurement, classify, judged, outcome, signal_name, verdict_of
 from workers.sandbox.launcher import (
     F_EXITED,

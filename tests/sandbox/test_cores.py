@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, MatchResult, MatchSpec, VerdictKind
+from runner.domain.match_values import Limits, MatchResult, MatchSpec, VerdictKind
 from runner.domain.timing import WORKER_CPUS_ENV
 from runner.errors import UsageError
 from workers.artifacts import ArtifactCache, local_fetch

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox import cores
 from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.cores import PinningHostFactory, runs_on

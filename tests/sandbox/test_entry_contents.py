@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import VerdictKind
 from runner.domain.entries import EntryPathRefused
+from runner.domain.match_values import VerdictKind
 from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
 from workers.sandbox.base import HostFactory
 from workers.sandbox.plain import PlainHostFactory

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox.base import EntryHost, HostFactory
 from workers.sandbox.plain import PlainHostFactory
 

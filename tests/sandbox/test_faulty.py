@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, MatchResult, VerdictKind
+from runner.domain.match_values import Limits, MatchResult, VerdictKind
 from workers.artifacts import ArtifactCache
 
 from .conftest import EASY, FAULTY_LIMITS, STEADY, Recorder, faulty_copy, play, survivors_after

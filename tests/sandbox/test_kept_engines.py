@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import Limits, MatchPlan, MatchResult, MatchSpec, VerdictKind
 from runner.domain.engine_clock import merged
+from runner.domain.match_values import Limits, MatchPlan, MatchResult, MatchSpec, VerdictKind
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
 from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
@@ -72,8 +72,8 @@ def game_pair(
     """One match of two games, ``a`` white then ``b`` white, both seats the same engine."""
     base = entry_ref(entry)
     refs = {n: dataclasses.replace(base, name=n, engine=merged(base.engine, engine)) for n in ("a", "b")}
-    spec = MatchSpec(
-        plan=MatchPlan.ad_hoc("kept-engines", "opening-001", [["a", "b"], ["b", "a"]]),
+    spec = MatchSpec.playing(
+        MatchPlan.ad_hoc("kept-engines", "opening-001", [["a", "b"], ["b", "a"]]),
         game="chess",
         board_text=OPENING,
         entries=refs,

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory
 from workers.sandbox.pool import PooledHost, ReusingHostFactory, SandboxPool

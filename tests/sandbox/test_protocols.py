@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.domain.contracts import VerdictKind
+from runner.domain.match_values import VerdictKind
 from workers.artifacts import ArtifactCache
 
 from .conftest import EASY, FIXTURES, STEADY, Recorder, play

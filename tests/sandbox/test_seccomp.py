@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import HostFactory
 from workers.sandbox.bwrap import BwrapHostFactory
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import HostFactory
 from workers.sandbox.cgroups import CgroupV1, CgroupV2, shared_cgroups
 

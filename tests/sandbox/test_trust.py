@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
 from runner.domain.inert import inert
+from runner.domain.match_values import Limits, VerdictKind
 from runner.domain.registry import SANDBOX_BINDS_ENV
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.sandbox.base import HostError, HostFactory

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.entries import EntrySpec
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance
 

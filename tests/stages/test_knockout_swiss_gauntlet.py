@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.stages.knockout import bracket_order
 from runner.domain.stages.tournament import advance, standings_document
 from tests.stages.sim import make_config, random_game, simulate

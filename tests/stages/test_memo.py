@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import advance, standings_document
 from tests.stages.sim import make_config, random_game

@@ -7,7 +7,7 @@ import math
 import random
 from collections import Counter
 
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.stages.pair_stats import game_pairs
 from tests.stages.sim import make_config, random_game, simulate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.stages.places import ranking_rule
 from runner.domain.stages.tournament import standings_document
 from tests.stages.sim import make_config, simulate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.stages.tournament import advance, matches_rows, standings_document
 from tests.stages.audit import check_elimination
 from tests.stages.sim import make_config, random_game, simulate

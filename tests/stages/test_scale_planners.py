@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.stages import knockout, swiss
 from runner.domain.stages.common import StageContext, pair_off
 from runner.domain.stages.pairing import ClosestInGroupFirst

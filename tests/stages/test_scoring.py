@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.domain.contracts import GameRecord, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, Verdict, VerdictKind
 from runner.domain.scoring import (
     ScoringModel,
     effective_winner,

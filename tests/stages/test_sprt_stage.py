@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from runner.config import TournamentConfig
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.sprt import Pentanomial, SprtBounds, llr
 from runner.domain.stages import sprt as sprt_stage
 from runner.domain.stages.base import TournamentState

@@ -6,7 +6,7 @@ import json
 import random
 from typing import Any
 
-from runner.domain.contracts import GameRecord, MatchPlan, Verdict, VerdictKind
+from runner.domain.match_values import GameRecord, MatchPlan, Verdict, VerdictKind
 from runner.domain.stages.tournament import advance, match_seed, match_spec, matches_rows, standings_document
 from tests.stages.sim import make_config, random_game, simulate
 

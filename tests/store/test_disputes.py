@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import EntryRef, GameRecord, MatchResult, MoveRecord, Verdict, VerdictKind
 from runner.domain.disputes import (
     Acceptance,
     adoption_chains,
@@ -17,6 +16,7 @@ from runner.domain.disputes import (
     explained_by_adoption,
     first_divergence,
 )
+from runner.domain.match_values import EntryRef, GameRecord, MatchResult, MoveRecord, Verdict, VerdictKind
 from runner.storage.disputes import CandidateRefused, Disputes
 from runner.storage.store import RunStore
 from tests.store.test_store import plan, result, spec
@@ -99,7 +99,7 @@ def test_an_altered_candidate_is_refused(store: RunStore) -> None:
         spec("m1"), result("m1", winner="b"), played_by="ann", changed_code={}, first_difference=""
     )
     store.connection.execute(
-        'UPDATE results SET result=replace(result, \'"winner": "b"\', \'"winner": "a"\') '
+        'UPDATE results SET result=replace(result, \'"winner":"b"\', \'"winner":"a"\') '
         "WHERE status='candidate'"
     )
     with pytest.raises(CandidateRefused, match="missing or altered"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import (
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,
@@ -21,6 +21,7 @@ from runner.domain.contracts import (
     Verdict,
     VerdictKind,
 )
+from runner.domain.wire import to_builtins
 from runner.storage.store import RunStore, StoreError
 
 REF = EntryRef(name="a", digest="0" * 64, protocol="mnk", run=["./a"])
@@ -28,8 +29,8 @@ REF = EntryRef(name="a", digest="0" * 64, protocol="mnk", run=["./a"])
 
 def spec(mid: str, stage: str = "rr", players: tuple[str, str] = ("a", "b"), pairing: int = 0) -> MatchSpec:
     a, b = players
-    return MatchSpec(
-        plan=MatchPlan(stage, 0, "", pairing, (a, b), "b", ((a, b), (b, a)), match_id=mid),
+    return MatchSpec.playing(
+        MatchPlan(stage, 0, "", pairing, (a, b), "b", ((a, b), (b, a)), match_id=mid),
         game="mnk",
         board_text="3 3 3",
         entries={a: REF, b: EntryRef(name=b, digest="1" * 64, protocol="mnk", run=["./b"])},
@@ -262,7 +263,7 @@ def test_a_spec_stored_before_the_plan_travelled_in_it_reads_its_pairing_and_pla
 ) -> None:
     """Runs stored by earlier versions keep ``pairing`` and ``players`` only in their columns."""
     store.sync_plan([spec("m1", players=("b", "a"), pairing=4)])
-    old = spec("m1", players=("b", "a"), pairing=4).to_dict()
+    old = to_builtins(spec("m1", players=("b", "a"), pairing=4))
     del old["pairing"], old["players"]
     store._conn.execute("UPDATE matches SET spec=? WHERE id='m1'", (json.dumps(old),))
     r = store.match_record("m1")
@@ -273,5 +274,5 @@ def test_a_spec_stored_before_the_plan_travelled_in_it_reads_its_pairing_and_pla
 
 def test_the_plan_is_kept_once_in_the_stored_spec() -> None:
     """Adding a plan field needs no store change: the spec's JSON carries every plan field."""
-    d = spec("m1", pairing=2).to_dict()
+    d = to_builtins(spec("m1", pairing=2))
     assert {f.name for f in dataclasses.fields(MatchPlan)} <= set(d)

@@ -4,13 +4,15 @@ and the replay's record in a real SQLite store, apart from the official results.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Finished, MatchResult, Started, TaskEnvelope, Verdict, VerdictKind
+from runner.domain.match_values import MatchResult, Verdict, VerdictKind
 from runner.domain.verification import compare, sampled
+from runner.domain.wire import Finished, Started, TaskEnvelope, decode, encode, to_builtins
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import RunStore
 from runner.storage.verifications import Verifications
@@ -92,14 +94,15 @@ def test_a_suspect_flag_is_kept_in_the_workers_record_across_sessions() -> None:
     assert "suspect" not in WorkersHealth.from_summary({"w3": {"accepted": 1}}).summary()["w3"]
 
 
-def test_the_replay_marks_travel_and_are_absent_from_ordinary_messages() -> None:
+def test_the_replay_marks_travel_and_an_older_message_reads_as_no_replay() -> None:
     envelope = TaskEnvelope(run="r1", attempt=2, spec=spec("m1"), verify_of="w1")
-    assert TaskEnvelope.from_dict(envelope.to_dict()) == envelope
+    assert decode(encode(envelope), TaskEnvelope) == envelope
     started, finished = Started("m1", 2, "w2", verify=True), Finished("m1", 2, result("m1"), "w2", "r1", True)
-    assert (
-        Started.from_dict(started.to_dict()) == started and Finished.from_dict(finished.to_dict()) == finished
-    )
-    # an ordinary task and its notes are the bytes they always were (their signatures too)
-    plain = TaskEnvelope(run="r1", attempt=2, spec=spec("m1")).to_dict()
-    assert "verify_of" not in plain and "verify" not in Started("m1", 2, "w2").to_dict()
-    assert "verify" not in Finished("m1", 2, result("m1"), "w2", "r1").to_dict()
+    assert decode(encode(started), Started) == started and decode(encode(finished), Finished) == finished
+    # a message sent without the marks (a worker from before them) is an ordinary one
+    plain = to_builtins(TaskEnvelope(run="r1", attempt=2, spec=spec("m1")))
+    del plain["verify_of"]
+    assert decode(json.dumps(plain), TaskEnvelope).verify_of == ""
+    note = to_builtins(Started("m1", 2, "w2"))
+    del note["verify"]
+    assert decode(json.dumps(note), Started).verify is False

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.domain.contracts import MatchPlan
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import MatchPlan
 from runner.report.progress import ProgressSnapshot, StageProgress, plain_line
 from runner.storage.store import RunStore
 from tests.store.test_store import error_result, plan, result

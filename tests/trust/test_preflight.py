@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers import preflight
 from workers.preflight import PreflightFailed, check_sandbox
 from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import EntryRef, Limits, MatchSpec
+from runner.domain.match_values import EntryRef, Limits, MatchSpec
 from runner.orchestration import procs
 from runner.orchestration.workers_health import WorkersHealth
 from workers.policy import CeilingRefused, LimitCeiling, PolicyRefused, WorkerPolicy

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import (
+from runner.domain.match_values import (
     GameRecord,
     Limits,
     MatchResult,

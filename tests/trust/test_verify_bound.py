@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import GameBound, Limits, MatchResult, MatchSpec
+from runner.domain.match_values import GameBound, Limits, MatchResult, MatchSpec
 from runner.domain.verify import ResultMismatch, verify_result
 from tests.workers.conftest import play
 from workers.artifacts import ArtifactCache

@@ -12,8 +12,8 @@ from typing import Any
 import psutil
 import pytest
 
-from runner.domain.contracts import EntryRef, GameBound, Limits, MatchPlan, MatchResult, MatchSpec
 from runner.domain.entries import load_entry
+from runner.domain.match_values import EntryRef, GameBound, Limits, MatchPlan, MatchResult, MatchSpec
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import MatchObserver, play_match
 from workers.sandbox import HostError, HostFactory, host_factory
@@ -99,8 +99,8 @@ def play(
         refs[name] = EntryRef(name, r.digest, r.protocol, r.run, r.build, r.args)
         paths[r.digest] = path if isinstance(path, Path) else fixture(path)
     names = list(refs)
-    spec = MatchSpec(
-        plan=MatchPlan.ad_hoc("test", "b", orders or [names]),
+    spec = MatchSpec.playing(
+        MatchPlan.ad_hoc("test", "b", orders or [names]),
         game=game,
         board_text=board,
         entries=refs,

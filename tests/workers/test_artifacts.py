@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import EntryRef
 from runner.domain.entries import pack_entry
+from runner.domain.match_values import EntryRef
 from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, error_lines, local_fetch
 from workers.sandbox.plain import PlainHostFactory
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import GameRecord, MatchSpec, VerdictKind
 from runner.domain.games.base import Game
+from runner.domain.match_values import GameRecord, MatchSpec, VerdictKind
 from workers.artifacts import ArtifactError, local_fetch
 from workers.executor import artifacts_dir, execute_match, work_dir
 from workers.match import MatchObserver
@@ -43,7 +43,7 @@ def test_plays_every_game_of_the_spec_with_the_hosts_of_its_sandbox(tmp_path: Pa
     seen = Seen()
     result = execute_match(spec, local_fetch(paths), tmp_path / "cache", worker="w1", observer=seen)
     assert result.match_id == "exec" and result.worker == "w1"
-    assert [g.order for g in result.games] == spec.orders
+    assert [g.order for g in result.games] == [list(o) for o in spec.orders]
     assert all(g.verdict.kind is VerdictKind.NORMAL and g.moves for g in result.games)
     assert result.digests == {name: r.digest for name, r in spec.entries.items()}
     assert seen.finished == [1, 2]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
 from runner.domain.games import get_game, load_game_class
+from runner.domain.match_values import Limits, VerdictKind
 from runner.domain.registry import GENERIC_PROTOCOLS, protocol_carries
 from workers.artifacts import ArtifactCache
 from workers.protocols import JsonProtocol, TextProtocol, make_protocol, protocol_class

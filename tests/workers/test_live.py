@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from runner.domain.contracts import EntryRef, Limits, MatchSpec, MoveRecord
 from runner.domain.fleet import Fleet, RegistryView, organiser_key, read_worker_key
 from runner.domain.games import Pousse
+from runner.domain.match_values import EntryRef, Limits, MatchSpec, MoveRecord
 from runner.orchestration import celery_dispatcher
 from runner.orchestration.celery_dispatcher import CeleryDispatcher
 from runner.orchestration.dispatcher import Timing

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from runner.domain.contracts import (
+from runner.domain.games.base import Game
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,
@@ -16,7 +16,7 @@ from runner.domain.contracts import (
     MoveRecord,
     VerdictKind,
 )
-from runner.domain.games.base import Game
+from runner.domain.wire import decode, encode
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.match import MatchObserver, argv_for, play_match
 from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome
@@ -38,7 +38,7 @@ def test_result_round_trips_through_json(cache: ArtifactCache) -> None:
         ["mnk/first_empty", "gomocup/brain"],
         orders=[["first-empty", "brain"], ["brain", "first-empty"]],
     )
-    again = MatchResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    again = decode(encode(result), MatchResult)
     assert again == result
     assert result.worker == "test-worker"
     assert result.digests == {
@@ -149,4 +149,6 @@ def _spec(
     game: str, board: str, entries: dict[str, EntryRef], orders: list[list[str]] | None = None
 ) -> MatchSpec:
     plan = MatchPlan.ad_hoc("m", "b", orders or [list(entries)])
-    return MatchSpec(plan, game, board, entries, EASY, 0, "none")
+    return MatchSpec.playing(
+        plan, game=game, board_text=board, entries=entries, limits=EASY, seed=0, sandbox="none"
+    )

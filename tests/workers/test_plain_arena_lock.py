@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits
 from runner.domain.games import get_game
+from runner.domain.match_values import Limits
 from workers.protocols import EntryProtocol, Seat, make_protocol
 from workers.sandbox.base import EntryHost
 from workers.sandbox.plain import PlainHost, PlainHostFactory

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox import HostError, host_factory
 from workers.sandbox.plain import GAME_DIR_PREFIX, PlainHostFactory, sweep_stale_dirs
 

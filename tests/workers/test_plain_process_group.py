@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox.plain import PlainHostFactory
 
 PY = sys.executable

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox import game_host_factory
 from workers.sandbox.plain_reuse import ReusingPlainHostFactory, shared_plain_factory
 

@@ -299,8 +299,8 @@ def test_a_budget_cut_of_the_tryst98_lookahead_reaches_the_result(tmp_path: Path
 def test_play_prints_what_an_entry_wrote_on_stderr_after_the_game() -> None:
     import io
 
-    from runner.domain.contracts import GameRecord, Verdict, VerdictKind
     from runner.domain.games import get_game
+    from runner.domain.match_values import GameRecord, Verdict, VerdictKind
     from workers.play import _Printer
 
     out = io.StringIO()

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.domain.contracts import EntryRef, Limits
 from runner.domain.entries import pack_entry
+from runner.domain.match_values import EntryRef, Limits
 from workers.artifacts import PREBUILT_MARKER, ArtifactCache, BuildFailed
 from workers.policy import LimitCeiling, WorkerPolicy
 from workers.prebuild import PrebuildPlan, plan_prebuild, prebuild

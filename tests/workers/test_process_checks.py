@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.plain import PlainHostFactory
 
 from .conftest import processes_running

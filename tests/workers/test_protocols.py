@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
 from runner.domain.games import get_game
+from runner.domain.match_values import Limits, VerdictKind
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.protocols import (
     GomocupProtocol,

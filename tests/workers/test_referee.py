@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from runner.domain.contracts import VerdictKind
 from runner.domain.games import GameParamsError, get_game
 from runner.domain.games.base import BoardError, IllegalMove
+from runner.domain.match_values import VerdictKind
 from workers.artifacts import ArtifactCache
 from workers.referee import RefereeError, RefereeProgram
 

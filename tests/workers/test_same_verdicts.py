@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox import HostFactory, RunOutcome
 
 from .conftest import processes_running

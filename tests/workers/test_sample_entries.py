@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.domain.contracts import Limits, VerdictKind
 from runner.domain.entries import read_entry_yaml
+from runner.domain.match_values import Limits, VerdictKind
 from workers.artifacts import ArtifactCache
 
 from .conftest import play

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runner.domain.contracts import Limits
 from runner.domain.games.base import Game
+from runner.domain.match_values import Limits
 from runner.domain.registry import Registry, protocol_carries
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol

@@ -12,8 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from runner.domain.contracts import Limits, SearchInfo, Verdict
 from runner.domain.games.base import Game
+from runner.domain.match_values import Limits, SearchInfo, Verdict
 from runner.domain.registry import PROTOCOL_GAMES
 from workers.sandbox.base import EntryHost
 

@@ -8,8 +8,8 @@ import functools
 import re
 from typing import Any, ClassVar
 
-from runner.domain.contracts import Limits, Verdict, VerdictKind
 from runner.domain.games.base import BadMoveText, Game, IllegalMove
+from runner.domain.match_values import Limits, Verdict, VerdictKind
 from workers.protocols.base import EntryProtocol, MoveReply, Seat
 from workers.sandbox.base import EntryHost, RunOutcome
 from workers.sandbox.classify import DETAIL_CHARS, one_line, verdict_of

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.domain.contracts import Limits, SearchInfo, Verdict, VerdictKind
 from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.games.base import Game
+from runner.domain.match_values import Limits, SearchInfo, Verdict, VerdictKind
 from runner.errors import EntryFault
 from workers.protocols.base import MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol

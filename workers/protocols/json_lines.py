@@ -28,8 +28,8 @@ import json
 import time
 from typing import Any, ClassVar
 
-from runner.domain.contracts import Limits, Verdict, VerdictKind
 from runner.domain.games.base import Game
+from runner.domain.match_values import Limits, Verdict, VerdictKind
 from workers.protocols.base import MoveReply, Seat
 from workers.protocols.common import TextBoardProtocol
 from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome

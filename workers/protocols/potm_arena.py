@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from runner.domain.contracts import VerdictKind
 from runner.domain.games.base import BadMoveText, IllegalMove
+from runner.domain.match_values import VerdictKind
 from workers.protocols.arena_lock import ArenaHold
 from workers.protocols.base import MoveReply
 from workers.protocols.common import TextBoardProtocol

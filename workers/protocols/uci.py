@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-from runner.domain.contracts import Verdict, VerdictKind
 from runner.domain.games.chess import Chess
+from runner.domain.match_values import Verdict, VerdictKind
 from workers.protocols.engine import HANDSHAKE_S, Answer, EngineProtocol, Failed, MoveText, search_info
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ from typing import Any, ClassVar
 
 import chess
 
-from runner.domain.contracts import VerdictKind
 from runner.domain.games.chess import Chess, ChessState
+from runner.domain.match_values import VerdictKind
 from workers.protocols.engine import (
     HANDSHAKE_S,
     Answer,

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.domain.contracts import Limits, VerdictKind
+from runner.domain.match_values import Limits, VerdictKind
 from runner.errors import RetryElsewhere
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from runner.domain.contracts import VerdictKind
+from runner.domain.match_values import VerdictKind
 from runner.errors import EntryFault
 from workers.sandbox.base import RunOutcome
 

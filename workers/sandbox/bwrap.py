@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.build_output import BUILD_OUTPUT_BYTES, BuildOutputError, build_output_failure, copy_out
 from workers.sandbox.bwrap_sandbox import Sandbox

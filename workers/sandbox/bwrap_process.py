@@ -11,7 +11,7 @@ import select
 import time
 from typing import TYPE_CHECKING
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import HostError, InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.launcher import (

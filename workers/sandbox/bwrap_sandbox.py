@@ -45,7 +45,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import HostError, RunOutcome
 from workers.sandbox.bwrap_process import BwrapProcess
 from workers.sandbox.bwrap_view import ENTRY_DIR, SANDBOX_ENV, Layout, bwrap_argv

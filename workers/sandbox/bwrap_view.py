@@ -23,7 +23,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from runner.domain.registry import SANDBOX_BINDS_ENV, sandbox_bind_problem
 from workers.sandbox.base import HostError
 from workers.sandbox.checks import sandbox_user

@@ -14,7 +14,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from runner.domain.contracts import Limits, Verdict, VerdictKind
+from runner.domain.match_values import Limits, Verdict, VerdictKind
 from workers.sandbox.base import RunOutcome
 from workers.sandbox.limits import cpu_rlimit_s
 from workers.sandbox.sampler import CPU_SLACK_MS, StopReason

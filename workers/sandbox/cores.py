@@ -50,7 +50,7 @@ from typing import Any
 
 import psutil
 
-from runner.domain.contracts import Limits, TimingConditions
+from runner.domain.match_values import Limits, TimingConditions
 from runner.domain.timing import WORKER_CPUS_ENV, core_slots, parse_cpu_list
 from runner.errors import UsageError
 from workers.sandbox.base import EntryHost, HostError, HostFactory, RunOutcome

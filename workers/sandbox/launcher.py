@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import HostError
 from workers.sandbox.classify import Measurement
 from workers.sandbox.limits import cpu_rlimit_s

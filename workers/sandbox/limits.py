@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 
 #: how much of stderr a move keeps (its tail explains crashes)
 STDERR_TAIL = 4096

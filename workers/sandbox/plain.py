@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.build_output import (
     BUILD_OUTPUT_BYTES,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import InteractiveProcess, RunOutcome, take_line
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.limits import STDERR_TAIL

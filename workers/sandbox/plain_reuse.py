@@ -31,7 +31,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import EntryHost
 from workers.sandbox.per_process import PerProcess
 from workers.sandbox.plain import PlainHost, PlainHostFactory, new_game_dir

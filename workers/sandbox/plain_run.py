@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psutil
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox.base import HostError, RunOutcome
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.exiting import leftovers_after_grace

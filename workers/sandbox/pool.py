@@ -35,7 +35,7 @@ import logging
 import threading
 from pathlib import Path
 
-from runner.domain.contracts import Limits
+from runner.domain.match_values import Limits
 from workers.sandbox import plain_reuse
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.bwrap import BwrapHostFactory

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from runner.domain.contracts import DEFAULT_MAX_MOVES
+from runner.domain.match_values import DEFAULT_MAX_MOVES
 from runner.errors import EntryFault
 
 

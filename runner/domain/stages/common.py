@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from runner.domain.boards import BoardSpec, derive_seed, round_board_id
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
 from runner.domain.stages.base import PlanWindow, RoundInfo, StandingRow
 from runner.domain.stages.pair_stats import pair_extras

@@ -7,7 +7,7 @@ ranked, by the stage's ``rank_by`` over their own games.
 
 from __future__ import annotations
 
-from runner.domain.contracts import MatchPlan
+from runner.domain.match_values import MatchPlan
 from runner.domain.stage_models import GauntletStage, SeedingStage
 from runner.domain.stages.common import (
     Results,

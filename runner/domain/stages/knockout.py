@@ -12,7 +12,7 @@ round of elimination (later is better), inside each by ``rank_by``, then seed.
 
 from __future__ import annotations
 
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.scoring import match_winner, tally_matches
 from runner.domain.stage_models import KnockoutStage
 from runner.domain.stages.base import RoundInfo

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from runner.domain.contracts import GameRecord
+from runner.domain.match_values import GameRecord
 from runner.domain.scoring import game_result
 from runner.domain.sprt import CELLS, Pentanomial, elo_estimate
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from itertools import permutations
 
-from runner.domain.contracts import MatchPlan
+from runner.domain.match_values import MatchPlan
 from runner.domain.scoring import rank_entries
 from runner.domain.stage_models import PermutationsStage
 from runner.domain.stages.common import Results, StageContext, StageOutcome, one_round_outcome

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.scoring import match_winner, tally_matches
 from runner.domain.stage_models import EliminationStage
 from runner.domain.stages.base import RoundInfo

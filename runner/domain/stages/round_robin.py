@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import isqrt
 
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.scoring import is_system_error
 from runner.domain.stage_models import RoundRobinStage
 from runner.domain.stages.common import (

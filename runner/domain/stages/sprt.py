@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.domain.contracts import MatchPlan
+from runner.domain.match_values import MatchPlan
 from runner.domain.scoring import Tally, rank_entries, tally_matches
 from runner.domain.sprt import Pentanomial, SprtBounds, llr
 from runner.domain.stage_models import SprtStage

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from runner.domain.contracts import GameRecord, MatchPlan
+from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.scoring import ScoringModel, Tally, rank_entries, tally_matches
 from runner.domain.stage_models import SwissStage
 from runner.domain.stages.base import RoundInfo

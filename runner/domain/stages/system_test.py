@@ -11,7 +11,7 @@ the excluded ones follow.
 
 from __future__ import annotations
 
-from runner.domain.contracts import MatchPlan, VerdictKind
+from runner.domain.match_values import MatchPlan, VerdictKind
 from runner.domain.scoring import Ranking, tally_matches
 from runner.domain.stage_models import MIRROR_SUFFIX, SystemTestStage
 from runner.domain.stages.base import RoundInfo

@@ -36,9 +36,9 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from runner.domain.boards import BoardSpec, derive_seed
-from runner.domain.contracts import EntryRef, GameBound, GameRecord, Limits, MatchPlan, MatchSpec
 from runner.domain.entries import EntrySpec
 from runner.domain.games.base import Game
+from runner.domain.match_values import EntryRef, GameBound, GameRecord, Limits, MatchPlan, MatchSpec
 from runner.domain.scoring import Ranking, ScoringModel, effective_winner, match_winner
 from runner.domain.stage_models import AdvanceTop, AnyStage, GauntletStage, SeedingStage, SystemTestStage
 from runner.domain.stages import PLANNERS
@@ -46,6 +46,7 @@ from runner.domain.stages.base import StageState, TournamentState
 from runner.domain.stages.common import StageContext, StageOutcome, completed
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.places import TieGroup, compose_groups, final_places, place_labels, stage_groups
+from runner.domain.wire import to_builtins
 
 Results = Mapping[str, Sequence[GameRecord]]
 
@@ -104,8 +105,8 @@ def match_seed(config: TournamentRules, planned: MatchPlan) -> int:
 
 def match_spec(config: TournamentRules, planned: MatchPlan) -> MatchSpec:
     """The ``MatchSpec`` a worker plays for ``planned``."""
-    return MatchSpec(
-        plan=planned,
+    return MatchSpec.playing(
+        planned,
         game=config.game,
         board_text=config.board_text(planned.board_id),
         entries=config.player_refs([p for o in planned.orders for p in o]),
@@ -247,7 +248,7 @@ def match_row(
     winner, scores, verdict) and, for two-player matches, the match winner by the stage's
     ``match_win_by`` (None: tied match).
     """
-    row = plan.to_dict()
+    row: dict[str, Any] = to_builtins(plan)
     if games is None:
         row["status"] = "pending"
         row["result"] = None
@@ -259,7 +260,7 @@ def match_row(
                 "order": list(g.order),
                 "winner": effective_winner(g),
                 "scores": dict(g.scores),
-                "verdict": g.verdict.to_dict(),
+                "verdict": to_builtins(g.verdict),
                 "reason": g.reason,
                 "stopped_by": g.stopped_by,  # "" or the bound that stopped it (config bound)
                 "moves": len(g.moves),

@@ -1,10 +1,9 @@
-"""The coordinator/worker contract survives JSON both ways, field for field."""
+"""A match's values (runner.domain.match_values): a spec is its plan plus what a worker needs, a
+result reports its system errors, ids are stable; they survive the codec field for field."""
 
 from __future__ import annotations
 
-import json
-
-from runner.domain.contracts import (
+from runner.domain.match_values import (
     EntryRef,
     GameRecord,
     Limits,
@@ -16,6 +15,7 @@ from runner.domain.contracts import (
     VerdictKind,
     stable_id,
 )
+from runner.domain.wire import decode, encode
 
 
 def _spec() -> MatchSpec:
@@ -37,8 +37,8 @@ def _spec() -> MatchSpec:
         (("greedy", "random"), ("random", "greedy")),
         match_id="m1",
     )
-    return MatchSpec(
-        plan=plan,
+    return MatchSpec.playing(
+        plan,
         game="boxing",
         board_text="--\n--\n",
         entries={"greedy": ref, "random": ref},
@@ -48,41 +48,19 @@ def _spec() -> MatchSpec:
     )
 
 
-def test_match_spec_round_trips_through_json() -> None:
+def test_match_spec_round_trips_and_is_its_plan_plus_execution() -> None:
     spec = _spec()
-    again = MatchSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    again = decode(encode(spec), MatchSpec)
     assert again == spec
     assert again.plan == spec.plan and again.match_id == "m1"
-    assert again.orders == [["greedy", "random"], ["random", "greedy"]]
-
-
-def test_match_spec_json_is_flat_and_holds_the_whole_plan() -> None:
-    """Workers read the flat keys they always did; the plan's pairing and players travel too."""
-    d = _spec().to_dict()
-    assert "plan" not in d
-    assert {k: d[k] for k in ("match_id", "stage", "round", "bracket", "pairing", "players", "board_id")} == {
-        "match_id": "m1",
-        "stage": "s",
-        "round": 2,
-        "bracket": "losers",
-        "pairing": 3,
-        "players": ["greedy", "random"],
-        "board_id": "b1",
-    }
-    assert d["orders"] == [["greedy", "random"], ["random", "greedy"]]
-
-
-def test_a_spec_stored_before_the_plan_travelled_reads_with_its_seated_players() -> None:
-    d = _spec().to_dict()
-    del d["pairing"], d["players"]
-    plan = MatchSpec.from_dict(d).plan
-    assert (plan.pairing, plan.players, plan.match_id) == (0, ("greedy", "random"), "m1")
+    assert again.orders == (("greedy", "random"), ("random", "greedy"))
+    assert spec.plan == MatchPlan("s", 2, "losers", 3, ("greedy", "random"), "b1", spec.orders, "m1")
 
 
 def test_a_plan_derives_its_id_from_where_it_sits_unless_named() -> None:
     a = MatchPlan("rr", 1, "", 0, ("x", "y"), "b", (("x", "y"),))
     assert a.match_id == stable_id("rr", 1, "", 0, "b", (("x", "y"),))
-    assert MatchPlan.from_dict(a.to_dict()) == a
+    assert decode(encode(a), MatchPlan) == a
     assert MatchPlan("rr", 1, "", 1, ("x", "y"), "b", (("x", "y"),)).match_id != a.match_id
     assert MatchPlan.ad_hoc("mine", "b", [["x", "y"], ["y", "x"]]).match_id == "mine"
 
@@ -103,7 +81,7 @@ def test_match_result_round_trips_and_reports_system_errors() -> None:
         moves=[],
     )
     res = MatchResult(match_id="m1", games=[g1, g2], worker="w1", digests={"a": "x"})
-    again = MatchResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    again = decode(encode(res), MatchResult)
     assert again == res
     assert again.system_error is not None and again.system_error.detail == "worker lost"
     assert MatchResult(match_id="m", games=[g1]).system_error is None
