@@ -137,13 +137,19 @@ def count_pgn(text: str) -> tuple[int, int, int]:
     return games, plies, flags
 
 
+def _epd_with_counters(fen: str) -> str:
+    board = chess.Board(fen)
+    return board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number)
+
+
 def run_fastchess(
     fastchess: str, stockfish: str, fens: Sequence[str], games: int, limit: EngineLimit, tmp: Path
 ) -> Played:
     book, pgn = tmp / "book.epd", tmp / "fastchess.pgn"
     pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
-    # one book line per opening of the schedule, bare EPD: the form every reader takes
-    book.write_text("".join(chess.Board(fen).epd() + "\n" for fen in fens))
+    # one book line per opening of the schedule, with its move counters (hmvc, fmvn): stockfish
+    # scales its evaluation by the 50-move counter, so a book without them plays other games
+    book.write_text("".join(_epd_with_counters(fen) + "\n" for fen in fens))
     argv = fastchess_argv(fastchess, stockfish, book, pgn, games, limit)
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=3600)
