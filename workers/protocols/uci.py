@@ -29,8 +29,10 @@ log = logging.getLogger(__name__)
 class UciProtocol(EngineProtocol):
     name: ClassVar[str] = "uci"
 
+    def greeting(self) -> str:
+        return "uci\n"
+
     def handshake(self, deadline: float) -> None:
-        self.send("uci\n")
         announced: set[str] = set()
 
         def uciok(line: str) -> bool:
@@ -60,10 +62,16 @@ class UciProtocol(EngineProtocol):
         except Failed as e:
             raise Failed(self._handshake_verdict(e, "readyok")) from None
         self._start = self._position_start()
+        self._said: list[str] = []  # the moves of this game as sent, in UCI text
 
     def ask_move(self, state: Any, history: list[Any]) -> None:
-        moves = " ".join(self.game.format_move(m) for m in history)
-        position = f"position {self._start}" + (f" moves {moves}" if moves else "")
+        # the game's moves as text, kept from the last ask: only the new ones are written out
+        # (a whole game's list on every move was a tenth of the worker's CPU a ply)
+        said = self._said
+        if len(said) > len(history):
+            said.clear()
+        said.extend(self.game.format_move(m) for m in history[len(said) :])
+        position = f"position {self._start}" + (f" moves {' '.join(said)}" if said else "")
         self._proc().send(f"{position}\n{self._go()}\n")
 
     def read_answer_line(self, line: str) -> Answer | None:
