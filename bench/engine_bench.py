@@ -24,11 +24,12 @@ the line that prints them says when they do not.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import os
+import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +41,7 @@ import chess.pgn
 import yaml
 
 from bench.bare_uci import EngineLimit, GamePlan, Played, play_games
+from bench.tree_cpu import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 NODES = 2000
@@ -51,6 +53,8 @@ OPTIONS = {"Hash": "16", "Threads": "1"}
 RATE_GAMES, RATE_GAMES_QUICK = 40, 8
 RATE_ROUNDS, RATE_ROUNDS_QUICK = 3, 1
 TIME_GAMES, TIME_GAMES_QUICK = 200, 20
+#: the engine's program name (``/proc/PID/comm``, 15 characters at most): its CPU apart
+ENGINE_COMMS = ("stockfish",)
 #: fastchess's PGN Termination for a flag that fell
 TIME_FORFEIT = "time forfeit"
 
@@ -137,7 +141,8 @@ def count_pgn(text: str) -> tuple[int, int, int]:
     return games, plies, flags
 
 
-def _epd_with_counters(fen: str) -> str:
+def book_line(fen: str) -> str:
+    """``fen`` as a line of fastchess's EPD book, its move counters kept (``hmvc``, ``fmvn``)."""
     board = chess.Board(fen)
     return board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number)
 
@@ -149,17 +154,17 @@ def run_fastchess(
     pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
     # one book line per opening of the schedule, with its move counters (hmvc, fmvn): stockfish
     # scales its evaluation by the 50-move counter, so a book without them plays other games
-    book.write_text("".join(_epd_with_counters(fen) + "\n" for fen in fens))
+    book.write_text("".join(book_line(fen) + "\n" for fen in fens))
     argv = fastchess_argv(fastchess, stockfish, book, pgn, games, limit)
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=3600)
+    done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(
             f"fastchess failed ({done.returncode}): {done.stdout[-1500:]}{done.stderr[-1500:]}"
         )
     played, plies, flags = count_pgn(pgn.read_text())
-    return Played(played, plies, flags, wall)
+    return Played(played, plies, flags, wall, cpu.total_s, cpu.of(*ENGINE_COMMS))
 
 
 # -- tourney -----------------------------------------------------------------------------------
@@ -219,7 +224,7 @@ def run_tourney(
     argv = [sys.executable, "-m", "runner.cli", "run", str(config), "--run-dir", str(run_dir)]
     argv += ["--workers", str(CONCURRENCY), "--no-progress"]
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=3600)
+    done, cpu = run_measured(argv, cwd=tmp, env=env, timeout=3600)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"tourney run failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -231,7 +236,21 @@ def run_tourney(
                 games += 1
                 plies += len(game.moves)
                 flags += game.verdict.kind is VerdictKind.TIMEOUT
-    return Played(games, plies, flags, loop_s), wall
+    return Played(games, plies, flags, loop_s, cpu.total_s, cpu.of(*ENGINE_COMMS)), wall
+
+
+def play_bare(plans: Sequence[GamePlan], limit: EngineLimit, stockfish: str) -> Played:
+    """The bare python-chess loop, with its CPU: this process's and its engines' (each one
+    waited for before ``play_games`` returns)."""
+
+    def used() -> tuple[float, float]:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+    (own0, kids0) = used()
+    played = play_games([stockfish], OPTIONS, plans, limit, CONCURRENCY)
+    (own1, kids1) = used()
+    return dataclasses.replace(played, cpu_s=own1 - own0 + kids1 - kids0, engine_cpu_s=kids1 - kids0)
 
 
 def _sandbox() -> str:
@@ -304,7 +323,7 @@ def _compare_rates(
                 played[side].append(loop)
                 walls.append(wall)
             else:
-                played[side].append(play_games([stockfish], OPTIONS, plans, limit, CONCURRENCY))
+                played[side].append(play_bare(plans, limit, stockfish))
     names = {"fastchess": "fastchess", "bare": "bare python-chess loop", "tourney": "tourney"}
     for side in sides:
         rates = [p.plies_per_s for p in played[side]]
@@ -329,6 +348,7 @@ def _compare_rates(
         return f"{statistics.median(per_round):.2f} (rounds {', '.join(f'{x:.2f}' for x in per_round)})"
 
     reference = "fastchess" if fastchess else "bare"
+    _compare_cpu(played, names, reference)
     if fastchess:
         print(f"  engine plies per second, bare python-chess loop / fastchess: {ratio('bare', 'fastchess')}")
     line = f"engine plies per second, tourney / {names[reference]}"
@@ -336,6 +356,25 @@ def _compare_rates(
         print(f"{line}: {ratio('tourney', reference)}", flush=True)
     else:
         print(f"{line}: not measured (no game: chess here)", flush=True)
+
+
+def _compare_cpu(played: dict[str, list[Played]], names: dict[str, str], reference: str) -> None:
+    """CPU of every process a side ran, a ply (median of its rounds), and against the
+    reference: on two shared cores it is what the load leaves of the plies per second, so it
+    moves far less from round to round than the rates do."""
+
+    def per_ply_ms(runs: list[Played], engines: bool) -> float:
+        return statistics.median(
+            1000.0 * ((p.engine_cpu_s if engines else p.cpu_s) or 0.0) / max(1, p.plies) for p in runs
+        )
+
+    for side, runs in played.items():
+        if all(p.cpu_s is not None for p in runs):
+            total, engine = per_ply_ms(runs, False), per_ply_ms(runs, True)
+            print(f"  {names[side]}: CPU a ply {total:.2f} ms, of which the engines {engine:.2f} ms")
+    if "tourney" in played and played[reference][0].cpu_s is not None:
+        ratio = per_ply_ms(played["tourney"], False) / per_ply_ms(played[reference], False)
+        print(f"  CPU of every process a ply, tourney / {names[reference]}: {ratio:.2f}", flush=True)
 
 
 def _time_losses(
