@@ -211,16 +211,17 @@ def tourney_config(
 
 
 def run_tourney(
-    stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path
+    stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path, tree: Path = ROOT
 ) -> tuple[Played, float]:
-    """(what ``tourney run`` played, timed over its play loop; its whole wall seconds)."""
+    """(what ``tourney run`` played, timed over its play loop; its whole wall seconds); ``tree``:
+    the source tree whose tourney runs (another checkout, for before / after figures)."""
     from runner.domain.contracts import VerdictKind
     from runner.storage.store import RunStore
 
     config = tourney_config(tmp, stockfish, plans, limit, sandbox)
     run_dir = Path(tempfile.mkdtemp(prefix=f"run-{config.stem}-", dir=tmp)) / "run"  # a fresh run each time
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
     argv = [sys.executable, "-m", "runner.cli", "run", str(config), "--run-dir", str(run_dir)]
     argv += ["--workers", str(CONCURRENCY), "--no-progress"]
     started = time.perf_counter()
@@ -260,7 +261,7 @@ def _sandbox() -> str:
 
 
 # -- the benchmark -----------------------------------------------------------------------------
-def main(quick: bool = False, time_games: int | None = None) -> None:
+def main(quick: bool = False, time_games: int | None = None, before: Path | None = None) -> None:
     stockfish = find_stockfish()
     if stockfish is None:
         print("engine bench skipped: stockfish is not installed (apt-get install stockfish)")
@@ -290,7 +291,7 @@ def main(quick: bool = False, time_games: int | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="tourney-engine-bench-"))
     try:
         rounds = RATE_ROUNDS_QUICK if quick else RATE_ROUNDS
-        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp)
+        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp, before)
         _time_losses(stockfish, fastchess, fens, time_games, sandbox, tmp)
         load = os.getloadavg()
         print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -306,30 +307,35 @@ def _compare_rates(
     games: int,
     rounds: int,
     tmp: Path,
+    before: Path | None = None,
 ) -> None:
     """Plies per second of each side over ``rounds`` rounds, in an order that rotates each round
-    (outside load hits every side alike); each ratio is the median of its rounds' ratios."""
+    (outside load hits every side alike); each ratio is the median of its rounds' ratios.
+    ``before``: another source tree whose tourney is one more side ("tourney before")."""
     limit = EngineLimit(nodes=NODES, margin_ms=TIME_CONTROL.margin_ms)
     plans = plan_games(fens, games)
     sides = [*(["fastchess"] if fastchess else []), "bare", *(["tourney"] if sandbox else [])]
+    sides += ["before"] if sandbox and before else []
     played: dict[str, list[Played]] = {side: [] for side in sides}
-    walls: list[float] = []
+    walls: dict[str, list[float]] = {"tourney": [], "before": []}
     for r in range(rounds):
         for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
             if side == "fastchess" and fastchess is not None:
                 played[side].append(run_fastchess(fastchess, stockfish, fens, len(plans), limit, tmp))
-            elif side == "tourney" and sandbox is not None:
-                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp)
+            elif side in ("tourney", "before") and sandbox is not None:
+                tree = before if side == "before" and before else ROOT
+                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp, tree)
                 played[side].append(loop)
-                walls.append(wall)
+                walls[side].append(wall)
             else:
                 played[side].append(play_bare(plans, limit, stockfish))
     names = {"fastchess": "fastchess", "bare": "bare python-chess loop", "tourney": "tourney"}
+    names["before"] = f"tourney before ({before})"
     for side in sides:
         rates = [p.plies_per_s for p in played[side]]
         extra = ""
-        if side == "tourney":
-            whole = statistics.median(p.plies / w for p, w in zip(played[side], walls, strict=True))
+        if side in walls:
+            whole = statistics.median(p.plies / w for p, w in zip(played[side], walls[side], strict=True))
             extra = f" over its play loop ({whole:.1f} over the whole run), sandbox {sandbox}"
         print(
             f"  {names[side]}: {played[side][0].games} games, {played[side][0].plies} plies; "
@@ -352,6 +358,8 @@ def _compare_rates(
     if fastchess:
         print(f"  engine plies per second, bare python-chess loop / fastchess: {ratio('bare', 'fastchess')}")
     line = f"engine plies per second, tourney / {names[reference]}"
+    if "before" in played:
+        print(f"  engine plies per second, tourney / tourney before: {ratio('tourney', 'before')}")
     if sandbox:
         print(f"{line}: {ratio('tourney', reference)}", flush=True)
     else:
@@ -372,9 +380,10 @@ def _compare_cpu(played: dict[str, list[Played]], names: dict[str, str], referen
         if all(p.cpu_s is not None for p in runs):
             total, engine = per_ply_ms(runs, False), per_ply_ms(runs, True)
             print(f"  {names[side]}: CPU a ply {total:.2f} ms, of which the engines {engine:.2f} ms")
-    if "tourney" in played and played[reference][0].cpu_s is not None:
-        ratio = per_ply_ms(played["tourney"], False) / per_ply_ms(played[reference], False)
-        print(f"  CPU of every process a ply, tourney / {names[reference]}: {ratio:.2f}", flush=True)
+    for side, other in (("tourney", reference), ("tourney", "before")):
+        if side in played and other in played and played[other][0].cpu_s is not None:
+            ratio = per_ply_ms(played[side], False) / per_ply_ms(played[other], False)
+            print(f"  CPU of every process a ply, {names[side]} / {names[other]}: {ratio:.2f}", flush=True)
 
 
 def _time_losses(
@@ -400,5 +409,6 @@ if __name__ == "__main__":
     cli = argparse.ArgumentParser(prog="python -m bench.engine_bench", description=__doc__)
     cli.add_argument("--quick", action="store_true", help=f"{RATE_GAMES_QUICK} and {TIME_GAMES_QUICK} games")
     cli.add_argument("--time-games", type=int, help=f"games at tc {TIME_CONTROL.tc()} (default {TIME_GAMES})")
+    cli.add_argument("--before", type=Path, metavar="TREE", help="also run the tourney of another tree")
     args = cli.parse_args()
-    main(args.quick, args.time_games)
+    main(args.quick, args.time_games, args.before)
