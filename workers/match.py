@@ -168,6 +168,9 @@ class _Game:
                 break
         self._keep_engines()
         for proto in self.protocols.values():
+            if isinstance(proto, EngineProtocol):
+                proto.say_quit()  # all told before any is waited for: they leave side by side
+        for proto in self.protocols.values():
             with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
                 proto.end()
         if stopped_by is not None:

@@ -86,6 +86,7 @@ class EngineProtocol(TextBoardProtocol):
         self.proc: InteractiveProcess | None = None
         self._launched = 0.0  # when ``launch`` started it (monotonic)
         self._ready = False  # its handshake is done: it may play the match's next game
+        self._quit_said = False  # told to leave (``say_quit``)
         self._take_seat(seat, board_text, engines)
 
     def _take_seat(self, seat: Seat, board_text: str, engines: Sequence[dict[str, Any]]) -> None:
@@ -165,11 +166,18 @@ class EngineProtocol(TextBoardProtocol):
     def moved(self, seat: int, wall_ms: float) -> None:
         self.clocks[seat] = self.clocks[seat].spend(wall_ms)[0]
 
+    def say_quit(self) -> None:
+        """Tell the engine to leave, once; ``end`` waits for it. The match loop tells every
+        engine of a game before it waits for any, so that they leave side by side."""
+        if self.proc is not None and not self._quit_said:
+            self._quit_said = True
+            with contextlib.suppress(OSError):
+                self.proc.send(self.quit_command())
+
     def end(self) -> None:
         if self.proc is None:
             return
-        with contextlib.suppress(OSError):
-            self.proc.send(self.quit_command())
+        self.say_quit()
         deadline = time.monotonic() + QUIT_GRACE_S
         with contextlib.suppress(Exception):  # the game is decided: a slow quit only costs the grace
             while time.monotonic() < deadline:
