@@ -67,6 +67,9 @@ class Played:
     plies: int
     time_losses: int
     wall_s: float
+    #: CPU seconds of every process of the side, and of its engines alone (where measured)
+    cpu_s: float | None = None
+    engine_cpu_s: float | None = None
 
     @property
     def plies_per_s(self) -> float:

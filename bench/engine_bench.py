@@ -24,11 +24,12 @@ the line that prints them says when they do not.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import os
+import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +41,7 @@ import chess.pgn
 import yaml
 
 from bench.bare_uci import EngineLimit, GamePlan, Played, play_games
+from bench.tree_cpu import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 NODES = 2000
@@ -51,6 +53,8 @@ OPTIONS = {"Hash": "16", "Threads": "1"}
 RATE_GAMES, RATE_GAMES_QUICK = 40, 8
 RATE_ROUNDS, RATE_ROUNDS_QUICK = 3, 1
 TIME_GAMES, TIME_GAMES_QUICK = 200, 20
+#: the engine's program name (``/proc/PID/comm``, 15 characters at most): its CPU apart
+ENGINE_COMMS = ("stockfish",)
 #: fastchess's PGN Termination for a flag that fell
 TIME_FORFEIT = "time forfeit"
 
@@ -137,23 +141,30 @@ def count_pgn(text: str) -> tuple[int, int, int]:
     return games, plies, flags
 
 
+def book_line(fen: str) -> str:
+    """``fen`` as a line of fastchess's EPD book, its move counters kept (``hmvc``, ``fmvn``)."""
+    board = chess.Board(fen)
+    return board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number)
+
+
 def run_fastchess(
     fastchess: str, stockfish: str, fens: Sequence[str], games: int, limit: EngineLimit, tmp: Path
 ) -> Played:
     book, pgn = tmp / "book.epd", tmp / "fastchess.pgn"
     pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
-    # one book line per opening of the schedule, bare EPD: the form every reader takes
-    book.write_text("".join(chess.Board(fen).epd() + "\n" for fen in fens))
+    # one book line per opening of the schedule, with its move counters (hmvc, fmvn): stockfish
+    # scales its evaluation by the 50-move counter, so a book without them plays other games
+    book.write_text("".join(book_line(fen) + "\n" for fen in fens))
     argv = fastchess_argv(fastchess, stockfish, book, pgn, games, limit)
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=3600)
+    done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(
             f"fastchess failed ({done.returncode}): {done.stdout[-1500:]}{done.stderr[-1500:]}"
         )
     played, plies, flags = count_pgn(pgn.read_text())
-    return Played(played, plies, flags, wall)
+    return Played(played, plies, flags, wall, cpu.total_s, cpu.of(*ENGINE_COMMS))
 
 
 # -- tourney -----------------------------------------------------------------------------------
@@ -200,20 +211,21 @@ def tourney_config(
 
 
 def run_tourney(
-    stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path
+    stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path, tree: Path = ROOT
 ) -> tuple[Played, float]:
-    """(what ``tourney run`` played, timed over its play loop; its whole wall seconds)."""
+    """(what ``tourney run`` played, timed over its play loop; its whole wall seconds); ``tree``:
+    the source tree whose tourney runs (another checkout, for before / after figures)."""
     from runner.domain.match_values import VerdictKind
     from runner.storage.store import RunStore
 
     config = tourney_config(tmp, stockfish, plans, limit, sandbox)
     run_dir = Path(tempfile.mkdtemp(prefix=f"run-{config.stem}-", dir=tmp)) / "run"  # a fresh run each time
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
     argv = [sys.executable, "-m", "runner.cli", "run", str(config), "--run-dir", str(run_dir)]
     argv += ["--workers", str(CONCURRENCY), "--no-progress"]
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=3600)
+    done, cpu = run_measured(argv, cwd=tmp, env=env, timeout=3600)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"tourney run failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -225,7 +237,21 @@ def run_tourney(
                 games += 1
                 plies += len(game.moves)
                 flags += game.verdict.kind is VerdictKind.TIMEOUT
-    return Played(games, plies, flags, loop_s), wall
+    return Played(games, plies, flags, loop_s, cpu.total_s, cpu.of(*ENGINE_COMMS)), wall
+
+
+def play_bare(plans: Sequence[GamePlan], limit: EngineLimit, stockfish: str) -> Played:
+    """The bare python-chess loop, with its CPU: this process's and its engines' (each one
+    waited for before ``play_games`` returns)."""
+
+    def used() -> tuple[float, float]:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+    (own0, kids0) = used()
+    played = play_games([stockfish], OPTIONS, plans, limit, CONCURRENCY)
+    (own1, kids1) = used()
+    return dataclasses.replace(played, cpu_s=own1 - own0 + kids1 - kids0, engine_cpu_s=kids1 - kids0)
 
 
 def _sandbox() -> str:
@@ -235,7 +261,7 @@ def _sandbox() -> str:
 
 
 # -- the benchmark -----------------------------------------------------------------------------
-def main(quick: bool = False, time_games: int | None = None) -> None:
+def main(quick: bool = False, time_games: int | None = None, before: Path | None = None) -> None:
     stockfish = find_stockfish()
     if stockfish is None:
         print("engine bench skipped: stockfish is not installed (apt-get install stockfish)")
@@ -265,7 +291,7 @@ def main(quick: bool = False, time_games: int | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="tourney-engine-bench-"))
     try:
         rounds = RATE_ROUNDS_QUICK if quick else RATE_ROUNDS
-        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp)
+        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp, before)
         _time_losses(stockfish, fastchess, fens, time_games, sandbox, tmp)
         load = os.getloadavg()
         print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -281,30 +307,35 @@ def _compare_rates(
     games: int,
     rounds: int,
     tmp: Path,
+    before: Path | None = None,
 ) -> None:
     """Plies per second of each side over ``rounds`` rounds, in an order that rotates each round
-    (outside load hits every side alike); each ratio is the median of its rounds' ratios."""
+    (outside load hits every side alike); each ratio is the median of its rounds' ratios.
+    ``before``: another source tree whose tourney is one more side ("tourney before")."""
     limit = EngineLimit(nodes=NODES, margin_ms=TIME_CONTROL.margin_ms)
     plans = plan_games(fens, games)
     sides = [*(["fastchess"] if fastchess else []), "bare", *(["tourney"] if sandbox else [])]
+    sides += ["before"] if sandbox and before else []
     played: dict[str, list[Played]] = {side: [] for side in sides}
-    walls: list[float] = []
+    walls: dict[str, list[float]] = {"tourney": [], "before": []}
     for r in range(rounds):
         for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
             if side == "fastchess" and fastchess is not None:
                 played[side].append(run_fastchess(fastchess, stockfish, fens, len(plans), limit, tmp))
-            elif side == "tourney" and sandbox is not None:
-                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp)
+            elif side in ("tourney", "before") and sandbox is not None:
+                tree = before if side == "before" and before else ROOT
+                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp, tree)
                 played[side].append(loop)
-                walls.append(wall)
+                walls[side].append(wall)
             else:
-                played[side].append(play_games([stockfish], OPTIONS, plans, limit, CONCURRENCY))
+                played[side].append(play_bare(plans, limit, stockfish))
     names = {"fastchess": "fastchess", "bare": "bare python-chess loop", "tourney": "tourney"}
+    names["before"] = f"tourney before ({before})"
     for side in sides:
         rates = [p.plies_per_s for p in played[side]]
         extra = ""
-        if side == "tourney":
-            whole = statistics.median(p.plies / w for p, w in zip(played[side], walls, strict=True))
+        if side in walls:
+            whole = statistics.median(p.plies / w for p, w in zip(played[side], walls[side], strict=True))
             extra = f" over its play loop ({whole:.1f} over the whole run), sandbox {sandbox}"
         print(
             f"  {names[side]}: {played[side][0].games} games, {played[side][0].plies} plies; "
@@ -323,13 +354,36 @@ def _compare_rates(
         return f"{statistics.median(per_round):.2f} (rounds {', '.join(f'{x:.2f}' for x in per_round)})"
 
     reference = "fastchess" if fastchess else "bare"
+    _compare_cpu(played, names, reference)
     if fastchess:
         print(f"  engine plies per second, bare python-chess loop / fastchess: {ratio('bare', 'fastchess')}")
     line = f"engine plies per second, tourney / {names[reference]}"
+    if "before" in played:
+        print(f"  engine plies per second, tourney / tourney before: {ratio('tourney', 'before')}")
     if sandbox:
         print(f"{line}: {ratio('tourney', reference)}", flush=True)
     else:
         print(f"{line}: not measured (no game: chess here)", flush=True)
+
+
+def _compare_cpu(played: dict[str, list[Played]], names: dict[str, str], reference: str) -> None:
+    """CPU of every process a side ran, a ply (median of its rounds), and against the
+    reference: on two shared cores it is what the load leaves of the plies per second, so it
+    moves far less from round to round than the rates do."""
+
+    def per_ply_ms(runs: list[Played], engines: bool) -> float:
+        return statistics.median(
+            1000.0 * ((p.engine_cpu_s if engines else p.cpu_s) or 0.0) / max(1, p.plies) for p in runs
+        )
+
+    for side, runs in played.items():
+        if all(p.cpu_s is not None for p in runs):
+            total, engine = per_ply_ms(runs, False), per_ply_ms(runs, True)
+            print(f"  {names[side]}: CPU a ply {total:.2f} ms, of which the engines {engine:.2f} ms")
+    for side, other in (("tourney", reference), ("tourney", "before")):
+        if side in played and other in played and played[other][0].cpu_s is not None:
+            ratio = per_ply_ms(played[side], False) / per_ply_ms(played[other], False)
+            print(f"  CPU of every process a ply, {names[side]} / {names[other]}: {ratio:.2f}", flush=True)
 
 
 def _time_losses(
@@ -355,5 +409,6 @@ if __name__ == "__main__":
     cli = argparse.ArgumentParser(prog="python -m bench.engine_bench", description=__doc__)
     cli.add_argument("--quick", action="store_true", help=f"{RATE_GAMES_QUICK} and {TIME_GAMES_QUICK} games")
     cli.add_argument("--time-games", type=int, help=f"games at tc {TIME_CONTROL.tc()} (default {TIME_GAMES})")
+    cli.add_argument("--before", type=Path, metavar="TREE", help="also run the tourney of another tree")
     args = cli.parse_args()
-    main(args.quick, args.time_games)
+    main(args.quick, args.time_games, args.before)

@@ -37,7 +37,6 @@ import dataclasses
 import logging
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from runner.domain.adjudication import Adjudication, ruling
@@ -57,7 +56,7 @@ from runner.domain.match_values import (
 from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
 from workers.kept_engines import KeptEngines
-from workers.protocols import EntryProtocol, Seat, make_protocol
+from workers.protocols import EntryProtocol, Seat, make_protocol, protocol_class
 from workers.protocols.engine import EngineProtocol
 from workers.sandbox.base import EntryHost, HostFactory
 from workers.stderr_notes import RecordingHost, StderrNotes
@@ -123,6 +122,7 @@ class _Game:
         self.state: Any = None
         self.protocols: dict[int, EntryProtocol] = {}
         self.open_hosts: dict[int, EntryHost] = {}
+        self.reused: set[int] = set()  # seats whose engine played the match's previous game
         self.stderr_notes = StderrNotes()  # what each entry says on stderr reaches the organiser
         rules = Adjudication.from_dict(spec.adjudication) if spec.adjudication else None
         self.adjudication = rules if rules is not None and rules.active and len(order) == 2 else None
@@ -154,10 +154,7 @@ class _Game:
         for seat, d in enumerate(dirs):
             if isinstance(d, BuildFailed) and game.outcome(self.state) is None:
                 self._forfeit(seat, Verdict(VerdictKind.BUILD_FAILED, order[seat], d.detail))
-        for seat, d in enumerate(dirs):
-            if isinstance(d, BuildFailed) or game.outcome(self.state) is not None:
-                continue
-            self._seat(seat, d)
+        self._seat_all(dirs)
         started = time.monotonic()
         stopped_by: str | None = None
         adjudicated_by: Outcome | None = None
@@ -170,6 +167,9 @@ class _Game:
             if adjudicated_by is not None:
                 break
         self._keep_engines()
+        for proto in self.protocols.values():
+            if isinstance(proto, EngineProtocol):
+                proto.say_quit()  # all told before any is waited for: they leave side by side
         for proto in self.protocols.values():
             with contextlib.suppress(Exception):  # the game is decided; a failing END changes nothing
                 proto.end()
@@ -195,8 +195,26 @@ class _Game:
         seats = {name: seat for seat, name in enumerate(self.order)}
         return ruling(self.adjudication, [(seats[m.player], m.search) for m in self.moves])
 
-    def _seat(self, seat: int, entry_dir: Path) -> None:
-        """Open the seat's host and protocol; a failure to begin forfeits the seat."""
+    def _seat_all(self, dirs: list[EntryDir]) -> None:
+        """Open and begin every seat whose entry was built, in seat order, until the game is
+        decided. A fresh engine is launched (its process started and greeted) before any seat
+        waits for an answer: a game's engines start side by side, and an engine's start is
+        as long as a whole fast game (docs/engines.md)."""
+        seats = [seat for seat, d in enumerate(dirs) if not isinstance(d, BuildFailed)]
+        for seat in seats:
+            if issubclass(protocol_class(self.spec.entries[self.order[seat]].protocol), EngineProtocol):
+                self._open(seat, dirs[seat])
+        for seat in seats:
+            if self.game.outcome(self.state) is not None:
+                break  # the seats opened early and never begun close with the game
+            if seat not in self.protocols:
+                self._open(seat, dirs[seat])
+            self._begin(seat)
+
+    def _open(self, seat: int, entry_dir: EntryDir) -> None:
+        """The seat's host and protocol: its engine from the match's previous game, or a fresh
+        one (a fresh engine is launched at once)."""
+        assert not isinstance(entry_dir, BuildFailed)
         name = self.order[seat]
         ref = self.spec.entries[name]
         mark = self.game.seat_mark(self.state, seat)
@@ -208,24 +226,37 @@ class _Game:
             game_seed(self.spec.seed, self.number),
         )
         who = Seat(name, seat, mark, players=len(self.order))
-        engines = [self.spec.entries[n].engine for n in self.order]
         kept = self.kept.take(name, ref.protocol, argv) if self.kept is not None else None
         if kept is not None:  # its engine from the match's previous game, told a new one starts
             if isinstance(kept.host, RecordingHost):
                 kept.host.report_to(self.stderr_notes)
             self.open_hosts[seat] = kept.host
             self.protocols[seat] = kept.protocol
-            verdict = kept.protocol.next_game(who, self.spec.board_text, engines)
+            self.reused.add(seat)
+            return
+        host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
+        self.open_hosts[seat] = host
+        proto = make_protocol(
+            ref.protocol, self.game, host, argv, who, self.spec.limits, self.spec.board_text, self._engines()
+        )
+        self.protocols[seat] = proto
+        if isinstance(proto, EngineProtocol):
+            proto.launch()
+
+    def _begin(self, seat: int) -> None:
+        """Start the seat's game (an engine kept from the previous game is told a new one
+        starts); a failure to begin forfeits the seat."""
+        proto = self.protocols[seat]
+        if seat in self.reused and isinstance(proto, EngineProtocol):
+            who = Seat(self.order[seat], seat, self.game.seat_mark(self.state, seat), players=len(self.order))
+            verdict = proto.next_game(who, self.spec.board_text, self._engines())
         else:
-            host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
-            self.open_hosts[seat] = host
-            proto = make_protocol(
-                ref.protocol, self.game, host, argv, who, self.spec.limits, self.spec.board_text, engines
-            )
-            self.protocols[seat] = proto
             verdict = proto.begin(self.state)
         if verdict is not None:
             self._forfeit(seat, verdict)
+
+    def _engines(self) -> list[dict[str, Any]]:
+        return [self.spec.entries[n].engine for n in self.order]
 
     def _turn(self, seat: int) -> None:
         proto = self.protocols.get(seat)

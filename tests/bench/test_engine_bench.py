@@ -17,6 +17,7 @@ from bench.bare_uci import EngineLimit, GamePlan, UciEngine, play_game, play_gam
 from bench.engine_bench import (
     FALLBACK_BOOK,
     OPTIONS,
+    book_line,
     count_pgn,
     find_fastchess,
     find_stockfish,
@@ -24,6 +25,7 @@ from bench.engine_bench import (
     plan_games,
     run_fastchess,
 )
+from bench.tree_cpu import run_measured
 
 #: a UCI engine that plays the first legal move (by UCI text) after sleeping DELAY seconds
 FAKE_ENGINE = textwrap.dedent(
@@ -75,6 +77,26 @@ def test_opening_fens_read_epd_lines_with_opcodes_as_legal_fens() -> None:
     assert fens[-1] == "rnbqkbnr/pp2pppp/3p4/8/3pP3/5N2/PPP2PPP/RNBQKB1R w KQkq - 0 1"
     assert all(chess.Board(fen).is_valid() for fen in fens)
     assert len(set(fens)) == len(fens)
+
+
+def test_fastchess_book_lines_keep_the_move_counters_tourney_sends() -> None:
+    """stockfish scales its evaluation by the 50-move counter: a book line without it would
+    have fastchess play other games than tourney, which sends the whole FEN."""
+    fen = "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
+    line = book_line(fen)
+    assert line == "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - hmvc 4; fmvn 4;"
+    assert chess.Board.from_epd(line)[0].fen() == fen
+
+
+def test_run_measured_counts_the_cpu_of_a_grandchild_in_the_background(tmp_path: Path) -> None:
+    """The CPU of a process under the command that its parent does not wait for is counted
+    (``tourney run``'s worker pool and its engines are such processes)."""
+    burn = "import time; t = time.process_time(); exec('while time.process_time() - t < 0.4: pass')"
+    # the shell starts the burner in the background and does not wait for it
+    argv = ["sh", "-c", f'{sys.executable} -c "{burn}" & sleep 0.6']
+    done, cpu = run_measured(argv, cwd=tmp_path, timeout=30)
+    assert done.returncode == 0
+    assert cpu.total_s >= 0.3, cpu.by_name
 
 
 def test_count_pgn_counts_games_plies_and_time_forfeits() -> None:

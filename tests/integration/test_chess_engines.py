@@ -59,6 +59,21 @@ def test_a_scripted_game_ends_in_checkmate_and_both_engines_quit(tmp_path: Path)
     assert_nothing_left([tag])
 
 
+def test_a_games_two_engines_start_side_by_side(tmp_path: Path) -> None:
+    """Both seats' engines are started before the worker waits for either's uciok: an engine's
+    start is as long as a whole fast game, and two of them one after the other doubled it."""
+    fake, tag = fake_engine(tmp_path)
+    game = play(tmp_path, f"{fake}:slow-start", f"{fake}:slow-start")
+    assert game["verdict"] == {"kind": "normal", "player": None, "detail": "checkmate"}
+
+    def said(seat: str, word: str) -> float:
+        return next(float(line.split()[1]) for line in game["stderr"][seat] if line.startswith(word + " "))
+
+    # each takes 0.5 s to say uciok: the second was started while the first had not said it
+    assert said("slow-start#2", "started") < said("slow-start", "uciok")
+    assert_nothing_left([tag])
+
+
 def test_both_clocks_are_kept_from_the_measured_time_and_sent_to_the_engine(tmp_path: Path) -> None:
     fake, _ = fake_engine(tmp_path)
     game = play(tmp_path, "--tc", "40/2+0.5", f"{fake}:fools-mate", f"{fake}:fools-mate")

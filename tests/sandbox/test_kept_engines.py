@@ -124,3 +124,35 @@ def test_a_kept_xboard_engine_is_told_new_and_answers_the_next_ping(
     # game's position would answer an illegal move within a ply or two
     assert [len(g.moves) for g in result.games] == [20, 20]
     assert len(counter.spawned) == 2
+
+
+def test_an_engine_launched_for_a_game_decided_before_its_handshake_is_not_kept(
+    recorder: Recorder, build_cache: ArtifactCache
+) -> None:
+    """Both seats' engines are launched before either handshake (docs/engines.md): when the
+    first one fails its handshake, the game is decided and the second, greeted but never
+    handshaken, is closed with it; the match's next game starts a fresh one (its options set)."""
+    fake = ROOT / "tests" / "fixtures" / "chess" / "fake-uci"
+    base = entry_ref(fake)
+    refs = {
+        "mute": dataclasses.replace(base, name="mute", args=["no-uciok"]),
+        "mate": dataclasses.replace(base, name="mate", args=["fools-mate"], engine={"options": {"Hash": 8}}),
+    }
+    spec = MatchSpec.playing(
+        MatchPlan.ad_hoc("launched-not-kept", "startpos", [["mute", "mate"], ["mate", "mute"]]),
+        game="chess",
+        board_text="startpos",
+        entries=refs,
+        limits=Limits(move_wall_s=10.0),
+        seed=0,
+        sandbox="bwrap",
+    )
+    counter = SpawnCounter(recorder)
+    dirs = build_cache.ensure_all(refs, local_fetch({base.digest: fake}))
+    result = play_match(spec, dirs, counter, "kept-engines-test")
+    # the mute engine loses both games at its handshake, before any move
+    assert [(g.verdict.kind, g.verdict.player) for g in result.games] == [(VerdictKind.TIMEOUT, "mute")] * 2
+    # four processes: neither game's engines came from the one before
+    spawned = sorted(argv[-1] for argv in counter.spawned)
+    assert spawned == ["fools-mate", "fools-mate", "no-uciok", "no-uciok"]
+    assert all(s.closed_at is not None for s in recorder.sandboxes)

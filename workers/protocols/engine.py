@@ -84,6 +84,9 @@ class EngineProtocol(TextBoardProtocol):
     ):
         super().__init__(game, host, argv, seat, limits, board_text=board_text)
         self.proc: InteractiveProcess | None = None
+        self._launched = 0.0  # when ``launch`` started it (monotonic)
+        self._ready = False  # its handshake is done: it may play the match's next game
+        self._quit_said = False  # told to leave (``say_quit``)
         self._take_seat(seat, board_text, engines)
 
     def _take_seat(self, seat: Seat, board_text: str, engines: Sequence[dict[str, Any]]) -> None:
@@ -96,20 +99,33 @@ class EngineProtocol(TextBoardProtocol):
         self.chatter: list[str] = []  # what it said that was no answer, kept for diagnosis (capped)
 
     # -- the match loop's side ------------------------------------------------------------
-    def begin(self, state: Any) -> Verdict | None:
+    def launch(self) -> None:
+        """Start the engine's process and greet it, without waiting for an answer: the match
+        loop launches every seat's engine before it waits for any, so that their starts
+        overlap. ``begin`` launches it if this was not called; the handshake's time counts
+        from here."""
+        if self.proc is not None:
+            return
         self.proc = self.host.spawn(self.argv, self.limits)
+        self._launched = time.monotonic()
+        self.send(self.greeting())
+
+    def begin(self, state: Any) -> Verdict | None:
+        self.launch()
         try:
-            self.handshake(time.monotonic() + HANDSHAKE_S)
+            self.handshake(self._launched + HANDSHAKE_S)
         except Failed as e:
             return e.verdict
-        self.proc.pause()  # ready: nothing of it runs until its first turn
+        self._ready = True
+        self._proc().pause()  # ready: nothing of it runs until its first turn
         return None
 
     @property
     def reusable(self) -> bool:
         """Whether this engine may play its match's next game in the same process: ``restart``
-        off and the engine still there (a verdict against it closes it first)."""
-        return not self.settings.restart and self.proc is not None
+        off, greeted and still there (a verdict against it closes it first; an engine launched
+        for a game decided before its turn to begin was never greeted to the end)."""
+        return not self.settings.restart and self.proc is not None and self._ready
 
     def next_game(self, seat: Seat, board_text: str, engines: Sequence[dict[str, Any]]) -> Verdict | None:
         """Start the match's next game in the engine ``begin`` started (``restart`` off): the new
@@ -150,11 +166,18 @@ class EngineProtocol(TextBoardProtocol):
     def moved(self, seat: int, wall_ms: float) -> None:
         self.clocks[seat] = self.clocks[seat].spend(wall_ms)[0]
 
+    def say_quit(self) -> None:
+        """Tell the engine to leave, once; ``end`` waits for it. The match loop tells every
+        engine of a game before it waits for any, so that they leave side by side."""
+        if self.proc is not None and not self._quit_said:
+            self._quit_said = True
+            with contextlib.suppress(OSError):
+                self.proc.send(self.quit_command())
+
     def end(self) -> None:
         if self.proc is None:
             return
-        with contextlib.suppress(OSError):
-            self.proc.send(self.quit_command())
+        self.say_quit()
         deadline = time.monotonic() + QUIT_GRACE_S
         with contextlib.suppress(Exception):  # the game is decided: a slow quit only costs the grace
             while time.monotonic() < deadline:
@@ -164,8 +187,13 @@ class EngineProtocol(TextBoardProtocol):
 
     # -- what a protocol defines --------------------------------------------------------------
     @abstractmethod
+    def greeting(self) -> str:
+        """The first words to a started engine (UCI ``uci``), sent by ``launch``."""
+
+    @abstractmethod
     def handshake(self, deadline: float) -> None:
-        """Greet the engine, set its options and game; raise ``Failed`` for a verdict."""
+        """Read the engine's answer to its greeting, set its options and game; raise ``Failed``
+        for a verdict."""
 
     @abstractmethod
     def new_game(self, deadline: float) -> None:

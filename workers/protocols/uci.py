@@ -20,7 +20,7 @@ import logging
 from typing import Any, ClassVar
 
 from runner.domain.games.chess import Chess
-from runner.domain.match_values import Verdict, VerdictKind
+from runner.domain.match_values import SearchInfo, Verdict, VerdictKind
 from workers.protocols.engine import HANDSHAKE_S, Answer, EngineProtocol, Failed, MoveText, search_info
 
 log = logging.getLogger(__name__)
@@ -29,8 +29,10 @@ log = logging.getLogger(__name__)
 class UciProtocol(EngineProtocol):
     name: ClassVar[str] = "uci"
 
+    def greeting(self) -> str:
+        return "uci\n"
+
     def handshake(self, deadline: float) -> None:
-        self.send("uci\n")
         announced: set[str] = set()
 
         def uciok(line: str) -> bool:
@@ -60,25 +62,53 @@ class UciProtocol(EngineProtocol):
         except Failed as e:
             raise Failed(self._handshake_verdict(e, "readyok")) from None
         self._start = self._position_start()
+        self._said: list[str] = []  # the moves of this game as sent, in UCI text
+        self._scored: list[str] = []  # this move's info lines with a score, unread (``_keep_info``)
 
     def ask_move(self, state: Any, history: list[Any]) -> None:
-        moves = " ".join(self.game.format_move(m) for m in history)
-        position = f"position {self._start}" + (f" moves {moves}" if moves else "")
+        # the game's moves as text, kept from the last ask: only the new ones are written out
+        # (a whole game's list on every move was a tenth of the worker's CPU a ply)
+        said = self._said
+        if len(said) > len(history):
+            said.clear()
+        said.extend(self.game.format_move(m) for m in history[len(said) :])
+        position = f"position {self._start}" + (f" moves {' '.join(said)}" if said else "")
+        self._scored.clear()
         self._proc().send(f"{position}\n{self._go()}\n")
 
     def read_answer_line(self, line: str) -> Answer | None:
+        if line.startswith("info "):  # most of what an engine says: kept, read at its move
+            self._keep_info(line)
+            return None
         words = line.split()
         if not words:
             return None
         if words[0] == "bestmove":
+            self._settle_search()
             if len(words) < 2:
                 return MoveText("")  # parse_move says it is no move
             return MoveText(words[1])
-        if words[0] == "info" and "string" not in words[:2]:
-            self._read_info(words)
+        if words[0] == "info":
+            self._keep_info(line)
             return None
         self.note(line)
         return None
+
+    def _keep_info(self, line: str) -> None:
+        """An ``info`` line that may hold the move's search (a score), kept unread: only the
+        last one that says something counts, so the lines are read at ``bestmove`` from the
+        last back (stockfish prints a dozen a move at 2,000 nodes)."""
+        if " score " in line and "string" not in line.split(maxsplit=2)[:2]:
+            self._scored.append(line)
+
+    def _settle_search(self) -> None:
+        """The move's search: the last kept line with a score of the principal line."""
+        for line in reversed(self._scored):
+            found = _search_of(line.split())
+            if found is not None:
+                self.search = found
+                break
+        self._scored.clear()
 
     # -- inside ---------------------------------------------------------------------------------
     @property
@@ -114,30 +144,32 @@ class UciProtocol(EngineProtocol):
             parts.append(f"depth {own.depth}")
         return " ".join(parts)
 
-    def _read_info(self, words: list[str]) -> None:
-        if "multipv" in words:
-            i = words.index("multipv")
-            if i + 1 < len(words) and words[i + 1] != "1":
-                return  # only the principal line is the engine's opinion
-        depth = _int_after(words, "depth")
-        cp, mate = None, None
-        if "score" in words:
-            i = words.index("score")
-            kind, value = [*words[i + 1 : i + 3], "", ""][:2]
-            number = _to_int(value)
-            if kind == "cp":
-                cp = number
-            elif kind == "mate":
-                mate = number
-        if cp is None and mate is None:
-            return  # depth-only lines ("info depth 5") say nothing of the score
-        found = search_info(cp, mate, depth)
-        self.search = found
-
     def _handshake_verdict(self, e: Failed, waiting_for: str) -> Verdict:
         if e.verdict.kind is VerdictKind.TIMEOUT:
             return self.verdict(VerdictKind.TIMEOUT, f"no {waiting_for} within {HANDSHAKE_S:g} s")
         return e.verdict
+
+
+def _search_of(words: list[str]) -> SearchInfo | None:
+    """The search an ``info`` line reports (its score and depth), None for one that reports
+    no score, or another line than the principal one (``multipv`` 2 and on)."""
+    if "multipv" in words:
+        i = words.index("multipv")
+        if i + 1 < len(words) and words[i + 1] != "1":
+            return None  # only the principal line is the engine's opinion
+    depth = _int_after(words, "depth")
+    cp, mate = None, None
+    if "score" in words:
+        i = words.index("score")
+        kind, value = [*words[i + 1 : i + 3], "", ""][:2]
+        number = _to_int(value)
+        if kind == "cp":
+            cp = number
+        elif kind == "mate":
+            mate = number
+    if cp is None and mate is None:
+        return None  # depth-only lines ("info depth 5") say nothing of the score
+    return search_info(cp, mate, depth)
 
 
 def _to_int(text: str) -> int | None:

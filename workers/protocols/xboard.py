@@ -56,11 +56,13 @@ class XboardProtocol(EngineProtocol):
         self._board: chess.Board | None = None  # the position it is thinking on
         self._pings = 0  # ping numbers sent: each game's setup ends with a new one
 
+    def greeting(self) -> str:
+        return "xboard\nprotover 2\n"
+
     def handshake(self, deadline: float) -> None:
-        self.send("xboard\nprotover 2\n")
         proc = self._proc()
         # a protocol-1 engine sends no features: after FEATURE_WAIT_S of none, go on without
-        wait_until = min(deadline, time.monotonic() + FEATURE_WAIT_S)
+        wait_until = min(deadline, self._launched + FEATURE_WAIT_S)
         while self.features.get("done") != "1":
             line = proc.read_line(max(0.0, wait_until - time.monotonic()), pause=False)
             if isinstance(line, RunOutcome):

@@ -71,6 +71,11 @@ class BwrapProcess(InteractiveProcess):
         if self._released:
             raise HostError("read from a persistent process after it was closed")
         self._thaw()
+        line = self._take_line()
+        if line is not None:  # already read with an earlier line: most of an engine's lines
+            if pause:
+                self._freeze()
+            return line
         deadline = time.monotonic() + max(0.0, timeout_s)
         next_sample = time.monotonic() + FIRST_SAMPLE_S
         watch: TreeWatch | None = None  # made when a sample is due: most lines come before
