@@ -15,8 +15,9 @@ branch an error hangs on says how to handle it::
     │     PreflightFailed, KeyFileError
     ├── RunHalted         the run cannot go on now: stop it; the same command resumes
     │     StoreError, RedisServerError, BrokerDown, LocalWorkersFailing,
-    │     BrokerWireError (BrokerUnreachable, BrokerRefused): one broker command failed;
-    │     whoever can wait for the broker retries it first (``workers.broker_wire``)
+    │     BrokerWireError (BrokerUnreachable: BrokerPasswordRefused, BrokerNotRedis;
+    │     BrokerRefused): one broker command failed; whoever can wait for the broker
+    │     retries it first (``workers.broker_wire``)
     └── CommandError      tell the user and exit with ``exit_code`` (runner.cli prints it once)
           ├── InfrastructureFailure  the machinery failed (exit 3)
           └── UsageError  what was asked is wrong (exit 2)
@@ -60,11 +61,28 @@ class RunHalted(TourneyError):
 class BrokerWireError(RunHalted):
     """One command to the broker failed. What ``workers.broker_wire.wire_error`` makes of the
     Redis client's (and kombu's) errors; a caller that can wait for the broker retries, and
-    one that has waited too long halts the run."""
+    one that has waited too long halts the run. Raised as itself for a client error that is
+    neither a failed connection nor the broker's answer (a bad argument: a bug of ours)."""
+
+    def __init__(self, detail: str, reason: str = "") -> None:
+        super().__init__(detail)
+        #: the client's own message, without its type: the part a one-line message for the
+        #: user quotes ("broker ... is unreachable: <reason>")
+        self.reason = reason or detail
 
 
 class BrokerUnreachable(BrokerWireError, ConnectionError):
     """The broker did not answer (refused connection, reset, timed out)."""
+
+
+class BrokerPasswordRefused(BrokerUnreachable):
+    """The broker refused the password. The Redis client counts it as a connection that
+    failed (a worker waits for it as for an absent broker: a password fixed on the broker's
+    side lets it in); a check at start says it apart."""
+
+
+class BrokerNotRedis(BrokerUnreachable):
+    """Something answers at the broker's address, but not in Redis's protocol."""
 
 
 class BrokerRefused(BrokerWireError):

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 import redis
 
 from runner.domain.signing import SigningKey, signed
+from runner.errors import BrokerWireError
+from workers.broker_wire import wire_errors
 from workers.live import LIVE_EVERY_S, LIVE_TTL_S, LiveState
 
 
@@ -103,7 +105,7 @@ class Watch:
 
     # -- the thread's side (called with the beacon's lock held) --------------------
     def beat(self, now: float) -> None:
-        with contextlib.suppress(redis.exceptions.RedisError):
+        with contextlib.suppress(BrokerWireError), wire_errors():
             self.r.set(self.key, self.worker, px=self.ttl_ms)
             self.beats += 1
         self.next_beat = now + self.every_s
@@ -115,7 +117,7 @@ class Watch:
         if live.state.snapshot()[0] == live.published:
             return  # nothing new since the last write
         version, match_id, blob = live.record()
-        with contextlib.suppress(redis.exceptions.RedisError):
+        with contextlib.suppress(BrokerWireError), wire_errors():
             with self.r.pipeline(transaction=False) as pipe:
                 pipe.hset(live.key, match_id, blob)
                 pipe.expire(live.key, LIVE_TTL_S)

@@ -9,44 +9,83 @@ Measured side by side (docs/benchmarks.md, "Speed tricks and their switches"): t
 message made ``tourney run`` about 8% faster end to end, so it stays the default.
 
 ``wire_error`` is the one mapper from the Redis client's errors (and kombu's, when Celery's
-producer sends) to the project's: ``BrokerUnreachable`` when the broker did not answer,
-``BrokerRefused`` when it answered with an error (``runner.errors``). ``wire_errors`` applies
-it around a block of broker commands.
+producer sends) to the project's (``runner.errors``): ``BrokerUnreachable`` when the broker did
+not answer (``BrokerPasswordRefused``: not with this password; ``BrokerNotRedis``: not in
+Redis's protocol), ``BrokerRefused`` when it answered with an error. ``wire_errors()`` applies
+it around a block of broker commands: every module of ``workers`` and the coordinator's
+dispatcher (through ``runner.orchestration.workers_gate``) send their commands inside it and
+catch only the project's errors, so this is the one module that names the client's
+(tests/core/test_broker_errors_mapped.py keeps it so).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 import redis
 
-from runner.errors import BrokerRefused, BrokerUnreachable, BrokerWireError
+from runner.errors import (
+    BrokerNotRedis,
+    BrokerPasswordRefused,
+    BrokerRefused,
+    BrokerUnreachable,
+    BrokerWireError,
+)
 from workers.broker_keys import TASK_NAME
 from workers.task_message import origin, task_message
 from workers.warm import switches
 
+#: what a broker older than the client's error table says of a password it refuses
+_PASSWORD_REFUSED = ("NOAUTH", "WRONGPASS")
+
 
 def wire_error(error: Exception) -> BrokerWireError:
     """The project's error for a failed broker command: ``BrokerRefused`` when the broker
-    answered with an error (``ResponseError``), else ``BrokerUnreachable`` (a connection that
-    failed or timed out, kombu's ``OperationalError``)."""
+    answered with an error (``ResponseError``); ``BrokerUnreachable`` for a connection that
+    failed or timed out (kombu's ``OperationalError`` too), ``BrokerPasswordRefused`` and
+    ``BrokerNotRedis`` among them; ``BrokerWireError`` itself for any other client error."""
     if isinstance(error, BrokerWireError):
         return error
     detail = f"{type(error).__name__}: {error}"
+    reason = str(error) or type(error).__name__
+    if isinstance(error, redis.exceptions.AuthenticationError) or (
+        isinstance(error, redis.exceptions.ResponseError) and any(w in str(error) for w in _PASSWORD_REFUSED)
+    ):
+        return BrokerPasswordRefused(detail, reason)
     if isinstance(error, redis.exceptions.ResponseError):
-        return BrokerRefused(detail)
-    return BrokerUnreachable(detail)
+        return BrokerRefused(detail, reason)
+    if isinstance(error, redis.exceptions.InvalidResponse):
+        return BrokerNotRedis(detail, reason)
+    if isinstance(error, redis.exceptions.RedisError) and not isinstance(
+        error, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+    ):
+        return BrokerWireError(detail, reason)
+    return BrokerUnreachable(detail, reason)
 
 
-@contextlib.contextmanager
-def wire_errors() -> Iterator[None]:
+class _WireErrors:
+    """``wire_errors()``'s context: a class, not a generator, so that the per-match commands
+    of a worker (the start, each beat, the result) pay one method call on the way in and out."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:  # None, not bool: it never swallows an error (mypy then knows a return inside returns)
+        if isinstance(error, redis.exceptions.RedisError):
+            raise wire_error(error) from error
+
+
+_WIRE_ERRORS = _WireErrors()
+
+
+def wire_errors() -> _WireErrors:
     """Broker commands inside raise ``BrokerWireError`` (``wire_error``) instead of the client's."""
-    try:
-        yield
-    except redis.exceptions.RedisError as e:
-        raise wire_error(e) from e
+    return _WIRE_ERRORS
 
 
 #: commands queued on a pipeline before the task (``TaskWire.send``'s ``first``)

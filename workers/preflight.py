@@ -23,7 +23,15 @@ import redis
 from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.match_values import Limits
 from runner.domain.signing import KeyFileError
-from runner.errors import WorkerUnfit
+from runner.errors import (
+    BrokerNotRedis,
+    BrokerPasswordRefused,
+    BrokerRefused,
+    BrokerUnreachable,
+    BrokerWireError,
+    WorkerUnfit,
+)
+from workers.broker_wire import wire_errors
 from workers.sandbox import HostError, host_factory
 from workers.sandbox.limits import build_limits
 
@@ -47,21 +55,20 @@ def safe_url(url: str) -> str:
 def check_broker(url: str, timeout_s: float = BROKER_CHECK_TIMEOUT_S) -> None:
     client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
     try:
-        client.ping()
-    except redis.exceptions.AuthenticationError:
+        with wire_errors():
+            client.ping()
+    except BrokerPasswordRefused:
         raise PreflightFailed(f"broker {safe_url(url)} refused the password (wrong password)") from None
-    except redis.exceptions.ResponseError as e:
-        if "NOAUTH" in str(e) or "WRONGPASS" in str(e):
-            raise PreflightFailed(f"broker {safe_url(url)} refused the password (wrong password)") from None
-        raise PreflightFailed(f"broker {safe_url(url)} answered with an error: {e}") from None
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise PreflightFailed(f"broker {safe_url(url)} is unreachable: {why}") from None
-    except redis.exceptions.InvalidResponse as e:  # something answers there, in another protocol
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+    except BrokerRefused as e:
+        raise PreflightFailed(f"broker {safe_url(url)} answered with an error: {e.reason}") from None
+    except BrokerNotRedis as e:  # something answers there, in another protocol
+        why = e.reason.splitlines()[0]
         raise PreflightFailed(f"broker {safe_url(url)} answers but is not a Redis server ({why})") from None
-    except redis.exceptions.RedisError as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+    except BrokerUnreachable as e:
+        why = e.reason.splitlines()[0]
+        raise PreflightFailed(f"broker {safe_url(url)} is unreachable: {why}") from None
+    except BrokerWireError as e:
+        why = e.reason.splitlines()[0]
         raise PreflightFailed(f"broker {safe_url(url)} cannot be used: {why}") from None
     finally:
         client.close()

@@ -45,8 +45,8 @@ from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
 from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
 from runner.domain.wire import Finished, Note, QuarantineNotice, Skipped, Started, TaskEnvelope, WireError
-from runner.errors import BrokerWireError
-from workers.broker_wire import TaskWire
+from runner.errors import BrokerRefused, BrokerWireError
+from workers.broker_wire import TaskWire, wire_errors
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
@@ -123,7 +123,7 @@ def _push(
     pause = 0.2
     while True:
         try:
-            with r.pipeline(transaction=True) as pipe:
+            with wire_errors(), r.pipeline(transaction=True) as pipe:
                 pipe.rpush(KEYS.inbox(run), blob)
                 # a run that is over (or whose coordinator never comes back) leaves nothing for good
                 pipe.expire(KEYS.inbox(run), INBOX_TTL_S)
@@ -131,7 +131,7 @@ def _push(
                     also(pipe)
                 pipe.execute()
             return True
-        except redis.exceptions.RedisError as e:
+        except BrokerWireError as e:
             if time.monotonic() > deadline:
                 log.error("could not deliver %s note for %s: %s", note.kind, note.match_id, e)
                 return False
@@ -142,8 +142,9 @@ def _push(
 def quarantine_notice(r: redis.Redis, wk: WorkerKey) -> str | None:
     """The reason this worker's key was quarantined (or revoked) by its organiser, if it was."""
     try:
-        raw = r.get(KEYS.quarantine(wk.key.key_id))
-    except redis.exceptions.RedisError:
+        with wire_errors():
+            raw = r.get(KEYS.quarantine(wk.key.key_id))
+    except BrokerWireError:
         return None
     return _quarantine_reason(raw, wk)
 
@@ -168,14 +169,17 @@ def artifact_fetcher(r: redis.Redis, key: PublicKey | None = None) -> Callable[[
         last: Exception | None = None
         for i in range(FETCH_ATTEMPTS):
             try:
-                blob = r.get(KEYS.artifact(digest))
-                if isinstance(blob, bytes):
-                    if key is not None:
-                        signature = r.get(KEYS.artifact_sig(digest, key.key_id))
-                        check_artifact(key, digest, blob, signature if isinstance(signature, bytes) else None)
-                    return blob
+                with wire_errors():
+                    blob = r.get(KEYS.artifact(digest))
+                    if isinstance(blob, bytes):
+                        if key is not None:
+                            signature = r.get(KEYS.artifact_sig(digest, key.key_id))
+                            check_artifact(
+                                key, digest, blob, signature if isinstance(signature, bytes) else None
+                            )
+                        return blob
                 last = LookupError(f"artifact {digest[:12]} is not in Redis")
-            except redis.exceptions.RedisError as e:
+            except BrokerWireError as e:
                 last = e
             if i + 1 < FETCH_ATTEMPTS:
                 time.sleep(FETCH_PAUSE_S)
@@ -243,18 +247,19 @@ def _begin(
             args: list[bytes | str | int] = [
                 spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
             ]  # fmt: skip
-            notice, wanted, began = _begin_script[1](keys=keys, args=args)
+            with wire_errors():
+                notice, wanted, began = _begin_script[1](keys=keys, args=args)
             return notice, wanted if isinstance(wanted, bytes) else None, True, bool(began)
-        except redis.exceptions.ResponseError as e:  # scripting disabled (an ACL): the plain way
+        except BrokerRefused as e:  # scripting disabled (an ACL): the plain way
             log.debug("begin script refused (%s): checking with a pipeline", e)
-        except redis.exceptions.RedisError:
+        except BrokerWireError:
             pass  # the pipeline below says the same, or plays unchecked
     try:
-        with r.pipeline(transaction=False) as pipe:
+        with wire_errors(), r.pipeline(transaction=False) as pipe:
             pipe.get(KEYS.quarantine(worker_key_id))
             pipe.hget(wanted_key, spec_id)
             notice, wanted = pipe.execute()
-    except redis.exceptions.RedisError:
+    except BrokerWireError:
         log.warning("cannot check attempt of %s; playing it", spec_id)
         return None, None, False, False
     return notice, wanted if isinstance(wanted, bytes) else None, True, False
@@ -391,7 +396,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
             tidy = watch.end() == beats and pushed
     finally:
         if not tidy:  # a late beat, an undelivered result, or a failure of this code
-            with contextlib.suppress(redis.exceptions.RedisError), r.pipeline(transaction=False) as pipe:
+            with contextlib.suppress(BrokerWireError), wire_errors(), r.pipeline(transaction=False) as pipe:
                 pipe.delete(hb_key)
                 if not pushed:
                     pipe.hdel(KEYS.live(run), spec.match_id)
@@ -423,7 +428,7 @@ def _pass_on_copy(
 
     match_id = task.spec.match_id
     wanted = KEYS.verify(task.run) if task.verify_of else KEYS.current(task.run)
-    with contextlib.suppress(redis.exceptions.RedisError, BrokerWireError):
+    with contextlib.suppress(BrokerWireError), wire_errors():
         if r.hget(wanted, match_id) == str(task.attempt).encode():
             what = "verify" if task.verify_of else "copy"
             TaskWire(r, _broker_url()).send(

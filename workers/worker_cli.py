@@ -36,8 +36,9 @@ from runner.domain.fleet import WORKER_KEY_FILE_ENV, WorkerKey
 from runner.domain.private_files import read_private_text
 from runner.domain.redaction import register_broker_url
 from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, UNSANDBOXED_WARNING, merged_binds
-from runner.errors import UsageError
+from runner.errors import BrokerWireError, UsageError
 from workers.broker_keys import queue_for
+from workers.broker_wire import wire_errors
 from workers.sandbox.cgroups import sandbox_memory_note
 from workers.sandbox.cores import CONCURRENCY_ENV, pin_to_worker_cpus, timing_note
 
@@ -81,7 +82,7 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, wk: 
     # one presence key per organiser served: each coordinator sees only its own organiser's workers
     keys = [KEYS.worker(organiser.key_id, name) for organiser in wk.organisers]
     while not stop.is_set():
-        with contextlib.suppress(redis.exceptions.RedisError), r.pipeline(transaction=False) as pipe:
+        with contextlib.suppress(BrokerWireError), wire_errors(), r.pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.set(key, str(concurrency), px=int(PRESENCE_TTL_S * 1000))
             pipe.execute()
@@ -91,7 +92,7 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, wk: 
             os.kill(os.getpid(), signal.SIGTERM)  # ourselves: Celery's warm shutdown
             break
         stop.wait(PRESENCE_EVERY_S)
-    with contextlib.suppress(redis.exceptions.RedisError):
+    with contextlib.suppress(BrokerWireError), wire_errors():
         r.delete(*keys)
 
 
@@ -227,12 +228,13 @@ def active_runs_line(url: str, wk: WorkerKey) -> str:
     r = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
     runs: list[str] = []
     try:
-        for alive in r.scan_iter(match=KEYS.ALIVE_PATTERN, count=200):
-            value = r.get(alive)
-            if isinstance(value, bytes) and value.decode() in mine:
-                runs.append(alive.decode().split(":")[2])
-    except redis.exceptions.RedisError as e:
-        return f"cannot tell which runs are active ({e})"
+        with wire_errors():
+            for alive in r.scan_iter(match=KEYS.ALIVE_PATTERN, count=200):
+                value = r.get(alive)
+                if isinstance(value, bytes) and value.decode() in mine:
+                    runs.append(alive.decode().split(":")[2])
+    except BrokerWireError as e:
+        return f"cannot tell which runs are active ({e.reason})"
     finally:
         r.close()
     organisers = ", ".join(sorted(mine))

@@ -40,7 +40,7 @@ from runner.domain.wire import (
     TaskEnvelope,
     WireError,
 )
-from runner.errors import BrokerWireError
+from runner.errors import BrokerNotRedis, BrokerPasswordRefused, BrokerWireError
 from runner.orchestration.dispatcher import (
     BrokerDown,
     DispatchObserver,
@@ -49,7 +49,7 @@ from runner.orchestration.dispatcher import (
     Revoked,
     Timing,
 )
-from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for
+from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for, wire_errors
 
 # the run's log names each line's logger: the dispatcher's lines keep the name they had
 log = logging.getLogger("tourney.dispatch")
@@ -140,13 +140,16 @@ class CeleryDispatcher:
     def ping(self) -> None:
         """Fail early, with a clear message, if the broker cannot be used at all."""
         try:
-            self.redis.ping()
-        except redis.exceptions.AuthenticationError as e:
-            raise BrokerDown(f"broker {self._safe_url()} refused the password: {e}") from e
-        except redis.exceptions.InvalidResponse as e:  # something answers there, in another protocol
-            raise BrokerDown(f"broker {self._safe_url()} answers but is not a Redis server ({e})") from e
-        except redis.exceptions.RedisError as e:
-            raise BrokerDown(f"broker {self._safe_url()} unreachable: {e}") from e
+            with wire_errors():
+                self.redis.ping()
+        except BrokerPasswordRefused as e:
+            raise BrokerDown(f"broker {self._safe_url()} refused the password: {e.reason}") from e
+        except BrokerNotRedis as e:  # something answers there, in another protocol
+            raise BrokerDown(
+                f"broker {self._safe_url()} answers but is not a Redis server ({e.reason})"
+            ) from e
+        except BrokerWireError as e:
+            raise BrokerDown(f"broker {self._safe_url()} unreachable: {e.reason}") from e
 
     # artifacts --------------------------------------------------------------------
     def publish_artifacts(self, blobs: dict[str, Path]) -> None:
@@ -156,15 +159,16 @@ class CeleryDispatcher:
             sig_key = self.keys.artifact_sig(digest, self.key.key_id)
             while True:
                 try:
-                    if self.redis.exists(key, sig_key) != 2:
-                        blob = path.read_bytes()
-                        with self.redis.pipeline(transaction=True) as pipe:
-                            pipe.set(key, blob)
-                            pipe.set(sig_key, artifact_signature(self.key, digest, blob))
-                            pipe.execute()
+                    with wire_errors():
+                        if self.redis.exists(key, sig_key) != 2:
+                            blob = path.read_bytes()
+                            with self.redis.pipeline(transaction=True) as pipe:
+                                pipe.set(key, blob)
+                                pipe.set(sig_key, artifact_signature(self.key, digest, blob))
+                                pipe.execute()
                     self._ok()
                     break
-                except redis.exceptions.RedisError as e:
+                except BrokerWireError as e:
                     self._failed(e)
                     self._wait(1.0)
 
@@ -237,37 +241,40 @@ class CeleryDispatcher:
     def verification_alive(self, match_id: str, attempt: int) -> bool | None:
         """Whether a worker is playing the verification replay of the attempt (None: cannot tell)."""
         try:
-            return bool(self.redis.exists(self.keys.verify_heartbeat(self.run_id, match_id, attempt)))
-        except redis.exceptions.RedisError:
+            with wire_errors():
+                return bool(self.redis.exists(self.keys.verify_heartbeat(self.run_id, match_id, attempt)))
+        except BrokerWireError:
             return None
 
     def forget_verification(self, match_id: str) -> None:
         """Workers skip the verification replay of this match from now on (done or given up)."""
-        with contextlib.suppress(redis.exceptions.RedisError):
+        with contextlib.suppress(BrokerWireError), wire_errors():
             self.redis.hdel(self.keys.verify(self.run_id), match_id)
 
     def want(self, match_id: str, attempt: int) -> None:
         """Record in the broker that ``attempt`` is the one the run wants (``current`` hash)."""
         self._to_forget.discard(match_id)
-        with contextlib.suppress(redis.exceptions.RedisError):
+        with contextlib.suppress(BrokerWireError), wire_errors():
             self.redis.hset(self.keys.current(self.run_id), match_id, str(attempt))
 
     def mark_alive(self) -> None:
         """Set the sentinel whose disappearance tells that the broker lost its data."""
         try:
             # its value names the organiser: a starting worker counts the runs it can serve
-            self.redis.set(self.keys.alive(self.run_id), self.key.key_id)
+            with wire_errors():
+                self.redis.set(self.keys.alive(self.run_id), self.key.key_id)
             self._ok()
-        except redis.exceptions.RedisError as e:
+        except BrokerWireError as e:
             self._failed(e)
 
     def lost_its_data(self) -> bool:
         """True when the broker answers but the sentinel is gone (restarted empty, flushed)."""
         try:
-            gone = not self.redis.exists(self.keys.alive(self.run_id))
+            with wire_errors():
+                gone = not self.redis.exists(self.keys.alive(self.run_id))
             self._ok()
             return gone
-        except redis.exceptions.RedisError as e:
+        except BrokerWireError as e:
             self._failed(e)
             return False
 
@@ -280,7 +287,7 @@ class CeleryDispatcher:
     def _flush_forgotten(self) -> None:
         forget = sorted(self._to_forget)
         if forget:
-            with contextlib.suppress(redis.exceptions.RedisError):
+            with contextlib.suppress(BrokerWireError), wire_errors():
                 self.redis.hdel(self.keys.current(self.run_id), *forget)
                 self._to_forget.difference_update(forget)
 
@@ -290,13 +297,13 @@ class CeleryDispatcher:
         key_ids = [k for k, m in self.registry.by_key.items() if m.name == worker]
         for key_id in key_ids:
             notice = signed(QuarantineNotice(worker, key_id, self.run_id, reason), self.key)
-            with contextlib.suppress(redis.exceptions.RedisError):
+            with contextlib.suppress(BrokerWireError), wire_errors():
                 self.redis.set(self.keys.quarantine(key_id), notice, ex=QUARANTINE_TTL_S)
 
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
         self._to_forget.clear()  # the whole ``current`` hash goes
-        with contextlib.suppress(redis.exceptions.RedisError):
+        with contextlib.suppress(BrokerWireError), wire_errors():
             self.redis.delete(
                 self.keys.current(self.run_id),
                 self.keys.inbox(self.run_id),
@@ -312,7 +319,7 @@ class CeleryDispatcher:
             # one round trip: the matches forgotten since the last poll, the first note (waiting
             # for it: Redis runs a connection's commands in order, so the LPOP waits too) and
             # whatever else has come by then
-            with self.redis.pipeline(transaction=False) as pipe:
+            with wire_errors(), self.redis.pipeline(transaction=False) as pipe:
                 if forget:
                     pipe.hdel(self.keys.current(self.run_id), *forget)
                 pipe.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
@@ -325,7 +332,7 @@ class CeleryDispatcher:
             if more:
                 raw.extend(more)
             self._ok()
-        except redis.exceptions.RedisError as e:
+        except BrokerWireError as e:
             self._failed(e)
             time.sleep(min(timeout, 1.0))
             return []
@@ -393,17 +400,19 @@ class CeleryDispatcher:
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         try:
-            alive = bool(self.redis.exists(self.keys.heartbeat(self.run_id, match_id, attempt)))
+            with wire_errors():
+                alive = bool(self.redis.exists(self.keys.heartbeat(self.run_id, match_id, attempt)))
             self._ok()
             return alive
-        except redis.exceptions.RedisError as e:
+        except BrokerWireError as e:
             self._failed(e)
             return None
 
     def queue_empty(self) -> bool | None:
         try:
-            return int(self.redis.llen(self.queue)) == 0
-        except redis.exceptions.RedisError as e:
+            with wire_errors():
+                return int(self.redis.llen(self.queue)) == 0
+        except BrokerWireError as e:
             self._failed(e)
             return None
 
@@ -412,8 +421,9 @@ class CeleryDispatcher:
         prefix = len(self.keys.worker(self.key.key_id, ""))
         pattern = self.keys.worker_pattern(self.key.key_id)  # this organiser's workers only
         try:
-            return {k.decode()[prefix:] for k in self.redis.scan_iter(match=pattern, count=200)}
-        except redis.exceptions.RedisError:
+            with wire_errors():
+                return {k.decode()[prefix:] for k in self.redis.scan_iter(match=pattern, count=200)}
+        except BrokerWireError:
             return None
 
     def workers(self) -> int:
@@ -422,11 +432,12 @@ class CeleryDispatcher:
             return n
         total = 0
         try:
-            for key in self.redis.scan_iter(match=self.keys.worker_pattern(self.key.key_id), count=200):
-                v = self.redis.get(key)
-                if v is not None:
-                    total += int(v)
-        except (redis.exceptions.RedisError, ValueError):
+            with wire_errors():
+                for key in self.redis.scan_iter(match=self.keys.worker_pattern(self.key.key_id), count=200):
+                    v = self.redis.get(key)
+                    if v is not None:
+                        total += int(v)
+        except (BrokerWireError, ValueError):
             return n
         self._workers_cache = (time.monotonic(), total)
         return total
@@ -438,8 +449,9 @@ class CeleryDispatcher:
         if time.monotonic() - at < LIVE_READ_EVERY_S:
             return cached
         try:
-            raw = self.redis.hgetall(self.keys.live(self.run_id))
-        except redis.exceptions.RedisError:
+            with wire_errors():
+                raw = self.redis.hgetall(self.keys.live(self.run_id))
+        except BrokerWireError:
             return cached
         found = []
         self._read_registry()

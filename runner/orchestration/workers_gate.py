@@ -7,10 +7,11 @@ does (``LocalCluster``'s prebuild, ``tourney validate``), a worker's broker URL 
 tidying the sandboxes' cgroups after the local workers. The import-linter contract
 "one-door-to-workers" (pyproject.toml) names this module and no other.
 
-The broker's names and the task message are small and every Celery run needs them: imported
-at the top. The rest loads inside the function that uses it: a command that imports this
-module (``tourney run`` does, while its local worker starts) does not pay for the executor,
-the referees or the sandbox until it plays, builds or checks something here.
+The broker's names, the task message and the mapper of the broker's errors (``wire_errors``)
+are small and every Celery run needs them: imported at the top. The rest loads inside the
+function that uses it: a command that imports this module (``tourney run`` does, while its
+local worker starts) does not pay for the executor, the referees or the sandbox until it
+plays, builds or checks something here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from runner.domain.match_values import MatchResult, MatchSpec
 from runner.errors import InfrastructureFailure
 from workers.broker_keys import KEYS, QUARANTINE_TTL_S, queue_for
-from workers.broker_wire import TaskWire
+from workers.broker_wire import TaskWire, wire_errors
 from workers.task_message import origin
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ __all__ = [
     "queue_for",
     "run_local_prebuild",
     "sweep_sandbox_cgroups",
+    "wire_errors",
 ]
 
 

@@ -7,7 +7,14 @@ import socket
 import pytest
 import redis
 
-from runner.errors import BrokerRefused, BrokerUnreachable, BrokerWireError, RunHalted
+from runner.errors import (
+    BrokerNotRedis,
+    BrokerPasswordRefused,
+    BrokerRefused,
+    BrokerUnreachable,
+    BrokerWireError,
+    RunHalted,
+)
 from workers.broker_wire import TaskWire, wire_error, wire_errors
 
 
@@ -16,15 +23,20 @@ from workers.broker_wire import TaskWire, wire_error, wire_errors
     [
         (redis.exceptions.ConnectionError("refused"), BrokerUnreachable),
         (redis.exceptions.TimeoutError("timed out"), BrokerUnreachable),
-        (redis.exceptions.AuthenticationError("bad password"), BrokerUnreachable),
+        (redis.exceptions.BusyLoadingError("loading"), BrokerUnreachable),
+        (redis.exceptions.AuthenticationError("bad password"), BrokerPasswordRefused),
+        (redis.exceptions.ResponseError("NOAUTH Authentication required."), BrokerPasswordRefused),
+        (redis.exceptions.InvalidResponse("Protocol Error: H"), BrokerNotRedis),
         (redis.exceptions.ResponseError("NOSCRIPT"), BrokerRefused),
+        (redis.exceptions.NoPermissionError("this user has no permissions to run 'evalsha'"), BrokerRefused),
         (redis.exceptions.ReadOnlyError("replica"), BrokerRefused),
+        (redis.exceptions.DataError("Invalid input of type: 'dict'"), BrokerWireError),
     ],
 )
 def test_each_client_error_maps_to_one_project_error(error: Exception, expected: type) -> None:
     mapped = wire_error(error)
     assert type(mapped) is expected and isinstance(mapped, RunHalted)
-    assert str(error) in str(mapped)
+    assert str(error) in str(mapped) and mapped.reason == str(error)
     with pytest.raises(expected) as raised, wire_errors():
         raise error
     assert raised.value.__cause__ is error
