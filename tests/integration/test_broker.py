@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from runner.orchestration.dispatcher import BrokerDown
 from runner.orchestration.local_workers import LocalWorkers
 from runner.orchestration.redis_server import EmbeddedRedis, free_port
 from tests.integration.helpers import TOURNEY, Organiser, env
@@ -145,6 +146,27 @@ def test_worker_with_an_unreachable_broker_exits_at_once_with_one_line(tmp_path:
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "unreachable" in lines[0], done.stderr
+
+
+def test_the_coordinator_names_a_wrong_password_and_an_absent_broker_apart(tmp_path: Path) -> None:
+    """``tourney run --broker``'s first check (``CeleryDispatcher.ping``), through the one mapper
+    of the client's errors: which of the two it is, in the client's words, without the password."""
+    organiser = Organiser(tmp_path / "home")
+    with EmbeddedRedis(tmp_path / "redis") as server:
+        wrong = organiser.dispatcher(f"redis://:wrong-pw@127.0.0.1:{server.port}/0", "r1")
+        try:
+            with pytest.raises(BrokerDown, match=r"refused the password: \S") as refused:
+                wrong.ping()
+        finally:
+            wrong.close()
+    absent = organiser.dispatcher(f"redis://:pw@127.0.0.1:{free_port()}/0", "r1")
+    try:
+        with pytest.raises(BrokerDown, match=r"unreachable: Error \d+ connecting") as unreachable:
+            absent.ping()
+    finally:
+        absent.close()
+    assert "wrong-pw" not in str(refused.value) and ":pw@" not in str(unreachable.value)
+    assert "Error" not in str(refused.value)  # the client's message, not its type's name
 
 
 def test_worker_without_a_key_refuses_to_start(tmp_path: Path) -> None:
