@@ -6,9 +6,6 @@ Layout of the cache (one directory per entry digest)::
     <root>/<digest>/build.log     the build command's output
     <root>/<digest>/ready         marker: built fine
     <root>/<digest>/build_failed  marker instead: one-line reason
-    <root>/<digest>/prebuilt      only when built ahead of the worker (``workers.prebuild``):
-                                  the conditions it was built under; a cache whose own
-                                  differ does not take it and builds again
     <root>/<digest>.lock          flock'd while someone prepares the digest
     <root>/<digest>-<h>/ ...      the same for a build command with placeholders
                                   (``{size}``...): one build per expanded command,
@@ -28,10 +25,8 @@ adds files), so a corrupt or substituted artifact never runs.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import re
@@ -44,7 +39,6 @@ from pathlib import Path
 from runner.domain.match_values import EntryRef, Limits, VerdictKind
 from runner.domain.packing import directory_digest, pack_entry, unpack_entry
 from runner.domain.placeholders import ContestParams, fill_build
-from runner.domain.registry import SANDBOX_BINDS_ENV
 from runner.errors import RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome
 from workers.sandbox.limits import build_limits
@@ -53,8 +47,6 @@ log = logging.getLogger("tourney.artifacts")
 
 #: a digest is hex sha256; anything else must not become a path
 _HEX = frozenset("0123456789abcdef")
-#: the marker a build made ahead of the worker carries (``ArtifactCache(prebuilt=True)``)
-PREBUILT_MARKER = "prebuilt"
 
 
 class ArtifactError(RetryElsewhere, RuntimeError):
@@ -161,39 +153,16 @@ def _locked(path: Path) -> Iterator[None]:
 class ArtifactCache:
     """Built entries by digest under ``root``, built with ``hosts.run_build``."""
 
-    def __init__(
-        self, root: Path, hosts: HostFactory, limits: Limits | None = None, *, prebuilt: bool = False
-    ):
+    def __init__(self, root: Path, hosts: HostFactory, limits: Limits | None = None):
         self.root = root
         self.hosts = hosts
         self.limits = build_limits(limits)
         self.builds = 0  # builds this instance ran (for tests and logs)
-        #: mark what this instance builds as made ahead of its worker (``workers.prebuild``)
-        self.prebuilt = prebuilt
-        self._conditions: str | None = None
-
-    def build_conditions(self) -> str:
-        """What a build here runs under (sandbox kind, build limits, extra read-only binds),
-        as the text of a ``prebuilt`` marker: a build made ahead of the worker is taken only
-        by a cache that would have built it under the very same conditions."""
-        if self._conditions is None:
-            conditions = {
-                "sandbox": self.hosts.name,
-                "limits": dataclasses.asdict(self.limits),
-                "binds": os.environ.get(SANDBOX_BINDS_ENV, ""),
-            }
-            self._conditions = json.dumps(conditions, sort_keys=True)
-        return self._conditions
 
     def cached(self, digest: str) -> EntryDir | None:
-        """The ready entry or the cached failure for ``digest``; None when neither exists,
-        or when it was built ahead of this worker under conditions other than its own
-        (``ensure`` then builds it again, as if it had never been there)."""
+        """The ready entry or the cached failure for ``digest``; None when neither exists."""
         _check_digest(digest)
         d = self.root / digest
-        marker = d / PREBUILT_MARKER
-        if marker.exists() and marker.read_text() != self.build_conditions():
-            return None
         if (d / "ready").exists():
             return d / "entry"
         failed = d / "build_failed"
@@ -228,9 +197,7 @@ class ArtifactCache:
                 return done
             final = self.root / key
             if final.exists():
-                # no marker: debris of a crash, never published; or built ahead of us under
-                # other conditions than ours (``cached``): never used here, built again
-                shutil.rmtree(final)
+                shutil.rmtree(final)  # no marker: debris of a crash, never published
             for debris in self.root.glob(f"{prefix}*"):
                 shutil.rmtree(debris, ignore_errors=True)  # a build killed midway (we hold the lock)
             work = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
@@ -279,8 +246,6 @@ class ArtifactCache:
             return
         outcome = self.hosts.run_build(entry, command, self.limits)
         self.builds += 1
-        if self.prebuilt:  # before the outcome's markers: published together by one rename
-            (work / PREBUILT_MARKER).write_text(self.build_conditions())
         (work / "build.log").write_text(_build_log(command, outcome))
         ok = outcome.failure is None and outcome.exit_code == 0
         if ok:
@@ -288,12 +253,11 @@ class ArtifactCache:
         else:
             log_path = self.root / key / "build.log"  # where it lands once published
             (work / "build_failed").write_text(_failure_line(outcome, log_path) + "\n")
-        # one line per build in the builder's log (a worker's, or the coordinator's ahead of it)
+        # one line per build in the builder's log (a worker's, or the coordinator's when it plays inline)
         log.info(
-            "built %s (%s)%s in %.1fs: %s",
+            "built %s (%s) in %.1fs: %s",
             ref.name,
             key[:12],
-            " ahead of the workers" if self.prebuilt else "",
             outcome.wall_ms / 1000.0,
             "ok" if ok else "build_failed",
         )

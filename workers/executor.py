@@ -59,9 +59,9 @@ def work_dir() -> Path:
     return Path(os.environ.get(WORK_DIR_ENV) or Path.home() / ".cache" / "tourney")
 
 
-def artifacts_dir(work: Path | None = None) -> Path:
-    """Where built entries are cached, by digest: under ``work``, else this machine's ``work_dir()``."""
-    return (work if work is not None else work_dir()) / "artifacts"
+def artifacts_dir() -> Path:
+    """Where built entries are cached, by digest."""
+    return work_dir() / "artifacts"
 
 
 def machine_error_result(spec: MatchSpec, detail: str, worker: str) -> MatchResult:

@@ -2,7 +2,7 @@
 
 It reads load -> open -> ``with LocalCluster(...)``: start, then
 ``Coordinator(config, store, dispatcher).run()`` -> report. What the run starts and stops
-(the embedded Redis, local workers, prebuild, health check, the dispatcher; once, also on
+(the embedded Redis, local workers, health check, the dispatcher; once, also on
 SIGTERM/SIGHUP) is ``runner.orchestration.cluster``; the loop itself is
 ``runner.orchestration.coordinator.Coordinator``.
 """

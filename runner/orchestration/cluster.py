@@ -1,7 +1,7 @@
 """What a run starts and stops: ``LocalCluster``.
 
 The embedded Redis, this machine's worker (and the sandbox binds it sees), its sandbox health
-check, the prebuild of the entries and the dispatcher, started in one order
+check and the dispatcher, started in one order
 (docs/architecture.md, hop 4) and stopped exactly once: on leaving the ``with`` block, at exit,
 and so also on SIGTERM/SIGHUP, which ``terminate_on_signals`` makes unwind like Ctrl-C.
 
@@ -37,7 +37,6 @@ from runner.orchestration.celery_dispatcher import CeleryDispatcher
 from runner.orchestration.dispatcher import BrokerDown, Dispatcher, Timing
 from runner.orchestration.inline_dispatcher import InlineDispatcher
 from runner.orchestration.local_workers import LocalWorkers, RestartBudget
-from runner.orchestration.prebuild import LocalPrebuild, start_local_prebuild
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.orchestration.workers_gate import check_local_sandbox, probe_sandbox
 from runner.storage.run_dir import RunDir
@@ -122,7 +121,7 @@ class Background:
 
 
 class LocalCluster:
-    """What a run started (embedded Redis, local workers, prebuild, health check, dispatcher);
+    """What a run started (embedded Redis, local workers, health check, dispatcher);
     stopped exactly once. ``start`` starts it; leaving the ``with`` block (or the process's
     exit) stops it."""
 
@@ -134,7 +133,6 @@ class LocalCluster:
         self.redis: EmbeddedRedis | None = None
         self.workers: LocalWorkers | None = None
         self.dispatcher: Dispatcher | None = None
-        self.prebuild: LocalPrebuild | None = None
         #: the local health check, in a thread until the first dispatch (``sandbox_memory``)
         self.health_check: Background | None = None
         self._checked: Background = Background.done("")
@@ -185,9 +183,6 @@ class LocalCluster:
         if config.sandbox == "none":  # on stderr, whatever the progress mode
             print(f"tourney run: {UNSANDBOXED_WARNING}", file=sys.stderr, flush=True)
         blobs = pack()
-        if self.workers is not None:
-            # their first match finds its entries built: built here while they start
-            self.prebuild = start_local_prebuild(config, blobs, self.workers)
         self.timing = Timing.from_env()
         if request.inline:
             dispatcher: Dispatcher = InlineDispatcher(
@@ -212,8 +207,6 @@ class LocalCluster:
             count = self.workers.count if self.workers is not None else 0
             if not request.no_local_workers and request.broker:
                 count = self._start_local_workers(say, url, match_cpus)
-                if self.workers is not None:  # as above: built while they start
-                    self.prebuild = start_local_prebuild(config, blobs, self.workers)
             self.slots = max(count, 1)
             # one local worker process plays ``count`` matches at once (``LocalWorkers``)
             local = f"1 local worker ({count} match(es) at once)" if count else "no local worker"
@@ -334,9 +327,6 @@ class LocalCluster:
             # a run stopped (SIGTERM, an error) while its check builds and moves: the check's
             # sandbox and cgroups go with it, not with this process's exit
             check.wait(HEALTH_CHECK_STOP_WAIT_S)
-        prebuild, self.prebuild = self.prebuild, None
-        if prebuild is not None:
-            prebuild.stop()  # first: a build under way ends whole before its workers go
         workers, self.workers = self.workers, None
         dispatcher, self.dispatcher = self.dispatcher, None
         server, self.redis = self.redis, None

@@ -125,12 +125,6 @@ class LocalWorkers:
         return self.run_dir / "workers" / WORK_SUBDIR
 
     @property
-    def work_dirs(self) -> list[Path]:
-        """Every local worker's work directory (its build cache): one, shared by each
-        restarted worker (``runner.orchestration.prebuild`` builds into it ahead of them)."""
-        return [self.work_dir]
-
-    @property
     def pid_file(self) -> Path:
         return self.work_dir / "worker.pid"
 

@@ -9,8 +9,6 @@ only; a value of ``0`` (or ``no``, ``false``, ``off``) turns its trick off.
 * ``TOURNEY_STANDBY``: the local worker starts before the coordinator's own imports and
   imports meanwhile (``runner.orchestration.standby``). ``TOURNEY_NO_STANDBY=1``, the old
   name, still turns it off.
-* ``TOURNEY_PREBUILD``: the coordinator builds the entries into the local workers' caches
-  while they start (``runner.orchestration.prebuild``).
 * ``TOURNEY_REPLAY_WARMER``: the report's replays are computed while the matches play
   (``runner.report.replay_memo``; the run command asks ``switches().replay_warmer``).
 """
@@ -24,7 +22,6 @@ from dataclasses import dataclass
 STANDBY_ENV = "TOURNEY_STANDBY"
 #: the standby's switch as it was first named (``1`` turns it off)
 NO_STANDBY_ENV = "TOURNEY_NO_STANDBY"
-PREBUILD_ENV = "TOURNEY_PREBUILD"
 REPLAY_WARMER_ENV = "TOURNEY_REPLAY_WARMER"
 
 _OFF = ("0", "no", "false", "off")
@@ -39,7 +36,6 @@ class WarmSwitches:
     """Which of the coordinator side's start-up tricks are on (all, unless switched off)."""
 
     standby: bool = True
-    prebuild: bool = True
     replay_warmer: bool = True
 
     @classmethod
@@ -49,7 +45,6 @@ class WarmSwitches:
         no_standby = env.get(NO_STANDBY_ENV, "").strip().lower() not in ("", *_OFF)
         return cls(
             standby=_on(env, STANDBY_ENV) and not no_standby,
-            prebuild=_on(env, PREBUILD_ENV),
             replay_warmer=_on(env, REPLAY_WARMER_ENV),
         )
 

@@ -3,7 +3,7 @@
 What the coordinator side needs of the workers side goes through here: the names both sides
 use in Redis and the task message (``CeleryDispatcher``), playing a match in this process
 (``InlineDispatcher``), the sandbox's probe and health check, building entries as a worker
-does (``LocalCluster``'s prebuild, ``tourney validate``), a worker's broker URL rules, and
+does (``tourney validate``), a worker's broker URL rules, and
 tidying the sandboxes' cgroups after the local workers. The import-linter contract
 "one-door-to-workers" (pyproject.toml) names this module and no other.
 
@@ -32,8 +32,6 @@ from workers.task_message import origin
 if TYPE_CHECKING:
     from runner.domain.match_values import EntryRef, Limits
     from workers.live import LiveState as LiveState
-    from workers.prebuild import PrebuildPlan as PrebuildPlan
-    from workers.prebuild import PrebuildReport as PrebuildReport
 
 __all__ = [
     "KEYS",
@@ -47,10 +45,8 @@ __all__ = [
     "execute_here",
     "live_state",
     "origin",
-    "plan_local_prebuild",
     "probe_sandbox",
     "queue_for",
-    "run_local_prebuild",
     "sweep_sandbox_cgroups",
     "wire_errors",
 ]
@@ -81,8 +77,8 @@ class SandboxUnavailable(InfrastructureFailure):
     sandbox fails its health check)."""
 
 
-#: the run's start imports workers' modules from two threads at once (the health check's and
-#: the prebuild's, beside the main one): one at a time, since two threads importing modules of
+#: the run's start imports workers' modules in the health check's thread while its main thread
+#: goes on: one thread at a time, since two threads importing modules of
 #: ``workers.sandbox``, which import each other, can deadlock (Python's import then raises
 #: ``_DeadlockError``: seen once in about a hundred runs at a load of 13)
 _importing = threading.Lock()
@@ -102,44 +98,6 @@ def probe_sandbox(kind: str) -> str:
     except HostError as e:
         raise SandboxUnavailable(f"sandbox {kind} unavailable: {e}") from e
     return sandbox_memory_note() if factory.name == "bwrap" else ""
-
-
-def plan_local_prebuild(
-    refs: list[EntryRef],
-    work_dirs: list[Path],
-    *,
-    requested_sandbox: str,
-    limits: Limits,
-    allow_unsandboxed: bool,
-    exclusive_cores: bool,
-) -> PrebuildPlan | None:
-    """What the local workers would build, and how (``workers.prebuild.plan_prebuild``),
-    under the policy ``tourney worker`` makes of the flags ``LocalWorkers`` starts it with
-    (no limit ceilings of its own; its health check is made here instead)."""
-    with _importing:
-        # local: the prebuild and its artifact cache (about 0.3 s) load after the local workers start
-        from workers.policy import WorkerPolicy
-        from workers.prebuild import plan_prebuild
-
-    return plan_prebuild(
-        refs,
-        work_dirs,
-        requested_sandbox=requested_sandbox,
-        limits=limits,
-        policy=WorkerPolicy(allow_unsandboxed=allow_unsandboxed),
-        exclusive_cores=exclusive_cores,
-    )
-
-
-def run_local_prebuild(
-    plan: PrebuildPlan, fetch: Callable[[str], bytes], stop: threading.Event
-) -> PrebuildReport:
-    """Build ``plan`` into the local workers' caches, as they would (``workers.prebuild``)."""
-    with _importing:
-        # local: as in plan_local_prebuild, which loaded it already (it runs right after)
-        from workers.prebuild import prebuild
-
-    return prebuild(plan, fetch, stop)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 COORDINATOR_SWITCHES = {
     coordinator_warm.STANDBY_ENV: "standby",
-    coordinator_warm.PREBUILD_ENV: "prebuild",
     coordinator_warm.REPLAY_WARMER_ENV: "replay_warmer",
 }
 WORKER_SWITCHES = {

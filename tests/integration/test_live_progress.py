@@ -35,8 +35,6 @@ def test_progress_shows_builds_and_move_counts_while_they_run(tmp_path: Path, mo
     path = tmp_path / "live.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     fast = {"TOURNEY_PROGRESS_EVERY_S": "0.2", "TOURNEY_HEARTBEAT_S": "0.5"}
-    # the worker builds, as this test watches it do: not the coordinator ahead of it (prebuild)
-    fast["TOURNEY_PREBUILD"] = "0"
     how = ["--workers", "1"] if mode == "workers" else ["--inline"]
     run: list[str | Path] = ["run", path, *how, "--run-dir", tmp_path / "run"]
     done = tourney(*run, cwd=tmp_path, timeout=300, extra_env=fast)
