@@ -9,16 +9,13 @@ thread of this test speaking the wire protocol with a real enrolled key.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import redis
 
 from runner.domain.fleet import read_worker_key
@@ -361,12 +358,15 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
 
 
 def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> None:
-    """One worker's match hangs (an entry process stopped, its heartbeat alive: a slow
+    """One worker's match hangs (one move of an entry stalls, its heartbeat alive: a slow
     machine, not a dead one); once it is all the run waits for, a second copy goes to the idle
     worker and the run ends without waiting for the slow one."""
     tag = unique("strag")
     organiser = Organiser(tmp_path / "home")
-    config = write_config(tmp_path, "strag", entrants=4, sleep=0.02, tag=tag)
+    # the move that claims this file stalls for 10 minutes (tests/integration/entries/scan);
+    # written after the reference run, so only the slow worker's first move claims it
+    stall = tmp_path / "stall"
+    config = write_config(tmp_path, "strag", entrants=4, sleep=0.02, tag=tag, control=stall)
     doc = json.loads(config.read_text())
     doc["limits"]["move_wall_s"] = 50.0  # the stopped move is slow, not timed out (below the ceiling, 60)
     config.write_text(json.dumps(doc))
@@ -381,21 +381,13 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
     slow_name, fast_name = f"slow-{tag}", f"fast-{tag}"
     slow = start_worker(url, slow_name, tmp_path / "slow", organiser.enrol(slow_name), "--allow-unsandboxed")
     fast: subprocess.Popen[bytes] | None = None
-    stopped: list[psutil.Process] = []
+    stall.write_text("hang\n")
     proc = start_tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path,
                          log=log, extra_env=organiser.env())  # fmt: skip
     try:
-
-        def stop_an_entry_of_the_slow_worker() -> bool:
-            for p in psutil.Process(slow.pid).children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    if tag in " ".join(p.cmdline()) and "worker" not in p.cmdline():
-                        p.send_signal(signal.SIGSTOP)  # its own entry, stopped mid-move
-                        stopped.append(p)
-                        return True
-            return False
-
-        wait_for(stop_an_entry_of_the_slow_worker, 60, "the slow worker to play a move", every=0.02)
+        # a move on the slow worker claimed the file: that match stalls (the fast worker is not
+        # started yet, so it is the slow one's)
+        wait_for(lambda: not stall.exists(), 60, "the slow worker to stall in a move", every=0.02)
         fast = start_worker(
             url, fast_name, tmp_path / "fast", organiser.enrol(fast_name), "--allow-unsandboxed"
         )
@@ -403,9 +395,6 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
         assert proc.wait(120) == 0, _log(log)[-3000:]
         took = time.monotonic() - t0
     finally:
-        for p in stopped:
-            with contextlib.suppress(psutil.Error):
-                p.send_signal(signal.SIGCONT)
         if proc.poll() is None:
             proc.kill()
         for w in (slow, fast):

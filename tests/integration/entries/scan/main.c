@@ -39,12 +39,21 @@ int main(int argc, char **argv) {
         char buf[16] = {0};
         if (f) {
             /* "forfeit": every player forfeits; "forfeit N": only the one with --seed N */
-            if (fgets(buf, sizeof buf, f) && !strncmp(buf, "forfeit", 7) &&
-                (buf[7] != ' ' || atol(buf + 8) == seed)) {
+            int got = fgets(buf, sizeof buf, f) != NULL;
+            fclose(f);
+            if (got && !strncmp(buf, "forfeit", 7) && (buf[7] != ' ' || atol(buf + 8) == seed)) {
                 printf("0 0\n");
                 return 0;
             }
-            fclose(f);
+            /* "hang": the one move that claims the file (renames it to CONTROL.taken) takes
+               10 minutes, as on a machine that stalls; every other move is as usual */
+            char claimed[4096];
+            if (got && !strncmp(buf, "hang", 4) &&
+                snprintf(claimed, sizeof claimed, "%s.taken", control) < (int)sizeof claimed &&
+                rename(control, claimed) == 0) {
+                struct timespec stall = {600, 0};
+                nanosleep(&stall, NULL);
+            }
         }
     }
     printf("%d %d\n", cell % w + 1, cell / w + 1);
