@@ -852,6 +852,134 @@ static pid_t clone_namespaces(unsigned long flags) {
 #endif
 }
 
+/* ---- network namespaces: fresh, or the last game's if it left no trace ---- */
+
+/*
+ * Making a network namespace (and tearing one down) is most of what a game's
+ * set-up costs, so a game whose network namespace shows nothing of its game
+ * hands it on to the next game instead of a fresh one (docs/sandbox.md,
+ * "Network namespaces"). The manager makes every network namespace, brings its
+ * loopback up and keeps an fd of it; a game's init joins the one it is told at
+ * its "go". After a game, the manager looks at what its namespace shows:
+ *
+ *   - /proc/net/sockstat and sockstat6: no socket of any family alive (unix
+ *     and netlink ones included: "sockets: used"), none in use or in TIME_WAIT,
+ *     no fragment queued; the global figures (alloc, mem, orphan) are not the
+ *     namespace's and are left out;
+ *   - /proc/net/dev, snmp, snmp6 and netstat: byte for byte as they read when
+ *     it was made, loopback just up: every packet, every failed send (no
+ *     route), every TCP open or reset counts in one of them.
+ *
+ * Nothing else of a network namespace can change without a capability the
+ * entry never has (addresses, routes, links, netfilter, sysctls: the entry is
+ * not the sandbox user namespace's root) or without leaving one of the above.
+ * Anything unreadable or different: a fresh one, as before. A socket freed
+ * only after an RCU grace period (netlink, UDP) still counts as used: fresh.
+ */
+#define NET_COUNTER_FILES 4
+static const char *const net_counter_files[NET_COUNTER_FILES] = {"dev", "snmp", "snmp6", "netstat"};
+
+struct netns {
+    int fd;                                /* its /proc/thread-self/ns/net; -1: none */
+    char *counters[NET_COUNTER_FILES];     /* as they read when it was made (NULL: no such file) */
+};
+
+static struct netns net_cur = {-1, {0}};   /* the game being played has it */
+static struct netns net_ready = {-1, {0}}; /* fresh, loopback up, for a game after a used one */
+
+enum { GO_FRESH = 'f', GO_REUSE = 'r' };
+
+/* A file of /proc/thread-self/net (the current network namespace's), NULL if unreadable. */
+static char *read_proc_net(const char *name) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/thread-self/net/%s", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) break;
+        if (len + 1 == cap) {
+            char *more = realloc(buf, cap *= 2);
+            if (!more) { free(buf); buf = NULL; break; }
+            buf = more;
+        }
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) { free(buf); buf = NULL; break; }
+        if (r == 0) { buf[len] = 0; break; }
+        len += (size_t)r;
+    }
+    close(fd);
+    return buf;
+}
+
+/* 1 if a sockstat file (NULL: none) counts no socket, no TIME_WAIT, no fragment of this namespace. */
+static int no_sockets(char *text) {
+    if (!text) return 0;
+    const char *name = "";
+    int ok = 1;
+    for (char *save, *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+        if (w[0] >= '0' && w[0] <= '9') {
+            int counted = !strcmp(name, "used") || !strcmp(name, "inuse") || !strcmp(name, "tw") ||
+                          !strcmp(name, "memory");
+            if (counted && strcmp(w, "0") != 0) ok = 0;
+        }
+        name = w;
+    }
+    return ok;
+}
+
+/*
+ * A fresh network namespace with loopback up (die: no game can be played
+ * without one). The manager is left in it, as it is left in the last one it
+ * looked at (net_untouched): it cannot go back to bwrap's, which belongs to a
+ * user namespace it holds no capability in, and it never uses the network, so
+ * where it stays makes no difference to any game.
+ */
+static struct netns make_fresh_net(void) {
+    struct netns n = {-1, {0}};
+    if (unshare(CLONE_NEWNET) < 0) die("make a network namespace");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strcpy(ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) die("read loopback's flags");
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) die("bring loopback up");
+    close(s);
+    n.fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (n.fd < 0) die("open a network namespace");
+    for (int i = 0; i < NET_COUNTER_FILES; i++) n.counters[i] = read_proc_net(net_counter_files[i]);
+    return n;
+}
+
+static void drop_net(struct netns *n) {
+    close(n->fd);
+    n->fd = -1;
+    for (int i = 0; i < NET_COUNTER_FILES; i++) {
+        free(n->counters[i]);
+        n->counters[i] = NULL;
+    }
+}
+
+/* 1 if the namespace reads as it did when it was made: the next game may have it as a fresh one. */
+static int net_untouched(const struct netns *n) {
+    if (setns(n->fd, CLONE_NEWNET) < 0) return 0;
+    char *v4 = read_proc_net("sockstat"), *v6 = read_proc_net("sockstat6");
+    /* no sockstat6: no IPv6 in this kernel, so nothing of it to count */
+    int same = no_sockets(v4) && (!v6 || no_sockets(v6));
+    free(v4);
+    free(v6);
+    for (int i = 0; same && i < NET_COUNTER_FILES; i++) {
+        char *now = read_proc_net(net_counter_files[i]);
+        const char *then = n->counters[i];
+        same = (!now && !then) || (now && then && !strcmp(now, then));
+        free(now);
+    }
+    return same;
+}
+
 static void game_fail(const char *what) {
     fprintf(stderr, "tourney launcher: a game's namespaces: %s: %s\n", what, strerror(errno));
     _exit(112);
@@ -864,20 +992,17 @@ static void game_init(int go_r, int done_w) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) game_fail("make mounts private");
     /* a /proc of this PID namespace: the entry sees its own game's processes only */
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) game_fail("mount /proc");
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    strcpy(ifr.ifr_name, "lo");
-    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) game_fail("read loopback's flags");
-    ifr.ifr_flags |= IFF_UP;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) game_fail("bring loopback up");
-    close(s);
     char go;
     ssize_t r;
     do r = read(go_r, &go, 1);
     while (r < 0 && errno == EINTR);
     if (r != 1) _exit(0); /* the manager is gone: so is the sandbox */
     close(go_r);
+    /* the last game's network namespace if it left no trace, else the fresh one (manage_games) */
+    if (setns(go == GO_REUSE ? net_cur.fd : net_ready.fd, CLONE_NEWNET) < 0) game_fail("join a network namespace");
+    /* none of them may reach the entry, nor keep an unused namespace alive */
+    close(net_cur.fd);
+    close(net_ready.fd);
     /*
      * /entry, /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers
      * its inodes afresh (a reused one would count on from the last game's
@@ -934,7 +1059,7 @@ static void game_init(int go_r, int done_w) {
 static struct game start_game(void) {
     int go[2], done[2];
     if (pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) die("pipe");
-    pid_t pid = clone_namespaces(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS);
+    pid_t pid = clone_namespaces(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS);
     if (pid < 0) die("clone a game's namespaces");
     if (pid == 0) {
         close(go[1]);
@@ -961,8 +1086,11 @@ static void manage_games(void) {
     struct pollfd first = {ctl, POLLIN, 0};
     while (poll(&first, 1, -1) < 0)
         if (errno != EINTR) die("poll");
+    net_ready = make_fresh_net();
     struct game cur = start_game(), spare;
-    if (write(cur.go_w, "g", 1) != 1) die("start a game");
+    if (write(cur.go_w, (char[]){GO_FRESH}, 1) != 1) die("start a game");
+    net_cur = net_ready;
+    net_ready = make_fresh_net();
     spare = start_game();
     for (;;) {
         char done;
@@ -970,11 +1098,19 @@ static void manage_games(void) {
         do r = read(cur.done_r, &done, 1);
         while (r < 0 && errno == EINTR);
         if (r != 1) end_sandbox(0); /* it quit, failed, or the host is gone */
-        if (write(spare.go_w, "g", 1) != 1) end_sandbox(1);
+        /* every process of the game is reaped: what its namespace shows now is all it left */
+        int reuse = net_untouched(&net_cur);
+        if (write(spare.go_w, (char[]){reuse ? GO_REUSE : GO_FRESH}, 1) != 1) end_sandbox(1);
         close(cur.go_w);
         close(cur.done_r);
         /* the old init's namespaces are torn down (and it is reaped: SIGCHLD is
-           ignored here) while the next game is already being answered */
+           ignored here) while the next game is already being answered; a used
+           network namespace is replaced by a fresh one made meanwhile too */
+        if (!reuse) {
+            drop_net(&net_cur);
+            net_cur = net_ready;
+            net_ready = make_fresh_net();
+        }
         cur = spare;
         spare = start_game();
     }
