@@ -876,47 +876,44 @@ static pid_t clone_namespaces(unsigned long flags) {
  * Anything unreadable or different: a fresh one, as before. A socket freed
  * only after an RCU grace period (netlink, UDP) still counts as used: fresh.
  */
-#define NET_COUNTER_FILES 4
-static const char *const net_counter_files[NET_COUNTER_FILES] = {"dev", "snmp", "snmp6", "netstat"};
+/* what the manager reads of each: the first two must count nothing, the rest must not change */
+enum { NET_SOCKSTAT, NET_SOCKSTAT6, NET_FIRST_COUNTERS, NET_FILES = NET_FIRST_COUNTERS + 4 };
+static const char *const net_file_names[NET_FILES] = {"sockstat", "sockstat6", "dev", "snmp", "snmp6", "netstat"};
 
 struct netns {
-    int fd;                                /* its /proc/thread-self/ns/net; -1: none */
-    char *counters[NET_COUNTER_FILES];     /* as they read when it was made (NULL: no such file) */
+    int fd;                   /* its /proc/thread-self/ns/net; -1: none */
+    int files[NET_FILES];     /* its net_file_names, opened in it (-1: no such file) */
+    char *counters[NET_FILES]; /* the counter files as they read when it was made (NULL: unread) */
 };
 
-static struct netns net_cur = {-1, {0}};   /* the game being played has it */
-static struct netns net_ready = {-1, {0}}; /* fresh, loopback up, for a game after a used one */
+static struct netns net_cur = {.fd = -1};   /* the game being played has it */
+static struct netns net_ready = {.fd = -1}; /* fresh, loopback up, for a game after a used one */
 
 enum { GO_FRESH = 'f', GO_REUSE = 'r' };
 
-/* A file of /proc/thread-self/net (the current network namespace's), NULL if unreadable. */
-static char *read_proc_net(const char *name) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/thread-self/net/%s", name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
+/*
+ * A /proc/net file opened in its namespace, read from the start (NUL-ended in
+ * buf; -1 if unreadable or over cap). The files stay open from the namespace's
+ * making so a look costs no setns and no /proc lookups (open is most of a
+ * read), and a /proc/net file opened in a namespace shows that one ever after.
+ */
+static ssize_t read_net_file(int fd, char *buf, size_t cap) {
+    size_t len = 0;
+    if (fd < 0) return -1;
     for (;;) {
-        if (!buf) break;
-        if (len + 1 == cap) {
-            char *more = realloc(buf, cap *= 2);
-            if (!more) { free(buf); buf = NULL; break; }
-            buf = more;
-        }
-        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (len + 1 >= cap) return -1;
+        ssize_t r = pread(fd, buf + len, cap - 1 - len, (off_t)len);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) { free(buf); buf = NULL; break; }
-        if (r == 0) { buf[len] = 0; break; }
+        if (r < 0) return -1;
+        if (r == 0) break;
         len += (size_t)r;
     }
-    close(fd);
-    return buf;
+    buf[len] = 0;
+    return (ssize_t)len;
 }
 
-/* 1 if a sockstat file (NULL: none) counts no socket, no TIME_WAIT, no fragment of this namespace. */
+/* 1 if a sockstat file counts no socket, no TIME_WAIT, no fragment of its namespace. */
 static int no_sockets(char *text) {
-    if (!text) return 0;
     const char *name = "";
     int ok = 1;
     for (char *save, *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
@@ -932,13 +929,13 @@ static int no_sockets(char *text) {
 
 /*
  * A fresh network namespace with loopback up (die: no game can be played
- * without one). The manager is left in it, as it is left in the last one it
- * looked at (net_untouched): it cannot go back to bwrap's, which belongs to a
- * user namespace it holds no capability in, and it never uses the network, so
- * where it stays makes no difference to any game.
+ * without one). The manager is left in it: it cannot go back to bwrap's, which
+ * belongs to a user namespace it holds no capability in, and it never uses the
+ * network, so where it stays makes no difference to any game.
  */
 static struct netns make_fresh_net(void) {
-    struct netns n = {-1, {0}};
+    static char buf[1 << 16];
+    struct netns n = {.fd = -1};
     if (unshare(CLONE_NEWNET) < 0) die("make a network namespace");
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct ifreq ifr;
@@ -947,37 +944,46 @@ static struct netns make_fresh_net(void) {
     if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) die("read loopback's flags");
     ifr.ifr_flags |= IFF_UP;
     if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) die("bring loopback up");
-    close(s);
+    close(s); /* an unbound UDP socket is freed at once: "sockets: used" is back at 0 */
     n.fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (n.fd < 0) die("open a network namespace");
-    for (int i = 0; i < NET_COUNTER_FILES; i++) n.counters[i] = read_proc_net(net_counter_files[i]);
+    for (int i = 0; i < NET_FILES; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/thread-self/net/%s", net_file_names[i]);
+        n.files[i] = open(path, O_RDONLY | O_CLOEXEC);
+        n.counters[i] = NULL;
+        if (i >= NET_FIRST_COUNTERS && read_net_file(n.files[i], buf, sizeof buf) >= 0) n.counters[i] = strdup(buf);
+    }
     return n;
 }
 
-static void drop_net(struct netns *n) {
+static void close_net(const struct netns *n) {
+    if (n->fd < 0) return;
     close(n->fd);
-    n->fd = -1;
-    for (int i = 0; i < NET_COUNTER_FILES; i++) {
-        free(n->counters[i]);
-        n->counters[i] = NULL;
-    }
+    for (int i = 0; i < NET_FILES; i++)
+        if (n->files[i] >= 0) close(n->files[i]);
+}
+
+static void drop_net(struct netns *n) {
+    close_net(n);
+    for (int i = 0; i < NET_FILES; i++) free(n->counters[i]);
+    *n = (struct netns){.fd = -1};
 }
 
 /* 1 if the namespace reads as it did when it was made: the next game may have it as a fresh one. */
 static int net_untouched(const struct netns *n) {
-    if (setns(n->fd, CLONE_NEWNET) < 0) return 0;
-    char *v4 = read_proc_net("sockstat"), *v6 = read_proc_net("sockstat6");
+    static char buf[1 << 16];
+    if (read_net_file(n->files[NET_SOCKSTAT], buf, sizeof buf) < 0 || !no_sockets(buf)) return 0;
     /* no sockstat6: no IPv6 in this kernel, so nothing of it to count */
-    int same = no_sockets(v4) && (!v6 || no_sockets(v6));
-    free(v4);
-    free(v6);
-    for (int i = 0; same && i < NET_COUNTER_FILES; i++) {
-        char *now = read_proc_net(net_counter_files[i]);
-        const char *then = n->counters[i];
-        same = (!now && !then) || (now && then && !strcmp(now, then));
-        free(now);
+    if (n->files[NET_SOCKSTAT6] >= 0 &&
+        (read_net_file(n->files[NET_SOCKSTAT6], buf, sizeof buf) < 0 || !no_sockets(buf)))
+        return 0;
+    for (int i = NET_FIRST_COUNTERS; i < NET_FILES; i++) {
+        if (n->files[i] < 0 && !n->counters[i]) continue; /* no such file (no IPv6): nothing to count */
+        if (!n->counters[i] || read_net_file(n->files[i], buf, sizeof buf) < 0 || strcmp(buf, n->counters[i]))
+            return 0;
     }
-    return same;
+    return 1;
 }
 
 static void game_fail(const char *what) {
@@ -1001,8 +1007,8 @@ static void game_init(int go_r, int done_w) {
     /* the last game's network namespace if it left no trace, else the fresh one (manage_games) */
     if (setns(go == GO_REUSE ? net_cur.fd : net_ready.fd, CLONE_NEWNET) < 0) game_fail("join a network namespace");
     /* none of them may reach the entry, nor keep an unused namespace alive */
-    close(net_cur.fd);
-    close(net_ready.fd);
+    close_net(&net_cur);
+    close_net(&net_ready);
     /*
      * /entry, /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers
      * its inodes afresh (a reused one would count on from the last game's
