@@ -40,15 +40,15 @@ class Figures:
     boxed_ms: list[float] = field(default_factory=list)
 
     def setup_in_bare_moves(self) -> float:
-        return statistics.median(b2b / bare for b2b, bare in zip(self.back_to_back_ms, self.bare_ms, strict=True))
+        pairs = zip(self.back_to_back_ms, self.bare_ms, strict=True)
+        return statistics.median(b2b / bare for b2b, bare in pairs)
 
 
 def compile_launcher(source: Path, out: Path) -> Path:
     """``source`` compiled the way workers/sandbox/launcher.py compiles the launcher it uses."""
-    subprocess.run(
-        [os.environ.get("CC", "cc"), "-O2", "-Wall", "-I", str(LAUNCHER_SOURCE.parent), "-o", str(out), str(source)],
-        check=True,
-    )
+    # -I: launcher.c includes entry_filter.h, which a BEFORE file elsewhere finds here
+    flags = ["-O2", "-Wall", "-I", str(LAUNCHER_SOURCE.parent)]
+    subprocess.run([os.environ.get("CC", "cc"), *flags, "-o", str(out), str(source)], check=True)
     return out
 
 
@@ -57,7 +57,8 @@ def measure(factory: BwrapHostFactory, entry: Path, games: int, moves: int, into
     into.spaced_ms.append(reused_setup_ms(factory, entry, games, between_s=0.01))
     host = factory.open(entry, Limits(), "A")
     try:
-        _, bare, boxed = overhead_ratio(host, ["./a.out", "A"], entry, Boxing().default_board().encode(), moves)
+        arena = Boxing().default_board().encode()
+        _, bare, boxed = overhead_ratio(host, ["./a.out", "A"], entry, arena, moves)
     finally:
         host.close()
     into.bare_ms.append(bare)

@@ -289,9 +289,10 @@ static void do_sync(void) {
  * or reach a kernel key (entry_filter.h refuses keyctl, add_key, request_key),
  * and a KEYCTL_CLEAR here would itself create the uid's keyrings, which every
  * sandbox's /proc/keys then lists, so keyrings are left alone. Everything a game
- * can leave is not emptied but dropped with the game's init: its PID, network
- * and IPC namespaces (the PID counter, loopback counters and TIME_WAIT ports,
- * SysV objects and POSIX message queues), and in its mount namespace its own
+ * can leave is not emptied but dropped with the game's init: its PID and IPC
+ * namespaces (the PID counter, SysV objects and POSIX message queues), its
+ * network namespace unless it shows no trace of the game (loopback counters,
+ * sockets, TIME_WAIT ports: net_untouched), and in its mount namespace its own
  * /entry, /tmp and /dev/shm (a fresh tmpfs also numbers inodes afresh). The
  * next game runs in fresh ones (start_game, game_init). A game's init that
  * fails ends without telling the manager it is done, so the manager, and
@@ -820,25 +821,28 @@ static void drop_capabilities(void) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
 }
 
-/* ---- games: fresh PID, network and IPC namespaces for each ---------------- */
+/* ---- games: fresh PID and IPC namespaces for each, a network one as fresh -- */
 
 /*
  * The launcher bwrap starts is the sandbox's manager: it keeps the capabilities
  * bwrap gave it (CAP_SYS_ADMIN and CAP_NET_ADMIN, in the sandbox's own user
  * namespace) and never runs entry code. Each game is played by a game's init,
- * its child: PID 1 of new PID, network and IPC namespaces, with /proc mounted
- * for them and loopback up, every capability dropped. It serves the host's
- * requests for that game; at OP_RESET it kills its game (do_reset), says so
- * and exits, and its namespaces go with it: the next game
- * finds the PID counter at 1, loopback's counters at zero, no socket, no SysV
- * object and no file of the last game (docs/config.md, "Sandbox reuse").
+ * its child: PID 1 of new PID and IPC namespaces, with /proc mounted for them,
+ * in a network namespace the manager gives it at its "go" (a fresh one, or the
+ * last game's if that one shows nothing of it: above), every capability
+ * dropped. It serves the host's requests for that game; at OP_RESET it kills
+ * its game (do_reset), says so and exits, and its namespaces go with it: the
+ * next game finds the PID counter at 1, loopback's counters at zero, no
+ * socket, no SysV object and no file of the last game (docs/config.md,
+ * "Sandbox reuse").
  *
- * Making a network namespace takes milliseconds, so the manager makes the next
- * game's init while a game is played (a spare, waiting for its "go"): a reset
- * costs the host one hand-over, not a namespace set-up.
+ * The manager makes the next game's init while a game is played (a spare,
+ * waiting for its "go"), and a fresh network namespace for after a game that
+ * used its own: a reset costs the host one hand-over and a look at the last
+ * game's network namespace, not a namespace set-up.
  */
 struct game {
-    int go_w;   /* a byte: take over the control socket */
+    int go_w;   /* a byte, GO_FRESH or GO_REUSE: take over the control socket in that network namespace */
     int done_r; /* a byte: my game is reset and I am leaving; EOF without it: I failed or quit */
 };
 
@@ -1004,7 +1008,8 @@ static void game_init(int go_r, int done_w) {
     while (r < 0 && errno == EINTR);
     if (r != 1) _exit(0); /* the manager is gone: so is the sandbox */
     close(go_r);
-    /* the last game's network namespace if it left no trace, else the fresh one (manage_games) */
+    /* the last game's network namespace if it left no trace, else the fresh one (manage_games):
+       our copies of net_cur and net_ready are the manager's when it made us, while that game played */
     if (setns(go == GO_REUSE ? net_cur.fd : net_ready.fd, CLONE_NEWNET) < 0) game_fail("join a network namespace");
     /* none of them may reach the entry, nor keep an unused namespace alive */
     close_net(&net_cur);
