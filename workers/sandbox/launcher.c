@@ -861,8 +861,8 @@ static pid_t clone_namespaces(unsigned long flags) {
 /*
  * Making a network namespace (and tearing one down) is most of what a game's
  * set-up costs, so a game whose network namespace shows nothing of its game
- * hands it on to the next game instead of a fresh one (docs/sandbox.md,
- * "Network namespaces"). The manager makes every network namespace, brings its
+ * hands it on to the next game instead of a fresh one (docs/sandbox.md, "A
+ * game's network namespace"). The manager makes every network namespace, brings its
  * loopback up and keeps an fd of it; a game's init joins the one it is told at
  * its "go". After a game, the manager looks at what its namespace shows:
  *
@@ -878,7 +878,8 @@ static pid_t clone_namespaces(unsigned long flags) {
  * entry never has (addresses, routes, links, netfilter, sysctls: the entry is
  * not the sandbox user namespace's root) or without leaving one of the above.
  * Anything unreadable or different: a fresh one, as before. A socket freed
- * only after an RCU grace period (netlink, UDP) still counts as used: fresh.
+ * only after an RCU grace period (netlink, a bound UDP socket) still counts
+ * as used: fresh.
  */
 /* what the manager reads of each: the first two must count nothing, the rest must not change */
 enum { NET_SOCKSTAT, NET_SOCKSTAT6, NET_FIRST_COUNTERS, NET_FILES = NET_FIRST_COUNTERS + 4 };
