@@ -351,3 +351,40 @@ def test_each_game_gets_fresh_pid_network_and_ipc_namespaces(
         assert procs[:2] == ["1", "launcher"] and sorted(procs[3::2]) == ["ps", "sh"]
     finally:
         game2.close()
+
+
+def net_namespace(host: EntryHost) -> str:
+    """The network namespace of the current game's init, read from the host (an entry
+    has no earlier game's to compare it with: nothing of a game survives into the next)."""
+    game_init = host.workdir.parts[2]  # /proc/<game's init>/root/entry
+    return os.readlink(f"/proc/{game_init}/ns/net")
+
+
+def test_a_network_namespace_nobody_used_goes_on_to_the_next_game_a_used_one_never(
+    pooled: ReusingHostFactory, entry_dir: Path
+) -> None:
+    """A game whose network namespace still reads as a fresh one hands it on to the next
+    game (no namespace made and torn down for nothing), which sees it exactly as fresh; one
+    whose entry used loopback is replaced by a fresh one."""
+    game1 = pooled.open(entry_dir, QUICK, "X")
+    fresh = namespace_state(game1)
+    untouched = net_namespace(game1)
+    # processes, pipes, files and a unix socket pair: nothing a network namespace counts
+    quiet = sh(game1, "for i in $(seq 20); do echo $i | cat >/dev/null; done; echo quiet")
+    assert quiet.stdout == b"quiet\n"
+    pair = "import socket; a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1).decode())"
+    assert game1.run(["python3", "-c", pair], b"", QUICK).stdout == b"x\n"
+    game1.close()
+
+    game2 = pooled.open(entry_dir, QUICK, "X")
+    assert net_namespace(game2) == untouched
+    assert namespace_state(game2) == fresh
+    assert game2.run(["python3", "-c", LOOPBACK_TRAFFIC], b"", QUICK).stdout == b"sent\n"
+    game2.close()
+
+    game3 = pooled.open(entry_dir, QUICK, "X")
+    try:
+        assert net_namespace(game3) != untouched
+        assert namespace_state(game3) == fresh  # no counter, no TIME_WAIT socket of game 2
+    finally:
+        game3.close()

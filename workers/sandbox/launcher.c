@@ -289,9 +289,10 @@ static void do_sync(void) {
  * or reach a kernel key (entry_filter.h refuses keyctl, add_key, request_key),
  * and a KEYCTL_CLEAR here would itself create the uid's keyrings, which every
  * sandbox's /proc/keys then lists, so keyrings are left alone. Everything a game
- * can leave is not emptied but dropped with the game's init: its PID, network
- * and IPC namespaces (the PID counter, loopback counters and TIME_WAIT ports,
- * SysV objects and POSIX message queues), and in its mount namespace its own
+ * can leave is not emptied but dropped with the game's init: its PID and IPC
+ * namespaces (the PID counter, SysV objects and POSIX message queues), its
+ * network namespace unless it shows no trace of the game (loopback counters,
+ * sockets, TIME_WAIT ports: net_untouched), and in its mount namespace its own
  * /entry, /tmp and /dev/shm (a fresh tmpfs also numbers inodes afresh). The
  * next game runs in fresh ones (start_game, game_init). A game's init that
  * fails ends without telling the manager it is done, so the manager, and
@@ -820,25 +821,28 @@ static void drop_capabilities(void) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("no_new_privs");
 }
 
-/* ---- games: fresh PID, network and IPC namespaces for each ---------------- */
+/* ---- games: fresh PID and IPC namespaces for each, a network one as fresh -- */
 
 /*
  * The launcher bwrap starts is the sandbox's manager: it keeps the capabilities
  * bwrap gave it (CAP_SYS_ADMIN and CAP_NET_ADMIN, in the sandbox's own user
  * namespace) and never runs entry code. Each game is played by a game's init,
- * its child: PID 1 of new PID, network and IPC namespaces, with /proc mounted
- * for them and loopback up, every capability dropped. It serves the host's
- * requests for that game; at OP_RESET it kills its game (do_reset), says so
- * and exits, and its namespaces go with it: the next game
- * finds the PID counter at 1, loopback's counters at zero, no socket, no SysV
- * object and no file of the last game (docs/config.md, "Sandbox reuse").
+ * its child: PID 1 of new PID and IPC namespaces, with /proc mounted for them,
+ * in a network namespace the manager gives it at its "go" (a fresh one, or the
+ * last game's if that one shows nothing of it: above), every capability
+ * dropped. It serves the host's requests for that game; at OP_RESET it kills
+ * its game (do_reset), says so and exits, and its namespaces go with it: the
+ * next game finds the PID counter at 1, loopback's counters at zero, no
+ * socket, no SysV object and no file of the last game (docs/config.md,
+ * "Sandbox reuse").
  *
- * Making a network namespace takes milliseconds, so the manager makes the next
- * game's init while a game is played (a spare, waiting for its "go"): a reset
- * costs the host one hand-over, not a namespace set-up.
+ * The manager makes the next game's init while a game is played (a spare,
+ * waiting for its "go"), and a fresh network namespace for after a game that
+ * used its own: a reset costs the host one hand-over and a look at the last
+ * game's network namespace, not a namespace set-up.
  */
 struct game {
-    int go_w;   /* a byte: take over the control socket */
+    int go_w;   /* a byte, GO_FRESH or GO_REUSE: take over the control socket in that network namespace */
     int done_r; /* a byte: my game is reset and I am leaving; EOF without it: I failed or quit */
 };
 
@@ -850,6 +854,141 @@ static pid_t clone_namespaces(unsigned long flags) {
 #else
     return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 #endif
+}
+
+/* ---- network namespaces: fresh, or the last game's if it left no trace ---- */
+
+/*
+ * Making a network namespace (and tearing one down) is most of what a game's
+ * set-up costs, so a game whose network namespace shows nothing of its game
+ * hands it on to the next game instead of a fresh one (docs/sandbox.md, "A
+ * game's network namespace"). The manager makes every network namespace, brings its
+ * loopback up and keeps an fd of it; a game's init joins the one it is told at
+ * its "go". After a game, the manager looks at what its namespace shows:
+ *
+ *   - /proc/net/sockstat and sockstat6: no socket of any family alive (unix
+ *     and netlink ones included: "sockets: used"), none in use or in TIME_WAIT,
+ *     no fragment queued; the global figures (alloc, mem, orphan) are not the
+ *     namespace's and are left out;
+ *   - /proc/net/dev, snmp, snmp6 and netstat: byte for byte as they read when
+ *     it was made, loopback just up: every packet, every failed send (no
+ *     route), every TCP open or reset counts in one of them.
+ *
+ * Nothing else of a network namespace can change without a capability the
+ * entry never has (addresses, routes, links, netfilter, sysctls: the entry is
+ * not the sandbox user namespace's root) or without leaving one of the above.
+ * Anything unreadable or different: a fresh one, as before. A socket freed
+ * only after an RCU grace period (netlink, a bound UDP socket) still counts
+ * as used: fresh.
+ */
+/* what the manager reads of each: the first two must count nothing, the rest must not change */
+enum { NET_SOCKSTAT, NET_SOCKSTAT6, NET_FIRST_COUNTERS, NET_FILES = NET_FIRST_COUNTERS + 4 };
+static const char *const net_file_names[NET_FILES] = {"sockstat", "sockstat6", "dev", "snmp", "snmp6", "netstat"};
+
+struct netns {
+    int fd;                   /* its /proc/thread-self/ns/net; -1: none */
+    int files[NET_FILES];     /* its net_file_names, opened in it (-1: no such file) */
+    char *counters[NET_FILES]; /* the counter files as they read when it was made (NULL: unread) */
+};
+
+static struct netns net_cur = {.fd = -1};   /* the game being played has it */
+static struct netns net_ready = {.fd = -1}; /* fresh, loopback up, for a game after a used one */
+
+enum { GO_FRESH = 'f', GO_REUSE = 'r' };
+
+/*
+ * A /proc/net file opened in its namespace, read from the start (NUL-ended in
+ * buf; -1 if unreadable or over cap). The files stay open from the namespace's
+ * making so a look costs no setns and no /proc lookups (open is most of a
+ * read), and a /proc/net file opened in a namespace shows that one ever after.
+ */
+static ssize_t read_net_file(int fd, char *buf, size_t cap) {
+    size_t len = 0;
+    if (fd < 0) return -1;
+    for (;;) {
+        if (len + 1 >= cap) return -1;
+        ssize_t r = pread(fd, buf + len, cap - 1 - len, (off_t)len);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        len += (size_t)r;
+    }
+    buf[len] = 0;
+    return (ssize_t)len;
+}
+
+/* 1 if a sockstat file counts no socket, no TIME_WAIT, no fragment of its namespace. */
+static int no_sockets(char *text) {
+    const char *name = "";
+    int ok = 1;
+    for (char *save, *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+        if (w[0] >= '0' && w[0] <= '9') {
+            int counted = !strcmp(name, "used") || !strcmp(name, "inuse") || !strcmp(name, "tw") ||
+                          !strcmp(name, "memory");
+            if (counted && strcmp(w, "0") != 0) ok = 0;
+        }
+        name = w;
+    }
+    return ok;
+}
+
+/*
+ * A fresh network namespace with loopback up (die: no game can be played
+ * without one). The manager is left in it: it cannot go back to bwrap's, which
+ * belongs to a user namespace it holds no capability in, and it never uses the
+ * network, so where it stays makes no difference to any game.
+ */
+static struct netns make_fresh_net(void) {
+    static char buf[1 << 16];
+    struct netns n = {.fd = -1};
+    if (unshare(CLONE_NEWNET) < 0) die("make a network namespace");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strcpy(ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) die("read loopback's flags");
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) die("bring loopback up");
+    close(s); /* an unbound UDP socket is freed at once: "sockets: used" is back at 0 */
+    n.fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (n.fd < 0) die("open a network namespace");
+    for (int i = 0; i < NET_FILES; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/thread-self/net/%s", net_file_names[i]);
+        n.files[i] = open(path, O_RDONLY | O_CLOEXEC);
+        n.counters[i] = NULL;
+        if (i >= NET_FIRST_COUNTERS && read_net_file(n.files[i], buf, sizeof buf) >= 0) n.counters[i] = strdup(buf);
+    }
+    return n;
+}
+
+static void close_net(const struct netns *n) {
+    if (n->fd < 0) return;
+    close(n->fd);
+    for (int i = 0; i < NET_FILES; i++)
+        if (n->files[i] >= 0) close(n->files[i]);
+}
+
+static void drop_net(struct netns *n) {
+    close_net(n);
+    for (int i = 0; i < NET_FILES; i++) free(n->counters[i]);
+    *n = (struct netns){.fd = -1};
+}
+
+/* 1 if the namespace reads as it did when it was made: the next game may have it as a fresh one. */
+static int net_untouched(const struct netns *n) {
+    static char buf[1 << 16];
+    if (read_net_file(n->files[NET_SOCKSTAT], buf, sizeof buf) < 0 || !no_sockets(buf)) return 0;
+    /* no sockstat6: no IPv6 in this kernel, so nothing of it to count */
+    if (n->files[NET_SOCKSTAT6] >= 0 &&
+        (read_net_file(n->files[NET_SOCKSTAT6], buf, sizeof buf) < 0 || !no_sockets(buf)))
+        return 0;
+    for (int i = NET_FIRST_COUNTERS; i < NET_FILES; i++) {
+        if (n->files[i] < 0 && !n->counters[i]) continue; /* no such file (no IPv6): nothing to count */
+        if (!n->counters[i] || read_net_file(n->files[i], buf, sizeof buf) < 0 || strcmp(buf, n->counters[i]))
+            return 0;
+    }
+    return 1;
 }
 
 static void game_fail(const char *what) {
@@ -864,20 +1003,18 @@ static void game_init(int go_r, int done_w) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) game_fail("make mounts private");
     /* a /proc of this PID namespace: the entry sees its own game's processes only */
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) game_fail("mount /proc");
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    strcpy(ifr.ifr_name, "lo");
-    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) game_fail("read loopback's flags");
-    ifr.ifr_flags |= IFF_UP;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) game_fail("bring loopback up");
-    close(s);
     char go;
     ssize_t r;
     do r = read(go_r, &go, 1);
     while (r < 0 && errno == EINTR);
     if (r != 1) _exit(0); /* the manager is gone: so is the sandbox */
     close(go_r);
+    /* the last game's network namespace if it left no trace, else the fresh one (manage_games):
+       our copies of net_cur and net_ready are the manager's when it made us, while that game played */
+    if (setns(go == GO_REUSE ? net_cur.fd : net_ready.fd, CLONE_NEWNET) < 0) game_fail("join a network namespace");
+    /* none of them may reach the entry, nor keep an unused namespace alive */
+    close_net(&net_cur);
+    close_net(&net_ready);
     /*
      * /entry, /tmp and /dev/shm of this game alone: a fresh tmpfs also numbers
      * its inodes afresh (a reused one would count on from the last game's
@@ -934,7 +1071,7 @@ static void game_init(int go_r, int done_w) {
 static struct game start_game(void) {
     int go[2], done[2];
     if (pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0) die("pipe");
-    pid_t pid = clone_namespaces(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS);
+    pid_t pid = clone_namespaces(CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS);
     if (pid < 0) die("clone a game's namespaces");
     if (pid == 0) {
         close(go[1]);
@@ -961,8 +1098,11 @@ static void manage_games(void) {
     struct pollfd first = {ctl, POLLIN, 0};
     while (poll(&first, 1, -1) < 0)
         if (errno != EINTR) die("poll");
+    net_ready = make_fresh_net();
     struct game cur = start_game(), spare;
-    if (write(cur.go_w, "g", 1) != 1) die("start a game");
+    if (write(cur.go_w, (char[]){GO_FRESH}, 1) != 1) die("start a game");
+    net_cur = net_ready;
+    net_ready = make_fresh_net();
     spare = start_game();
     for (;;) {
         char done;
@@ -970,11 +1110,19 @@ static void manage_games(void) {
         do r = read(cur.done_r, &done, 1);
         while (r < 0 && errno == EINTR);
         if (r != 1) end_sandbox(0); /* it quit, failed, or the host is gone */
-        if (write(spare.go_w, "g", 1) != 1) end_sandbox(1);
+        /* every process of the game is reaped: what its namespace shows now is all it left */
+        int reuse = net_untouched(&net_cur);
+        if (write(spare.go_w, (char[]){reuse ? GO_REUSE : GO_FRESH}, 1) != 1) end_sandbox(1);
         close(cur.go_w);
         close(cur.done_r);
         /* the old init's namespaces are torn down (and it is reaped: SIGCHLD is
-           ignored here) while the next game is already being answered */
+           ignored here) while the next game is already being answered; a used
+           network namespace is replaced by a fresh one made meanwhile too */
+        if (!reuse) {
+            drop_net(&net_cur);
+            net_cur = net_ready;
+            net_ready = make_fresh_net();
+        }
         cur = spare;
         spare = start_game();
     }
