@@ -1,10 +1,13 @@
 """Engine plies per second against fastchess (issue 29 item 9): stockfish against itself at
 2,000 nodes a move, 2 games at once, the same openings, played three ways:
 
-* ``tourney run`` on a ``game: chess`` config, the sandbox on: each match (an opening's game
-  pair) starts both engines in sandboxes of their own and keeps them for its two games
-  (``restart`` off, docs/engines.md); plies are counted from the run store's results, the
-  rate over the run's play loop (its start and stop are the e2e benchmark's);
+* ``tourney run`` on a ``game: chess`` config, the sandbox on: each match starts both engines
+  in sandboxes of their own and keeps them for all its games (``restart`` off,
+  docs/engines.md); a match plays pairs / concurrency openings (``openings.per_match``,
+  ``--per-match``), so that tourney starts as many engines as fastchess (one a side per
+  concurrent slot: 40 games, 2 at once = 2 matches of 10 pairs, 4 engine starts each side);
+  plies are counted from the run store's results, the rate over the run's play loop (its
+  start and stop are the e2e benchmark's);
 * fastchess (``FASTCHESS=path``, or ``fastchess`` on PATH), the reference: engines kept alive
   between games; plies counted from its PGN;
 * the bare python-chess loop (bench/bare_uci.py): raw pipes, engines kept alive. It stands in
@@ -174,12 +177,26 @@ def chess_known() -> bool:
     return "chess" in GAME_NAMES
 
 
+def fastchess_like_per_match(pairs: int) -> int:
+    """``openings.per_match`` that starts as many engines as fastchess does: one match per
+    worker (``CONCURRENCY``), as fastchess keeps one engine a side per concurrent slot for all
+    of its games; each match then starts its two engines once (docs/engines.md, "Openings")."""
+    return max(1, -(-pairs // CONCURRENCY))
+
+
 def tourney_config(
-    tmp: Path, stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str
+    tmp: Path,
+    stockfish: str,
+    plans: Sequence[GamePlan],
+    limit: EngineLimit,
+    sandbox: str,
+    per_match: int | None = None,
 ) -> Path:
     """A ``game: chess`` config playing ``plans`` (docs/engines.md, docs/config.md "Engine
-    settings"): two stockfish entries, one board per opening pair, a round robin of 2 games a
-    board (each side white once, the better seed first, as fastchess's ``-games 2``)."""
+    settings"): two stockfish entries, the pairs' openings as a sequential book, a round robin
+    of 2 games an opening (each side white once, the better seed first, as fastchess's
+    ``-games 2``), ``per_match`` openings a match (None: ``fastchess_like_per_match``; 1: one
+    opening's pair a match, two engine starts a pair)."""
     entries = []
     for name in ("stockfish-a", "stockfish-b"):
         entry = tmp / "entries" / name
@@ -188,7 +205,12 @@ def tourney_config(
         (entry / "entry.yaml").write_text(yaml.safe_dump(spec))
         entries.append({"path": str(entry)})
     fens = [plan.fen for plan in plans[::2]]
-    boards = {f"o{k:03d}": {"text": fen} for k, fen in enumerate(fens)}
+    tag = "tc" if limit.clock else "nodes"
+    book = tmp / f"engine-bench-{tag}.epd"
+    book.write_text("".join(book_line(fen) + "\n" for fen in fens))
+    k = fastchess_like_per_match(len(fens)) if per_match is None else per_match
+    openings: dict[str, object] = {"file": str(book), "order": "sequential"}
+    openings |= {"per_match": k} if k > 1 else {}  # 1: the config of a tree without the key
     each: dict[str, object] = {"timemargin": limit.margin_ms}
     each |= {"tc": limit.tc()} if limit.clock else {"nodes": limit.nodes}
     config = {
@@ -199,26 +221,33 @@ def tourney_config(
         # at fixed nodes the move wall bounds a move; generous, a machine under load is no engine fault
         "limits": {"move_wall_s": 30.0},
         "each": each,
-        "boards": boards,
+        "openings": openings,
         "entries": entries,
         "stages": [
-            {"name": "bench", "planner": "round_robin", "games_per_pairing": 2, "boards": list(boards)}
+            {"name": "bench", "planner": "round_robin", "games_per_pairing": 2, "boards": ["openings"]}
         ],
     }
-    path = tmp / f"engine-bench-{'tc' if limit.clock else 'nodes'}.yaml"
+    path = tmp / f"engine-bench-{tag}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
 
 def run_tourney(
-    stockfish: str, plans: Sequence[GamePlan], limit: EngineLimit, sandbox: str, tmp: Path, tree: Path = ROOT
+    stockfish: str,
+    plans: Sequence[GamePlan],
+    limit: EngineLimit,
+    sandbox: str,
+    tmp: Path,
+    tree: Path = ROOT,
+    per_match: int | None = None,
 ) -> tuple[Played, float]:
     """(what ``tourney run`` played, timed over its play loop; its whole wall seconds); ``tree``:
-    the source tree whose tourney runs (another checkout, for before / after figures)."""
+    the source tree whose tourney runs (another checkout, for before / after figures; one
+    without ``openings.per_match`` needs ``per_match`` 1)."""
     from runner.domain.match_values import VerdictKind
     from runner.storage.store import RunStore
 
-    config = tourney_config(tmp, stockfish, plans, limit, sandbox)
+    config = tourney_config(tmp, stockfish, plans, limit, sandbox, per_match)
     run_dir = Path(tempfile.mkdtemp(prefix=f"run-{config.stem}-", dir=tmp)) / "run"  # a fresh run each time
     env = dict(os.environ)
     env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
@@ -261,7 +290,13 @@ def _sandbox() -> str:
 
 
 # -- the benchmark -----------------------------------------------------------------------------
-def main(quick: bool = False, time_games: int | None = None, before: Path | None = None) -> None:
+def main(
+    quick: bool = False,
+    time_games: int | None = None,
+    before: Path | None = None,
+    per_match: int | None = None,
+    one_pair_side: bool = False,
+) -> None:
     stockfish = find_stockfish()
     if stockfish is None:
         print("engine bench skipped: stockfish is not installed (apt-get install stockfish)")
@@ -291,8 +326,10 @@ def main(quick: bool = False, time_games: int | None = None, before: Path | None
     tmp = Path(tempfile.mkdtemp(prefix="tourney-engine-bench-"))
     try:
         rounds = RATE_ROUNDS_QUICK if quick else RATE_ROUNDS
-        _compare_rates(stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp, before)
-        _time_losses(stockfish, fastchess, fens, time_games, sandbox, tmp)
+        _compare_rates(
+            stockfish, fastchess, sandbox, fens, rate_games, rounds, tmp, before, per_match, one_pair_side
+        )
+        _time_losses(stockfish, fastchess, fens, time_games, sandbox, tmp, per_match)
         load = os.getloadavg()
         print(f"  load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     finally:
@@ -308,29 +345,37 @@ def _compare_rates(
     rounds: int,
     tmp: Path,
     before: Path | None = None,
+    per_match: int | None = None,
+    one_pair_side: bool = False,
 ) -> None:
     """Plies per second of each side over ``rounds`` rounds, in an order that rotates each round
     (outside load hits every side alike); each ratio is the median of its rounds' ratios.
-    ``before``: another source tree whose tourney is one more side ("tourney before")."""
+    ``before``: another source tree whose tourney is one more side ("tourney before");
+    ``one_pair_side``: this tree's tourney at one opening a match is one more ("one pair")."""
     limit = EngineLimit(nodes=NODES, margin_ms=TIME_CONTROL.margin_ms)
     plans = plan_games(fens, games)
+    pairs = len(plans) // 2
+    k = fastchess_like_per_match(pairs) if per_match is None else per_match
     sides = [*(["fastchess"] if fastchess else []), "bare", *(["tourney"] if sandbox else [])]
     sides += ["before"] if sandbox and before else []
+    sides += ["one pair"] if sandbox and one_pair_side else []
     played: dict[str, list[Played]] = {side: [] for side in sides}
-    walls: dict[str, list[float]] = {"tourney": [], "before": []}
+    walls: dict[str, list[float]] = {"tourney": [], "before": [], "one pair": []}
     for r in range(rounds):
         for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
             if side == "fastchess" and fastchess is not None:
                 played[side].append(run_fastchess(fastchess, stockfish, fens, len(plans), limit, tmp))
-            elif side in ("tourney", "before") and sandbox is not None:
+            elif side in walls and sandbox is not None:
                 tree = before if side == "before" and before else ROOT
-                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp, tree)
+                k_side = 1 if side == "one pair" else k
+                loop, wall = run_tourney(stockfish, plans, limit, sandbox, tmp, tree, k_side)
                 played[side].append(loop)
                 walls[side].append(wall)
             else:
                 played[side].append(play_bare(plans, limit, stockfish))
     names = {"fastchess": "fastchess", "bare": "bare python-chess loop", "tourney": "tourney"}
     names["before"] = f"tourney before ({before})"
+    names["one pair"] = "tourney at one opening a match"
     for side in sides:
         rates = [p.plies_per_s for p in played[side]]
         extra = ""
@@ -360,8 +405,14 @@ def _compare_rates(
     line = f"engine plies per second, tourney / {names[reference]}"
     if "before" in played:
         print(f"  engine plies per second, tourney / tourney before: {ratio('tourney', 'before')}")
+    if "one pair" in played:
+        print(f"  engine plies per second, tourney / {names['one pair']}: {ratio('tourney', 'one pair')}")
+    # the engine starts the two sides pay: each of tourney's matches starts one engine a side
+    matches = -(-pairs // k)
+    starts = f"tourney {k} openings a match: {matches} matches, {2 * matches} engine starts"
+    starts += f"; fastchess {CONCURRENCY} slots, {2 * CONCURRENCY}" if fastchess else ""
     if sandbox:
-        print(f"{line}: {ratio('tourney', reference)}", flush=True)
+        print(f"{line}: {ratio('tourney', reference)}; {starts}", flush=True)
     else:
         print(f"{line}: not measured (no game: chess here)", flush=True)
 
@@ -380,21 +431,28 @@ def _compare_cpu(played: dict[str, list[Played]], names: dict[str, str], referen
         if all(p.cpu_s is not None for p in runs):
             total, engine = per_ply_ms(runs, False), per_ply_ms(runs, True)
             print(f"  {names[side]}: CPU a ply {total:.2f} ms, of which the engines {engine:.2f} ms")
-    for side, other in (("tourney", reference), ("tourney", "before")):
+    for side, other in (("tourney", reference), ("tourney", "before"), ("tourney", "one pair")):
         if side in played and other in played and played[other][0].cpu_s is not None:
             ratio = per_ply_ms(played[side], False) / per_ply_ms(played[other], False)
             print(f"  CPU of every process a ply, {names[side]} / {names[other]}: {ratio:.2f}", flush=True)
 
 
 def _time_losses(
-    stockfish: str, fastchess: str | None, fens: Sequence[str], games: int, sandbox: str | None, tmp: Path
+    stockfish: str,
+    fastchess: str | None,
+    fens: Sequence[str],
+    games: int,
+    sandbox: str | None,
+    tmp: Path,
+    per_match: int | None = None,
 ) -> None:
     """``time losses at tc 1+0.01: L of G games`` for tourney (where it plays chess) and the reference."""
     plans = plan_games(fens, games)
     tc = TIME_CONTROL.tc()
     sides: list[tuple[str, Played]] = []
     if sandbox is not None:
-        sides.append(("tourney", run_tourney(stockfish, plans, TIME_CONTROL, sandbox, tmp)[0]))
+        played = run_tourney(stockfish, plans, TIME_CONTROL, sandbox, tmp, per_match=per_match)[0]
+        sides.append(("tourney", played))
     if fastchess is not None:
         sides.append(("fastchess", run_fastchess(fastchess, stockfish, fens, len(plans), TIME_CONTROL, tmp)))
     else:
@@ -410,5 +468,17 @@ if __name__ == "__main__":
     cli.add_argument("--quick", action="store_true", help=f"{RATE_GAMES_QUICK} and {TIME_GAMES_QUICK} games")
     cli.add_argument("--time-games", type=int, help=f"games at tc {TIME_CONTROL.tc()} (default {TIME_GAMES})")
     cli.add_argument("--before", type=Path, metavar="TREE", help="also run the tourney of another tree")
+    cli.add_argument(
+        "--per-match",
+        type=int,
+        metavar="K",
+        help="tourney's openings a match (default: pairs / concurrency, fastchess's engine starts; "
+        "1: one pair a match, as a tree without openings.per_match)",
+    )
+    cli.add_argument(
+        "--one-pair-side",
+        action="store_true",
+        help="also run this tree's tourney at one opening a match, interleaved (a paired A/B of per_match)",
+    )
     args = cli.parse_args()
-    main(args.quick, args.time_games, args.before)
+    main(args.quick, args.time_games, args.before, args.per_match, args.one_pair_side)

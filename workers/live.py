@@ -39,7 +39,9 @@ class LiveState(MatchObserver):
         self, spec: MatchSpec, attempt: int, worker: str, on_change: Callable[[], None] | None = None
     ) -> None:
         self._lock = threading.Lock()
-        self._live = LiveMatch(spec.match_id, attempt, worker, tuple(spec.plan.players), len(spec.orders))
+        self._live = LiveMatch(
+            spec.match_id, attempt, worker, tuple(spec.plan.players), len(spec.planned_games())
+        )
         self._moves = 0  # counted apart: a move costs an increment, the record is made when read
         self._version = 0
         self._on_change = on_change

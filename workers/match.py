@@ -1,4 +1,5 @@
-"""The referee loop for one match: every game of ``spec.orders`` on one board.
+"""The referee loop for one match: every game of ``spec.orders`` on its board, or on each of
+its boards in turn (``spec.boards``: a chess match of several openings, ``spec.planned_games``).
 
 Per game: one host per seat (a private copy of the entry, closed at the end
 of the game so no process survives it), one protocol per seat, then ask the
@@ -50,6 +51,7 @@ from runner.domain.match_values import (
     MatchResult,
     MatchSpec,
     MoveRecord,
+    PlannedGame,
     Verdict,
     VerdictKind,
 )
@@ -95,22 +97,24 @@ class _Game:
         self,
         spec: MatchSpec,
         game: Game[Any, Any],
-        order: list[str],
+        planned: PlannedGame,
         entry_dirs: Mapping[str, EntryDir],
         hosts: HostFactory,
         observer: MatchObserver,
-        number: int,
         bound: GameBound,
         kept: KeptEngines | None = None,
         last: bool = True,
     ):
         self.spec = spec
         self.game = game
-        self.order = order
+        self.order = order = list(planned.order)
+        #: where this game starts (the match's board, or its opening of ``spec.boards``)
+        self.board_text = planned.board_text
+        self.recorded_board = planned.recorded_board
         self.entry_dirs = entry_dirs
         self.hosts = hosts
         self.observer = observer
-        self.number = number
+        self.number = planned.number
         self.bound = bound
         #: where engines wait for the match's next game (taken back by its seats here)
         self.kept = kept
@@ -129,7 +133,7 @@ class _Game:
 
     def play(self) -> GameRecord:
         try:
-            return self.stderr_notes.attach(self._play())
+            return self._on_board(self.stderr_notes.attach(self._play()))
         finally:
             try:
                 for host in self.open_hosts.values():
@@ -142,7 +146,7 @@ class _Game:
 
     def _play(self) -> GameRecord:
         game, order = self.game, self.order
-        self.state = game.new_game(self.spec.board_text, len(order))
+        self.state = game.new_game(self.board_text, len(order))
         self.observer.game_started(self.number, list(order), game, self.state)
         dirs = [self.entry_dirs[name] for name in order]
         if all(isinstance(d, BuildFailed) for d in dirs):
@@ -221,7 +225,7 @@ class _Game:
         argv = argv_for(
             ref,
             mark,
-            board_size(self.game, self.spec.board_text),
+            board_size(self.game, self.board_text),
             self.spec.limits.move_wall_s,
             game_seed(self.spec.seed, self.number),
         )
@@ -237,7 +241,7 @@ class _Game:
         host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
         self.open_hosts[seat] = host
         proto = make_protocol(
-            ref.protocol, self.game, host, argv, who, self.spec.limits, self.spec.board_text, self._engines()
+            ref.protocol, self.game, host, argv, who, self.spec.limits, self.board_text, self._engines()
         )
         self.protocols[seat] = proto
         if isinstance(proto, EngineProtocol):
@@ -249,7 +253,7 @@ class _Game:
         proto = self.protocols[seat]
         if seat in self.reused and isinstance(proto, EngineProtocol):
             who = Seat(self.order[seat], seat, self.game.seat_mark(self.state, seat), players=len(self.order))
-            verdict = proto.next_game(who, self.spec.board_text, self._engines())
+            verdict = proto.next_game(who, self.board_text, self._engines())
         else:
             verdict = proto.begin(self.state)
         if verdict is not None:
@@ -313,11 +317,16 @@ class _Game:
         ruling = adjudicated(self.game, self.state, len(self.order), stopped_by, self.bound, len(self.moves))
         return self._record(ruling, stopped_by)
 
+    def _on_board(self, record: GameRecord) -> GameRecord:
+        """``record`` naming its board when the match plays several (``GameRecord.board_id``)."""
+        return dataclasses.replace(record, board_id=self.recorded_board) if self.recorded_board else record
+
     def system_error(self, error: BaseException) -> GameRecord:
         detail = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         verdict = Verdict(VerdictKind.SYSTEM_ERROR, None, detail)
         scores = {name: 0 for name in self.order}
-        return GameRecord(list(self.order), None, scores, verdict, list(self.moves), "runner error")
+        record = GameRecord(list(self.order), None, scores, verdict, list(self.moves), "runner error")
+        return self._on_board(record)
 
 
 def play_match(
@@ -345,14 +354,19 @@ def play_match(
         log.exception("match %s: cannot set up game %s", spec.match_id, spec.game)
         order = spec.orders[0] if spec.orders else sorted(spec.entries)
         verdict = Verdict(VerdictKind.SYSTEM_ERROR, None, f"cannot set up game {spec.game!r}: {e}")
-        record = GameRecord(list(order), None, {n: 0 for n in order}, verdict, [], "runner error")
+        first = spec.boards[0].board_id if spec.boards else ""
+        record = GameRecord(
+            list(order), None, {n: 0 for n in order}, verdict, [], "runner error", board_id=first
+        )
         return MatchResult(spec.match_id, [record], worker, digests)
     bound = spec.bound if max_moves is None else dataclasses.replace(spec.bound, max_moves=max_moves)
     kept = KeptEngines()  # this match's engines between its games, and no other's
     try:
-        for number, order in enumerate(spec.orders, start=1):
-            last = number == len(spec.orders)
-            run = _Game(spec, game, list(order), entry_dirs, hosts, watch, number, bound, kept, last)
+        planned_games = spec.planned_games()
+        for planned in planned_games:
+            number = planned.number
+            last = number == len(planned_games)
+            run = _Game(spec, game, planned, entry_dirs, hosts, watch, bound, kept, last)
             try:
                 record = run.play()
             except Exception as e:

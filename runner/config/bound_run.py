@@ -21,9 +21,9 @@ from runner.domain.boards import BoardResolver, BoardSpec
 from runner.domain.entries import EntrySpec
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
-from runner.domain.match_values import EntryRef, Limits
-from runner.domain.openings import OPENINGS_BOARD
-from runner.domain.stage_models import MIRROR_SUFFIX, AnyStage
+from runner.domain.match_values import EntryRef, Limits, NamedBoard
+from runner.domain.openings import OPENINGS_BOARD, groups
+from runner.domain.stage_models import MIRROR_SUFFIX, AnyStage, SprtStage
 
 
 class TournamentConfig(TournamentSchema):
@@ -34,6 +34,8 @@ class TournamentConfig(TournamentSchema):
     _entries: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
     _opponents: dict[str, EntrySpec] = PrivateAttr(default_factory=dict)
     _boards: BoardResolver | None = PrivateAttr(default=None)
+    #: a board that stands for several (``openings.per_match``) -> the boards it plays in turn
+    _board_groups: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _warnings: list[ConfigProblem] = PrivateAttr(default_factory=list)  # set by load_config
 
     # -- what the coordinator uses --------------------------------------
@@ -56,7 +58,10 @@ class TournamentConfig(TournamentSchema):
 
     def _expand_openings(self) -> None:
         """The book's selected positions as boards, and ``openings`` in a stage's boards as their
-        names (idempotent: a config bound again stays the same)."""
+        names (idempotent: a config bound again stays the same). With ``per_match`` K, a stage
+        lists a board per K openings instead (``runner.domain.openings.groups``), whose text is
+        its first opening's and whose match plays all K (``match_boards``); an sprt stage keeps
+        one opening a match, since it decides after each pair."""
         if self.openings is None or not any(OPENINGS_BOARD in st.boards for st in self.stages):
             return
         chess960 = self.game_params.get("variant") == "chess960"
@@ -64,10 +69,22 @@ class TournamentConfig(TournamentSchema):
         for o in chosen:
             self.boards.setdefault(o.name, BoardSpec(text=o.fen))
         names = [o.name for o in chosen]
+        grouped: list[str] = []
+        for group, members in groups(chosen, self.openings.per_match):
+            grouped.append(group)
+            if len(members) > 1:
+                self.boards.setdefault(group, BoardSpec(text=members[0].fen))
+                self._board_groups[group] = [o.name for o in members]
         for st in self.stages:
             if OPENINGS_BOARD in st.boards:
                 i = st.boards.index(OPENINGS_BOARD)
-                st.boards = [*st.boards[:i], *names, *st.boards[i + 1 :]]
+                listed = names if isinstance(st, SprtStage) else grouped
+                st.boards = [*st.boards[:i], *listed, *st.boards[i + 1 :]]
+
+    def match_boards(self, board_id: str) -> tuple[NamedBoard, ...]:
+        """``MatchSpec.boards`` of a match on ``board_id``: the openings it plays in turn when it
+        stands for several (``openings.per_match``), else none (the match's board alone)."""
+        return tuple(NamedBoard(name, self.board_text(name)) for name in self._board_groups.get(board_id, ()))
 
     @property
     def base_dir(self) -> Path:

@@ -224,6 +224,14 @@ class OpeningsModel(BaseModel):
     count: int | None = Field(
         default=None, ge=1, description="How many openings to use (default: all from start)."
     )
+    per_match: int = Field(
+        default=1,
+        ge=1,
+        description="Openings a match plays, each as a colour-swapped game pair, with the engines kept "
+        "across all of them (fastchess -games 2 -rounds N keeps its engines across every game): fewer engine "
+        "starts, but a worker crash loses the match's every pair and its pairs run one after another on "
+        "one worker. sprt stages keep one pair a match (docs/engines.md, 'Openings').",
+    )
 
     def load(self, base_dir: Path, seed: int, chess960: bool) -> list[Opening]:
         """The selected openings; ``BookError`` says what is wrong with the book."""

@@ -151,6 +151,26 @@ class MatchPlan:
         return cls(stage, round, bracket, 0, players, board_id, tuple(tuple(o) for o in orders), match_id)
 
 
+@dataclass(frozen=True)
+class NamedBoard:
+    """One of the boards a match plays one after another (``MatchSpec.boards``)."""
+
+    board_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PlannedGame:
+    """One game of a match as it is to be played: its 1-based number, its board and seat order.
+    ``recorded_board`` is what its ``GameRecord.board_id`` says: "" on a match of one board."""
+
+    number: int
+    board_id: str
+    board_text: str
+    order: tuple[str, ...]
+    recorded_board: str = ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class MatchSpec(MatchPlan):
     """One match as a worker plays it: its plan (the fields it inherits, so that a spec's
@@ -168,6 +188,25 @@ class MatchSpec(MatchPlan):
     exclusive_cores: bool = False
     #: adjudication from engines' reported scores (``runner.domain.adjudication``); empty: none
     adjudication: dict[str, Any] = field(default_factory=dict)
+    #: the boards the match plays one after another, each with every seat order of ``orders``
+    #: (chess ``openings.per_match``: K openings, each a colour-swapped game pair, the engines
+    #: kept across all of them; docs/engines.md); empty: the one board ``board_id``/``board_text``
+    boards: tuple[NamedBoard, ...] = ()
+
+    def planned_games(self) -> list[PlannedGame]:
+        """Every game of the match in playing order: board by board, each in every seat order.
+        The one place that says which board a game starts on (worker, re-judging, reports)."""
+        if not self.boards:
+            return [PlannedGame(n, self.board_id, self.board_text, o) for n, o in enumerate(self.orders, 1)]
+        games = [(b, o) for b in self.boards for o in self.orders]
+        return [PlannedGame(n, b.board_id, b.text, o, b.board_id) for n, (b, o) in enumerate(games, 1)]
+
+    def board_text_of(self, record: GameRecord) -> str:
+        """The text of the board ``record`` started on (the match's own unless it names one of
+        ``boards``); "" for a board the match does not have."""
+        if not record.board_id:
+            return self.board_text
+        return next((b.text for b in self.boards if b.board_id == record.board_id), "")
 
     @classmethod
     def playing(cls, plan: MatchPlan, **execution: Any) -> MatchSpec:
@@ -244,6 +283,9 @@ class GameRecord:
     #: ``workers.stderr_notes``), so what an entry says about itself (a time budget
     #: that cut its search) reaches the organiser; only entries that wrote anything
     stderr: dict[str, list[str]] = field(default_factory=dict)
+    #: the board the game started on when its match plays several (``MatchSpec.boards``: a
+    #: chess opening's name); "" on a match of one board, whose board is the match's own
+    board_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -290,14 +332,15 @@ def system_error_result(
     coordinator giving a match up at the attempt cap)."""
     games = [
         GameRecord(
-            order=list(order),
+            order=list(planned.order),
             winner=None,
-            scores={p: 0 for p in order},
+            scores={p: 0 for p in planned.order},
             verdict=Verdict(VerdictKind.SYSTEM_ERROR, None, detail),
             moves=[],
             reason=reason,
+            board_id=planned.recorded_board,
         )
-        for order in spec.orders
+        for planned in spec.planned_games()
     ]
     return MatchResult(spec.match_id, games, worker=worker, digests=dict(digests or {}))
 

@@ -5,6 +5,9 @@ ends (a PGN line cut to ``plies``), named ``opening-NNN`` by its place in the fi
 (1-based, so a name always means the same position of the same book). A stage that lists
 the board ``openings`` plays every selected one; a two-player stage plays each pairing on
 each board with colours swapped, so each opening is a game pair, both games in one match.
+With ``per_match`` K above 1, a stage plays K openings in one match instead (``groups``): one
+board whose id joins its openings' names with ``+``, the match's spec carrying every one of
+them (``MatchSpec.boards``), so that the engines start once for K pairs.
 
 Selection: from the ``start``-th opening of the file (1-based), ``count`` of them (all by
 default), in file order (``sequential``) or shuffled by the tournament seed (``random``:
@@ -106,3 +109,15 @@ def select(
         chosen = list(chosen)
         random.Random(derive_seed(seed, "openings")).shuffle(chosen)
     return chosen[:count] if count is not None else chosen
+
+
+def group_id(names: list[str]) -> str:
+    """The board id of a match that plays ``names`` one after another (module doc)."""
+    return "+".join(names)
+
+
+def groups(chosen: list[Opening], per_match: int) -> list[tuple[str, list[Opening]]]:
+    """The openings ``per_match`` at a time, in order (the last group may hold fewer), each
+    with its board id; a group of one is the opening's own board."""
+    chunks = [chosen[i : i + per_match] for i in range(0, len(chosen), per_match)]
+    return [(group_id([o.name for o in chunk]), chunk) for chunk in chunks]

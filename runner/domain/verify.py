@@ -43,13 +43,14 @@ def verify_result(spec: MatchSpec, result: MatchResult) -> None:
     if result.match_id != spec.match_id:
         raise ResultMismatch(f"result is for match {result.match_id}, not {spec.match_id}")
     games = result.games
+    planned = spec.planned_games()
     if not games:
         raise ResultMismatch("result has no games")
-    if len(games) > len(spec.orders):
-        raise ResultMismatch(f"result has {len(games)} games; the match has {len(spec.orders)}")
+    if len(games) > len(planned):
+        raise ResultMismatch(f"result has {len(games)} games; the match has {len(planned)}")
     failed_at = next((i for i, g in enumerate(games) if g.verdict.kind is VerdictKind.SYSTEM_ERROR), None)
-    if failed_at is None and len(games) != len(spec.orders):
-        raise ResultMismatch(f"result has {len(games)} games; the match has {len(spec.orders)}")
+    if failed_at is None and len(games) != len(planned):
+        raise ResultMismatch(f"result has {len(games)} games; the match has {len(planned)}")
     if failed_at is not None and any(
         g.verdict.kind is not VerdictKind.SYSTEM_ERROR for g in games[failed_at:]
     ):
@@ -58,13 +59,21 @@ def verify_result(spec: MatchSpec, result: MatchResult) -> None:
         rules = get_game(spec.game, **spec.game_params)
     except (ValueError, TypeError) as e:
         raise ResultMismatch(f"cannot set up game {spec.game!r}: {e}") from None
-    for number, (record, order) in enumerate(zip(games, spec.orders, strict=False), start=1):
-        if list(record.order) != list(order):
-            raise ResultMismatch(f"game {number}: seat order {record.order} is not the planned {order}")
+    for record, plan in zip(games, planned, strict=False):
+        number = plan.number
+        if list(record.order) != list(plan.order):
+            raise ResultMismatch(f"game {number}: seat order {record.order} is not the planned {plan.order}")
         if record.verdict.kind is VerdictKind.SYSTEM_ERROR:
             continue
+        if record.board_id != plan.recorded_board:
+            # each game starts where the spec says: a transcript of another board (an opening
+            # swapped) is replayed on none, whatever it says of itself
+            raise ResultMismatch(
+                f"game {number}: played on board {record.board_id or spec.board_id!r}, "
+                f"not the planned {plan.board_id!r}"
+            )
         try:
-            _verify_game(rules, spec.board_text, record, spec.bound, spec.adjudication)
+            _verify_game(rules, plan.board_text, record, spec.bound, spec.adjudication)
         except ResultMismatch as e:
             raise ResultMismatch(f"game {number}: {e}") from None
 

@@ -80,7 +80,7 @@ def replay_json(
 ) -> dict[str, Any]:
     """One game's replay as the page's viewer reads it (compact keys); from ``ahead`` when it
     was computed while the run played (``runner.report.replay_memo``)."""
-    board_text = data.boards.get(match.board_id, "")
+    board_text = data.boards.get(record.board_id or match.board_id, "")  # a game names its own
     if ahead is not None:
         doc = ahead.get(memo_key(data.game_name, data.game_params, board_text, record))
         if doc is not None:

@@ -5,7 +5,8 @@ order: the Seven Tag Roster, ``TimeControl``, ``Termination`` (PGN's own words:
 ``normal``, ``time forfeit``, ``rules infraction``, ``abandoned``, ``adjudication``,
 ``unterminated``; the verdict's detail is the game's closing comment), ``FEN`` and
 ``SetUp`` for a start that is not the standard one, ``Variant`` for Chess960 and
-``Opening`` (the board's name: a book opening's). Each move carries the engine's
+``Opening`` (the board's name: a book opening's; the game's own in a match of several
+openings, ``openings.per_match``). Each move carries the engine's
 reported search and time, ``{+0.31/14 0.120s}``, and its clock after the move,
 ``[%clk 0:00:09.880]``, kept again from the recorded times as the worker kept it.
 
@@ -71,7 +72,10 @@ def game_pgn(
     """The PGN of game ``number`` (1-based) of a chess match."""
     rules = get_game(spec.game, **spec.game_params)
     assert isinstance(rules, Chess)
-    board = rules.board_of(spec.board_text)
+    # a match of several openings (``MatchSpec.boards``): each game starts at its own
+    start_text = spec.board_text_of(record)
+    board_id = record.board_id or spec.board_id
+    board = rules.board_of(start_text)
     pgn = chess.pgn.Game()
     white, black = record.order[0], record.order[1]
     settings = [EngineSettings.from_dict(spec.entries[name].engine) for name in (white, black)]
@@ -91,13 +95,13 @@ def game_pgn(
     )
     if rules.chess960:
         pgn.headers["Variant"] = "Chess960"
-    fen = rules.start_fen(spec.board_text)
+    fen = rules.start_fen(start_text)
     if fen is not None or rules.chess960:
         pgn.setup(board)
         # a Chess960 game names its start even where it is the standard one (PGN readers need it)
         pgn.headers["SetUp"], pgn.headers["FEN"] = "1", board.fen()
-    if spec.board_id and spec.board_id != "default":
-        pgn.headers["Opening"] = spec.board_id
+    if board_id and board_id != "default":
+        pgn.headers["Opening"] = board_id
     clocks = [Clock.start(s) for s in settings]
     node: chess.pgn.GameNode = pgn
     position = board.copy()

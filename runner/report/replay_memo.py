@@ -115,7 +115,11 @@ class ReplayWarmer:
 
     def add_result(self, spec: MatchSpec, games: Sequence[GameRecord]) -> None:
         """``add`` for an accepted result of ``spec`` (``Coordinator.on_accepted``)."""
-        self.add(spec.game, spec.game_params, spec.board_text, games)
+        if not spec.boards:
+            self.add(spec.game, spec.game_params, spec.board_text, games)
+            return
+        for record in games:  # a match of several openings: each game on its own
+            self.add(spec.game, spec.game_params, spec.board_text_of(record), [record])
 
     def finish(self) -> None:
         """Nothing more will be added: the thread ends once it has replayed what it was given."""

@@ -344,14 +344,14 @@ def print_final(run_dir: Path | str, console: Console | None = None) -> None:
 def print_replay(data: ReportData, match: MatchRecord, game_no: int, console: Console) -> None:
     """A game position by position: each move with its player, mark and time."""
     record = match.games[game_no - 1]
-    board = data.boards.get(match.board_id, "")
+    board = data.boards.get(record.board_id or match.board_id, "")  # a game names its own
     replay = replay_game(data.game, board, record)
     marks = replay.marks() if replay.states else []
     seats = ", ".join(f"{mk}={p}" for mk, p in zip(marks, record.order, strict=False))
     head = (
         f"Match {match.match_id} game {game_no}/{len(match.games)}: stage {match.stage}, round {match.round}"
         + (f", {match.bracket} bracket" if match.bracket else "")
-        + f", board {match.board_id}; seats {seats}"
+        + f", board {record.board_id or match.board_id}; seats {seats}"
     )
     console.print(_text(head, style="bold"))
     if replay.states:

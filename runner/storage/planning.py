@@ -144,4 +144,6 @@ class StorePlanning(StoreConnection):
                 now,
             ),
         )
-        c.execute("INSERT OR IGNORE INTO boards(id, text) VALUES(?, ?)", (spec.board_id, spec.board_text))
+        boards = [(spec.board_id, spec.board_text), *((b.board_id, b.text) for b in spec.boards)]
+        # a match of several openings: each game's own board, for its replay
+        c.executemany("INSERT OR IGNORE INTO boards(id, text) VALUES(?, ?)", boards)

@@ -162,8 +162,20 @@ def test_tourney_config_plays_the_planned_openings_at_fixed_nodes(tmp_path: Path
     )
     config = load_config(path)
     assert config.game == "chess"
-    assert [config.board_text(board) for board in config.stages[0].boards] == fens
+    # 3 pairs, 2 at once: 2 openings a match, so 2 matches start 2 engines each, as fastchess's 2 slots
+    assert len(config.stages[0].boards) == 2
+    played = [b.text for board in config.stages[0].boards for b in config.match_boards(board)]
+    played += [
+        config.board_text(board) for board in config.stages[0].boards if not config.match_boards(board)
+    ]
+    assert played == fens
     assert config.each is not None and config.each.nodes == 2000  # type: ignore[attr-defined]
+    one = load_config(
+        engine_bench.tourney_config(
+            tmp_path, "/usr/games/stockfish", plans, EngineLimit(nodes=2000), "none", 1
+        )
+    )
+    assert [one.board_text(board) for board in one.stages[0].boards] == fens  # one opening a match
 
 
 needs_stockfish = pytest.mark.skipif(find_stockfish() is None, reason="stockfish is not installed")

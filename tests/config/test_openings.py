@@ -12,6 +12,7 @@ import yaml
 
 from runner.config import ConfigError, load_config
 from runner.domain.openings import BookError, read_book, select
+from runner.domain.stages.tournament import match_spec
 from tests.stages.sim import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,3 +91,51 @@ def test_a_bad_book_line_is_located_in_the_book(tmp_path: Path) -> None:
         load_config(chess_project(tmp_path, "\n".join(lines) + "\n"))
     text = str(e.value)
     assert "openings.file:" in text and "book.epd:5: not an EPD position" in text
+
+
+def test_per_match_plays_k_openings_in_one_match_and_per_match_1_changes_nothing(tmp_path: Path) -> None:
+    book = read_book(SHIPPED_BOOK)
+    projects = [tmp_path / "default", tmp_path / "one", tmp_path / "two"]
+    for d in projects:
+        d.mkdir()
+    before = load_config(chess_project(projects[0], SHIPPED_BOOK.read_text(), order="sequential", count=3))
+    same = load_config(
+        chess_project(projects[1], SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=1)
+    )
+    # per_match 1 is the default: the same boards, match ids and specs
+    plans = list(simulate(before)[0].matches)
+    assert [m.match_id for m in plans] == [m.match_id for m in simulate(same)[0].matches]
+    assert [match_spec(before, m) for m in plans] == [match_spec(same, m) for m in plans]
+    assert all(match_spec(same, m).boards == () for m in plans)
+
+    cfg = load_config(
+        chess_project(projects[2], SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=2)
+    )
+    assert cfg.stages[0].boards == ["opening-001+opening-002", "opening-003"]  # the last group holds the rest
+    state, _ = simulate(cfg)
+    assert len(state.matches) == 3 * 2  # 3 pairings x 2 groups of openings
+    grouped = next(m for m in state.matches if m.board_id == "opening-001+opening-002")
+    spec = match_spec(cfg, grouped)
+    games = spec.planned_games()
+    a, b = grouped.orders[0]
+    assert [(g.board_id, g.order) for g in games] == [
+        ("opening-001", (a, b)),
+        ("opening-001", (b, a)),
+        ("opening-002", (a, b)),
+        ("opening-002", (b, a)),
+    ]
+    assert [g.board_text for g in games] == [book[0].fen] * 2 + [book[1].fen] * 2
+    single = match_spec(cfg, next(m for m in state.matches if m.board_id == "opening-003"))
+    assert single.boards == () and single.board_text == book[2].fen
+
+
+def test_an_sprt_stage_keeps_one_opening_a_match_whatever_per_match_says(tmp_path: Path) -> None:
+    path = chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=2)
+    config = json.loads(path.read_text())
+    config["entries"] = config["entries"][:2]
+    config["stages"] = [
+        {"name": "test", "planner": "sprt", "boards": ["openings"], "elo0": 0, "elo1": 5, "max_pairs": 10}
+    ]
+    path.write_text(json.dumps(config))
+    cfg = load_config(path)
+    assert cfg.stages[0].boards == ["opening-001", "opening-002", "opening-003"]

@@ -20,6 +20,7 @@ import chess.pgn
 import pytest
 import yaml
 
+from runner.domain.openings import read_book
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import ROOT, assert_nothing_left, tourney
 
@@ -120,4 +121,58 @@ def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path)
     games = _pgn_games(run_dir / "games.pgn")
     # the pairs decided on and those in flight beside them: each opening with both colours
     assert 2 * decided <= len(games) <= 2 * (decided + 2)
+    assert "timeout" not in _verdicts(run_dir, tmp_path)
+
+
+def test_per_match_plays_two_openings_a_match_through_a_real_run(tmp_path: Path) -> None:
+    """``openings.per_match: 2``: 4 openings of one pairing are 2 matches of 4 games, each game
+    from its own opening (PGN FEN and Opening), accepted by the coordinator's re-judging, and
+    the standings count its 4 pairs (``penta``)."""
+    _need("stockfish")
+    for nodes in (2000, 500):
+        entry = tmp_path / f"sf{nodes}"
+        entry.mkdir()
+        text = (ROOT / "entries" / "chess" / "stockfish" / "entry.yaml").read_text()
+        (entry / "entry.yaml").write_text(text.replace("name: stockfish", f"name: sf{nodes}"))
+    book = ROOT / "configs" / "openings.epd"
+    config = {
+        "name": "per-match",
+        "seed": 7,
+        "game": "chess",
+        "openings": {"file": str(book), "order": "sequential", "count": 4, "per_match": 2},
+        "adjudication": {"resign": {"movecount": 3, "score": 800}, "maxmoves": 60},
+        "entries": [
+            {"path": str(tmp_path / "sf2000"), "engine": {"nodes": 2000}},
+            {"path": str(tmp_path / "sf500"), "engine": {"nodes": 500}},
+        ],
+        "stages": [
+            {
+                "name": "rr",
+                "planner": "round_robin",
+                "boards": ["openings"],
+                "games_per_pairing": 2,
+                "penta": True,
+            }
+        ],
+    }
+    path = tmp_path / "per-match.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = tourney("run", path, "--workers", "2", "--no-progress", cwd=tmp_path, timeout=900)
+    run_dir = tmp_path / "runs" / "per-match"
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_nothing_left([str(run_dir)])
+    listed = tourney("matches", run_dir, "--json", cwd=tmp_path)
+    matches = json.loads(listed.stdout)
+    assert sorted(m["board_id"] for m in matches) == ["opening-001+opening-002", "opening-003+opening-004"]
+    assert all(len(m["result"]["games"]) == 4 for m in matches)
+    fens = [o.fen for o in read_book(book)[:4]]
+    games = _pgn_games(run_dir / "games.pgn")
+    assert len(games) == 8
+    by_opening: dict[str, list[chess.pgn.Game]] = {}
+    for g in games:
+        by_opening.setdefault(g.headers["Opening"], []).append(g)
+    assert sorted(by_opening) == ["opening-001", "opening-002", "opening-003", "opening-004"]
+    for fen, (name, two) in zip(fens, sorted(by_opening.items()), strict=True):
+        assert len(two) == 2 and {g.headers["White"] for g in two} == {"sf2000", "sf500"}, name
+        assert all(g.headers["FEN"] == fen for g in two), name
     assert "timeout" not in _verdicts(run_dir, tmp_path)

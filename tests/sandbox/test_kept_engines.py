@@ -11,7 +11,18 @@ from typing import Any
 import pytest
 
 from runner.domain.engine_clock import merged
-from runner.domain.match_values import Limits, MatchPlan, MatchResult, MatchSpec, VerdictKind
+from runner.domain.match_values import (
+    GameBound,
+    Limits,
+    MatchPlan,
+    MatchResult,
+    MatchSpec,
+    NamedBoard,
+    VerdictKind,
+    system_error_result,
+)
+from runner.domain.verify import ResultMismatch, verify_result
+from runner.report.pgn import game_pgn
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
 from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
@@ -156,3 +167,72 @@ def test_an_engine_launched_for_a_game_decided_before_its_handshake_is_not_kept(
     spawned = sorted(argv[-1] for argv in counter.spawned)
     assert spawned == ["fools-mate", "fools-mate", "no-uciok", "no-uciok"]
     assert all(s.closed_at is not None for s in recorder.sandboxes)
+
+
+#: a second book position for a match of two openings (``openings.per_match: 2``)
+SECOND_OPENING = "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 5"
+
+
+def two_openings(refs: dict[str, Any]) -> MatchSpec:
+    """One match of two openings, each a colour-swapped pair: four games, ``a`` white first."""
+    return MatchSpec.playing(
+        MatchPlan.ad_hoc("two-openings", "opening-001+opening-002", [["a", "b"], ["b", "a"]]),
+        game="chess",
+        board_text=OPENING,
+        entries=refs,
+        limits=Limits(move_wall_s=10.0),
+        seed=0,
+        sandbox="bwrap",
+        boards=(NamedBoard("opening-001", OPENING), NamedBoard("opening-002", SECOND_OPENING)),
+        bound=GameBound(max_moves=12),  # 12 plies a game: four games in seconds
+    )
+
+
+def test_a_match_of_two_openings_plays_both_pairs_with_one_stockfish_per_side_and_is_rejudged_per_game(
+    recorder: Recorder, build_cache: ArtifactCache
+) -> None:
+    """``openings.per_match: 2``: four games from each game's own opening, two engine processes
+    for the whole match; the coordinator's re-judging replays each game on its own opening
+    and rejects the transcript once its openings are swapped; the PGN names each game's FEN."""
+    stockfish = engine_or_skip("stockfish")
+    base = entry_ref(stockfish)
+    refs = {n: dataclasses.replace(base, name=n, engine=merged(base.engine, {"nodes": 2000})) for n in "ab"}
+    spec = two_openings(refs)
+    counter = SpawnCounter(recorder)
+    dirs = build_cache.ensure_all(refs, local_fetch({base.digest: stockfish}))
+    result = play_match(spec, dirs, counter, "kept-engines-test")
+    assert [g.verdict.kind for g in result.games] == [VerdictKind.NORMAL] * 4, result.games
+    assert [g.board_id for g in result.games] == ["opening-001"] * 2 + ["opening-002"] * 2
+    assert [g.order for g in result.games] == [["a", "b"], ["b", "a"]] * 2
+    assert len(counter.spawned) == 2  # one engine a side for both pairs
+    assert len(recorder.sandboxes) == 2 and all(s.closed_at is not None for s in recorder.sandboxes)
+    verify_result(spec, result)  # every game replays on its own opening
+    swapped = dataclasses.replace(result, games=[*result.games[2:], *result.games[:2]])
+    with pytest.raises(
+        ResultMismatch, match="game 1: played on board 'opening-002', not the planned 'opening-001'"
+    ):
+        verify_result(spec, swapped)
+    # the same transcripts claiming the planned openings: the moves do not replay there
+    relabelled = [
+        dataclasses.replace(g, board_id=p.board_id)
+        for g, p in zip(swapped.games, spec.planned_games(), strict=True)
+    ]
+    with pytest.raises(ResultMismatch, match="game 1"):
+        verify_result(spec, dataclasses.replace(result, games=relabelled))
+    fens = [game_pgn("t", spec, n, g).headers["FEN"] for n, g in enumerate(result.games, start=1)]
+    assert fens == [OPENING] * 2 + [SECOND_OPENING] * 2
+    openings = [game_pgn("t", spec, n, g).headers["Opening"] for n, g in enumerate(result.games, start=1)]
+    assert openings == ["opening-001"] * 2 + ["opening-002"] * 2
+
+
+def test_a_match_of_two_openings_that_fails_early_names_each_planned_game_board() -> None:
+    """A match given up (the attempt cap) has one ``system_error`` game per planned game,
+    each on its planned opening: what re-judging and the report expect of the match."""
+    spec = two_openings({})
+    games = system_error_result(spec, "gave up", worker="w").games
+    assert [(g.order, g.board_id) for g in games] == [
+        (["a", "b"], "opening-001"),
+        (["b", "a"], "opening-001"),
+        (["a", "b"], "opening-002"),
+        (["b", "a"], "opening-002"),
+    ]

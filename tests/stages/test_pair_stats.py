@@ -3,11 +3,20 @@ Elo per entry over its colour-swapped game pairs, counted here again by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections import Counter
 
-from runner.domain.match_values import GameRecord, MatchPlan
+from runner.domain.match_values import (
+    GameRecord,
+    Limits,
+    MatchPlan,
+    MatchSpec,
+    NamedBoard,
+    Verdict,
+    VerdictKind,
+)
 from runner.domain.stages.pair_stats import game_pairs
 from tests.stages.sim import make_config, random_game, simulate
 
@@ -49,3 +58,23 @@ def test_games_not_seated_in_swapped_pairs_make_no_pair() -> None:
     games = [make(m, o, rng) for o in m.orders]
     assert game_pairs(games) == []
     assert len(game_pairs([games[0], make(m, ("b", "a"), rng)])) == 1
+
+
+def test_a_match_of_several_openings_counts_one_pair_an_opening() -> None:
+    """``openings.per_match`` K: a match's games are opening 1's two, then opening 2's ...: each
+    opening's colour-swapped two games are one pair, never two games of different openings."""
+    boards = (NamedBoard("opening-001", "startpos"), NamedBoard("opening-002", "startpos"))
+    orders = [["a", "b"], ["b", "a"]]
+    spec = MatchSpec.of("m", "chess", "opening-001+opening-002", "startpos", orders, {}, Limits(), 0)
+    spec = dataclasses.replace(spec, boards=boards)
+    winners = ["a", "a", None, "b"]  # opening 1: a wins both (WW for a); opening 2: a draw, b wins (LD)
+    games = [
+        GameRecord(list(p.order), w, {}, Verdict(VerdictKind.NORMAL), [], board_id=p.board_id)
+        for p, w in zip(spec.planned_games(), winners, strict=True)
+    ]
+    pairs = game_pairs(games)
+    assert [[g.board_id for g in pair] for pair in pairs] == [["opening-001"] * 2, ["opening-002"] * 2]
+    cells = [CELL_BY_POINTS[sum(_points(g, "a") for g in pair)] for pair in pairs]
+    assert cells == ["WW", "LD"]
+    # two games seated the other way round on different openings are no pair
+    assert game_pairs([games[1], games[2]]) == []

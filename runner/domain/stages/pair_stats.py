@@ -31,7 +31,11 @@ def game_pairs(games: Sequence[GameRecord]) -> list[Sequence[GameRecord]]:
     if len(games) % 2:
         return []
     pairs = [games[i : i + 2] for i in range(0, len(games), 2)]
-    swapped = all(len(a.order) == 2 and list(b.order) == list(reversed(a.order)) for a, b in pairs)
+    # and on one board: a match of several openings (``openings.per_match``) pairs each opening's own
+    swapped = all(
+        len(a.order) == 2 and list(b.order) == list(reversed(a.order)) and a.board_id == b.board_id
+        for a, b in pairs
+    )
     return pairs if swapped else []
 
 

@@ -38,7 +38,15 @@ from typing import Any, Protocol
 from runner.domain.boards import BoardSpec, derive_seed
 from runner.domain.entries import EntrySpec
 from runner.domain.games.base import Game
-from runner.domain.match_values import EntryRef, GameBound, GameRecord, Limits, MatchPlan, MatchSpec
+from runner.domain.match_values import (
+    EntryRef,
+    GameBound,
+    GameRecord,
+    Limits,
+    MatchPlan,
+    MatchSpec,
+    NamedBoard,
+)
 from runner.domain.scoring import Ranking, ScoringModel, effective_winner, match_winner
 from runner.domain.stage_models import AdvanceTop, AnyStage, GauntletStage, SeedingStage, SystemTestStage
 from runner.domain.stages import PLANNERS
@@ -93,6 +101,7 @@ class TournamentRules(Protocol):
     def seed_opponent_specs(self) -> Mapping[str, EntrySpec]: ...
     def player_refs(self, names: Sequence[str]) -> dict[str, EntryRef]: ...
     def board_text(self, board_id: str) -> str: ...
+    def match_boards(self, board_id: str) -> tuple[NamedBoard, ...]: ...
     def stage_names(self) -> list[str]: ...
     def stage(self, name: str) -> AnyStage: ...
     def game_rules(self) -> Game[Any, Any]: ...
@@ -117,6 +126,7 @@ def match_spec(config: TournamentRules, planned: MatchPlan) -> MatchSpec:
         bound=config.bound.to_bound(),
         exclusive_cores=config.timing.exclusive_cores,
         adjudication=config.adjudication.to_dict() if config.adjudication is not None else {},
+        boards=config.match_boards(planned.board_id),
     )
 
 
