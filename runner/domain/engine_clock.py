@@ -16,7 +16,7 @@ Pure values and rules (docs/engines.md has the user's side):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 #: the clock of an engine whose entry and config name none (``tourney play`` too): docs/engines.md
@@ -179,7 +179,8 @@ class Clock:
         s = self.settings
         flagged = used_ms > self.allowance_ms() if s.timed else False
         if s.tc is None:
-            return replace(self, moves_made=self.moves_made + 1), flagged
+            # the constructor, not dataclasses.replace: this runs three times a ply
+            return Clock(s, self.left_ms, self.moves_made + 1), flagged
         left = self.left_ms - used_ms + s.tc.inc_s * 1000.0
         made = self.moves_made + 1
         if s.tc.moves is not None and made % s.tc.moves == 0:

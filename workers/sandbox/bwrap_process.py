@@ -23,7 +23,7 @@ from workers.sandbox.launcher import (
     LauncherResult,
     measure,
 )
-from workers.sandbox.sampler import FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
+from workers.sandbox.sampler import CGROUP_FIRST_SAMPLE_S, FIRST_SAMPLE_S, StopReason, TreeUsage, TreeWatch
 from workers.sandbox.turn_switch import TurnSwitch
 
 if TYPE_CHECKING:  # the sandbox makes its process: only its type is needed here
@@ -55,6 +55,8 @@ class BwrapProcess(InteractiveProcess):
         #: the cgroup's freezer and CPU counter held open (opened at first use, closed on release)
         self._switch: TurnSwitch | None = None
         self._cgroup_cpu_ms = 0.0  # the counter's last reading: cpu_ms never goes back at the end
+        #: a move's first tree sample: later where the cgroup counts and caps (sampler.py)
+        self._first_sample_s = FIRST_SAMPLE_S if sandbox.cgroup is None else CGROUP_FIRST_SAMPLE_S
 
     # -- InteractiveProcess --------------------------------------------------------
 
@@ -77,7 +79,7 @@ class BwrapProcess(InteractiveProcess):
                 self._freeze()
             return line
         deadline = time.monotonic() + max(0.0, timeout_s)
-        next_sample = time.monotonic() + FIRST_SAMPLE_S
+        next_sample = time.monotonic() + self._first_sample_s
         watch: TreeWatch | None = None  # made when a sample is due: most lines come before
         cap = self.limits.output_kb * 1024
         chan = self._sandbox.channel
