@@ -146,3 +146,58 @@ def test_the_ends_agree_with_python_chess_on_its_full_move_stack() -> None:
 
 
 _SHUFFLES = {"g1f3", "f3g1", "g8f6", "f6g8", "b1c3", "c3b1", "b8c6", "c6b8"}
+
+
+_REASONS = {
+    chess.Termination.CHECKMATE: "checkmate",
+    chess.Termination.STALEMATE: "stalemate",
+    chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
+    chess.Termination.SEVENTYFIVE_MOVES: "50-move rule",
+}
+
+
+def _reference_reason(board: chess.Board) -> str | None:
+    """The end python-chess's own ``outcome`` names on a board with its whole move stack, then
+    the claim-free repetition and 50-move draws, in the order the module doc gives."""
+    over = board.outcome(claim_draw=False)
+    if over is not None:
+        return _REASONS[over.termination]
+    if board.is_repetition(3):
+        return "3-fold repetition"
+    return "50-move rule" if board.is_fifty_moves() else None
+
+
+@pytest.mark.parametrize(
+    ("board", "moves"),
+    [
+        ("k7/2Q5/1K6/8/8/8/8/8 w - - 0 1", "c7c8"),  # mate, as its own check looks for no legal move
+        ("7k/8/6K1/5N2/8/8/8/8 w - - 0 1", "f5h6"),  # no legal move, no check, and no mating material
+        ("7k/8/8/8/8/8/8/R6K w - - 149 90", "a1a2"),  # the 75-move clock (a FEN can start near it)
+        ("7k/8/8/8/8/8/1p6/R6K b - - 99 80", "b2a1q"),  # a pawn move resets the clock: no draw
+    ],
+)
+def test_every_end_is_python_chess_outcome_in_its_order(board: str, moves: str) -> None:
+    state = played(moves, board)
+    reference = chess.Board(board)
+    for text in moves.split():
+        reference.push_uci(text)
+    outcome = Chess().outcome(state)
+    assert (outcome.reason if outcome else None) == _reference_reason(reference)
+
+
+def test_random_games_end_as_python_chess_says_on_every_move() -> None:
+    # uniformly random moves reach every end: mates, stalemates, bare kings, the 50-move rule
+    game = Chess()
+    rng = random.Random(9)
+    reasons = set()
+    for _ in range(40):
+        state = game.new_game("startpos", 2)
+        reference = chess.Board()
+        while game.outcome(state) is None:
+            move = rng.choice(list(reference.legal_moves))
+            state = game.play(state, move)
+            reference.push(move)
+            outcome = game.outcome(state)
+            assert (outcome.reason if outcome else None) == _reference_reason(reference)
+        reasons.add(game.outcome(state).reason)  # type: ignore[union-attr]
+    assert {"checkmate", "insufficient material", "50-move rule"} <= reasons

@@ -38,14 +38,6 @@ REPETITION = "3-fold repetition"
 FIFTY_MOVES = "50-move rule"
 FORFEIT = "opponent forfeited"
 
-_ENDINGS = {
-    chess.Termination.CHECKMATE: CHECKMATE,
-    chess.Termination.STALEMATE: STALEMATE,
-    chess.Termination.INSUFFICIENT_MATERIAL: INSUFFICIENT,
-    chess.Termination.SEVENTYFIVE_MOVES: FIFTY_MOVES,
-    chess.Termination.FIVEFOLD_REPETITION: REPETITION,
-}
-
 
 @dataclass(frozen=True)
 class ChessState:
@@ -180,15 +172,25 @@ def _position_key(board: chess.Board) -> Hashable:
 
 def _ending(board: chess.Board, since_reset: tuple[Hashable, ...]) -> Outcome | None:
     """How the rules end the game at ``board``, or None. Repetition and the 50-move rule
-    end it without a claim, as engine testers expect (module doc)."""
-    over = board.outcome(claim_draw=False)
-    if over is not None and over.termination is chess.Termination.CHECKMATE:
-        winner = 0 if over.winner == chess.WHITE else 1
-        return _won_by(winner, CHECKMATE)
-    if over is not None:
-        return Outcome((), (0, 0), _ENDINGS.get(over.termination, over.termination.name.lower()))
+    end it without a claim, as engine testers expect (module doc).
+
+    python-chess's ``board.outcome(claim_draw=False)`` gives the same answers in the same
+    order (checkmate, insufficient material, stalemate, the 75-move rule), but looks for a
+    legal move up to three times a position, checks the variants' ends and replays the move
+    stack for a fivefold repetition (never one here: a state's board has one move in its
+    stack, and ``since_reset`` counts repetitions). This runs on every move of every game,
+    in the worker and again in the coordinator's re-judging, so it looks for a legal move
+    once (tests/games/test_chess.py holds it to ``outcome`` on every kind of ending)."""
+    if not any(board.generate_legal_moves()):
+        if board.is_check():
+            return _won_by(0 if board.turn == chess.BLACK else 1, CHECKMATE)
+        return Outcome((), (0, 0), INSUFFICIENT if board.is_insufficient_material() else STALEMATE)
+    if board.is_insufficient_material():
+        return Outcome((), (0, 0), INSUFFICIENT)
+    if board.halfmove_clock >= 150:  # python-chess's 75-move rule, before repetition as there
+        return Outcome((), (0, 0), FIFTY_MOVES)
     if since_reset.count(since_reset[-1]) >= 3:
         return Outcome((), (0, 0), REPETITION)
-    if board.is_fifty_moves():
+    if board.halfmove_clock >= 100:
         return Outcome((), (0, 0), FIFTY_MOVES)
     return None
