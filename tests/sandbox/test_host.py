@@ -227,6 +227,22 @@ def test_persistent_process(host: EntryHost) -> None:
     assert sh(host, "echo next").stdout == b"next\n"  # the sandbox is free again
 
 
+def test_a_persistent_entry_that_grows_past_its_memory_mid_move_gets_memory_limit(host: EntryHost) -> None:
+    # an engine's first move is cheap, its second grows in steps for longer than the first
+    # tree sample's delay (whichever of the sample, the cgroup or the rlimit catches it first)
+    grow = "x = []\nwhile True:\n    x.append(bytearray(8 << 20)); time.sleep(0.005)"
+    script = f"import sys, time\nprint('ready', flush=True)\nsys.stdin.readline()\n{grow}"
+    proc = host.spawn(["python3", "-c", script], Limits(move_wall_s=10.0, memory_mb=128))
+    try:
+        assert proc.read_line(5.0) == "ready"
+        proc.send("go\n")
+        end = proc.read_line(10.0)
+        assert not isinstance(end, str)
+        assert end.failure is VerdictKind.MEMORY_LIMIT, end
+    finally:
+        proc.close()
+
+
 def test_persistent_process_timeout_kills_it(host: EntryHost) -> None:
     proc = host.spawn(["sh", "-c", "sleep 30"], QUICK)
     end = proc.read_line(0.2)
