@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -16,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import redis
 
 from runner.domain.fleet import HOME_ENV, WORKER_KEY_FILE_ENV, Fleet, RegistryView, organiser_key
-from runner.domain.signing import SigningKey
+from runner.domain.signing import SigningKey, open_message
 from runner.domain.stages.tournament import advance
+from runner.domain.wire import TaskEnvelope, to_builtins
 from runner.orchestration import procs
 from runner.storage.run_dir import load_run_config
 from runner.storage.store import RunStore
@@ -105,6 +109,36 @@ class Organiser:
         from runner.orchestration.dispatcher import Timing
 
         return CeleryDispatcher(url, run, Timing(heartbeat_s=heartbeat_s), self.key, RegistryView(self.home))
+
+
+class EnrolledImpostor(threading.Thread):
+    """An enrolled key holder that plays no entry: it takes its organiser's tasks off the queue
+    as they come, reads each as any enrolled worker can, and answers it its own way (``take``)."""
+
+    #: how long it keeps taking tasks at most (a test that fails never leaves it running)
+    lifetime_s = 120.0
+
+    def __init__(self, url: str, queue: str, key: SigningKey, organiser: SigningKey, name: str) -> None:
+        super().__init__(daemon=True)
+        self.r = redis.Redis.from_url(url)
+        self.queue, self.key, self.organiser, self.name = queue, key, organiser, name
+        self.stop = threading.Event()
+        self.answered = 0
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.lifetime_s
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            popped = self.r.brpop([self.queue], timeout=1)
+            if popped is None:
+                continue
+            message = json.loads(popped[1])
+            (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
+            task = to_builtins(open_message(envelope, TaskEnvelope, self.organiser.public)[0])
+            self.take(task, popped[1])
+
+    def take(self, task: dict[str, Any], message: bytes | str) -> None:
+        """Answer ``task`` (``message``: the queue entry it came in, to put back)."""
+        raise NotImplementedError
 
 
 def env(**extra: str) -> dict[str, str]:

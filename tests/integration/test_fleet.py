@@ -8,10 +8,8 @@ thread of this test speaking the wire protocol with a real enrolled key.
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,11 +17,11 @@ from typing import Any
 import redis
 
 from runner.domain.fleet import read_worker_key
-from runner.domain.signing import SigningKey, open_message, sign_bytes
-from runner.domain.wire import TaskEnvelope, to_builtins
+from runner.domain.signing import sign_bytes
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
+    EnrolledImpostor,
     Organiser,
     assert_nothing_left,
     assert_one_official_result_per_match,
@@ -179,29 +177,13 @@ def test_a_revoked_worker_is_refused_within_seconds_and_its_matches_go_elsewhere
     assert_nothing_left([tag, str(run_dir)])
 
 
-class Liar(threading.Thread):
+class Liar(EnrolledImpostor):
     """An enrolled key holder that takes tasks off its organiser's queue as fast as it can and
     answers each with garbage, ignoring any quarantine: a referee-rejected result, a result for
     another run, a result of other code, in turn."""
 
-    def __init__(self, url: str, queue: str, key: SigningKey, organiser: SigningKey, name: str) -> None:
-        super().__init__(daemon=True)
-        self.r = redis.Redis.from_url(url)
-        self.queue, self.key, self.organiser, self.name = queue, key, organiser, name
-        self.stop = threading.Event()
-        self.answered = 0
-
-    def run(self) -> None:
-        deadline = time.monotonic() + 120
-        while not self.stop.is_set() and time.monotonic() < deadline:
-            popped = self.r.brpop([self.queue], timeout=1)
-            if popped is None:
-                continue
-            message = json.loads(popped[1])
-            (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
-            # it can read the task: it is enrolled
-            task = to_builtins(open_message(envelope, TaskEnvelope, self.organiser.public)[0])
-            self.answer(task)
+    def take(self, task: dict[str, Any], message: bytes | str) -> None:
+        self.answer(task)
 
     def answer(self, task: dict[str, Any]) -> None:
         spec, run, attempt = task["spec"], task["run"], task["attempt"]

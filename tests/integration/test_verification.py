@@ -9,9 +9,7 @@ is flagged, together with the honest worker whose transcript differed from it.
 
 from __future__ import annotations
 
-import base64
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,12 +19,13 @@ import redis
 from runner.domain.fleet import read_worker_key
 from runner.domain.games import get_game
 from runner.domain.match_values import MatchSpec
-from runner.domain.signing import SigningKey, open_signed, signed
+from runner.domain.signing import SigningKey, signed
 from runner.domain.wire import from_builtins
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from runner.storage.verifications import Verifications
 from tests.integration.helpers import (
+    EnrolledImpostor,
     Organiser,
     assert_nothing_left,
     assert_one_official_result_per_match,
@@ -111,32 +110,23 @@ def test_two_honest_workers_replaying_every_match_flag_nothing(tmp_path: Path) -
     assert_nothing_left([tag, str(run_dir)])
 
 
-class Tamperer(threading.Thread):
+class Tamperer(EnrolledImpostor):
     """An enrolled key holder that answers every task at once with a transcript the rules
     accept but that the entries never played: each seat plays the first legal move. It hands
     back a replay of a match it played itself (as an honest worker does)."""
 
-    def __init__(self, url: str, queue: str, key: SigningKey, organiser: SigningKey, name: str) -> None:
-        super().__init__(daemon=True)
-        self.r = redis.Redis.from_url(url)
-        self.queue, self.key, self.organiser, self.name = queue, key, organiser, name
-        self.stop = threading.Event()
-        self.answered = self.replays = 0
+    lifetime_s = 150.0
 
-    def run(self) -> None:
-        deadline = time.monotonic() + 150
-        while not self.stop.is_set() and time.monotonic() < deadline:
-            popped = self.r.brpop([self.queue], timeout=1)
-            if popped is None:
-                continue
-            message = json.loads(popped[1])
-            (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
-            task = json.loads(open_signed(envelope, self.organiser.public)[0])
-            if task.get("verify_of") == self.name:
-                time.sleep(0.5)  # another worker's to take
-                self.r.lpush(self.queue, popped[1])
-                continue
-            self.answer(task)
+    def __init__(self, url: str, queue: str, key: SigningKey, organiser: SigningKey, name: str) -> None:
+        super().__init__(url, queue, key, organiser, name)
+        self.replays = 0
+
+    def take(self, task: dict[str, Any], message: bytes | str) -> None:
+        if task.get("verify_of") == self.name:
+            time.sleep(0.5)  # another worker's to take
+            self.r.lpush(self.queue, message)
+            return
+        self.answer(task)
 
     def answer(self, task: dict[str, Any]) -> None:
         spec = from_builtins(task["spec"], MatchSpec)
