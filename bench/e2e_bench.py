@@ -39,17 +39,20 @@ ratio, which the long config measures: ``end-to-end ratio, long config (tourney
 run / bare script): R``, target ``R <= 1.15`` with the sandbox on.
 
 Also printed for the small config: how much of a run's wall time is spent outside
-its play loop (start, builds, report, stop; from the run's own session timer), and
-the CPU all of each side's processes used: on ``W`` busy cores the wall ratio cannot
-go much below that CPU ratio, so it says how much of the gap is work rather than
-waiting.
+its play loop (start, builds, report, stop; from the run's own session timer). For both
+configs: the CPU the whole machine used while each side ran (``/proc/stat``, every
+core's busy time, so meant for an otherwise idle machine) and how many of its cores that
+kept busy on average. On ``W`` busy cores the wall ratio cannot go much below that CPU
+ratio, so it says how much of the gap is work rather than waiting. (The machine's
+count, not ``getrusage``: a run's local worker and its pool processes are never waited
+for by the command, so their CPU, and that of the sandboxes under them, never reaches
+its children's usage.)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -142,11 +145,15 @@ def timing_of(played: list[MatchRecord], launched: float, exited: float) -> RunT
     return RunTiming(launched, exited, min(starts), max(ends), len(played), moves)
 
 
-def _cpu_s() -> float:
-    """CPU used so far by this process and its reaped descendants (a side's CPU is the
-    difference around it: every process either side starts is waited for before it ends)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _machine_busy_s() -> float:
+    """CPU seconds every core of the machine has been busy so far (``/proc/stat``: all but
+    idle and iowait); a side's CPU is the difference around it."""
+    with open("/proc/stat") as stat:
+        ticks = [int(x) for x in stat.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / _TICK
 
 
 def tourney_run(config: Path, run_dir: Path, workers: int) -> RunTiming:
@@ -236,7 +243,7 @@ def _play_rounds(tmp: Path, configs: dict[str, Path], rounds: int, workers: int,
     out = Rounds({s: [] for s in sandboxes}, {s: [] for s in sandboxes}, [], {side: [] for side in sides})
     for r in range(rounds):
         for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
-            cpu0 = _cpu_s()
+            cpu0 = _machine_busy_s()
             if side == "bare":
                 if orders is None:
                     raise RuntimeError("the bare script came before any run of its config")
@@ -248,8 +255,22 @@ def _play_rounds(tmp: Path, configs: dict[str, Path], rounds: int, workers: int,
                 out.fixed[side].append(run.wall_s - _session_s(run_dir))
                 if orders is None:
                     orders = _orders(run_dir)
-            out.cpus[side].append(_cpu_s() - cpu0)
+            out.cpus[side].append(_machine_busy_s() - cpu0)
     return out
+
+
+def _cpu_line(measured: Rounds, sandbox: str) -> str:
+    """The machine's CPU while each side ran, and the cores it kept busy: on W busy cores the
+    wall ratio cannot fall far below the CPU ratio, so this is its floor."""
+    med = statistics.median
+    run_cpu, bare_cpu = med(measured.cpus[sandbox]), med(measured.cpus["bare"])
+    run_wall = med(run.wall_s for run in measured.runs[sandbox])
+    bare_wall = med(bare.wall_s for bare in measured.bares)
+    return (
+        f"CPU of the machine, tourney run / bare script: {run_cpu / bare_cpu:.2f} "
+        f"({run_cpu:.2f} s vs {bare_cpu:.2f} s; cores busy {run_cpu / run_wall:.2f} vs "
+        f"{bare_cpu / bare_wall:.2f} of {os.cpu_count()})"
+    )
 
 
 def _print_small(measured: Rounds, sandboxes: list[str], rounds: int) -> None:
@@ -274,12 +295,7 @@ def _print_small(measured: Rounds, sandboxes: list[str], rounds: int) -> None:
         loop_ratio = med([loop / bare for loop, bare in zip(loops, bare_walls, strict=True)])
         print(f"  sandbox {sandbox}: play loop / bare script: {loop_ratio:.2f}")
     for sandbox in sandboxes:
-        # on W busy cores the wall ratio cannot fall far below the CPU ratio: this is its floor
-        run_cpu, bare_cpu = med(measured.cpus[sandbox]), med(measured.cpus["bare"])
-        print(
-            f"  sandbox {sandbox}: CPU of all processes, tourney run / bare script: "
-            f"{run_cpu / bare_cpu:.2f} ({run_cpu:.2f} s vs {bare_cpu:.2f} s)"
-        )
+        print(f"  sandbox {sandbox}: {_cpu_line(measured, sandbox)}")
     for sandbox in sandboxes:
         splits = measured.splits(sandbox)
         print(
@@ -302,6 +318,7 @@ def _print_long(measured: Rounds, sandbox: str, rounds: int, entrants: int, game
         + ", ".join(f"{s.ratio:.2f}" for s in splits)
         + f"; medians of {rounds} round(s)"
     )
+    print(f"  long config, sandbox {sandbox}: {_cpu_line(measured, sandbox)}")
     print(
         f"  sandbox {sandbox}: end-to-end ratio, long config (tourney run / bare script): "
         f"{med(s.ratio for s in splits):.2f} (target <= {LONG_TARGET})"
