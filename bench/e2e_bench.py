@@ -38,6 +38,13 @@ build + bare play span``; as the matches grow the ratio tends to the play spans'
 ratio, which the long config measures: ``end-to-end ratio, long config (tourney
 run / bare script): R``, target ``R <= 1.15`` with the sandbox on.
 
+The greedy entry's move is little more than a process start (docs/benchmarks.md), so
+those ratios weigh the runner's cost a move against almost nothing. A third config
+weighs it against a move that costs something: 12 copies of ``bench/entries/fixed-work``
+(4 million steps of computing a move, about 6 ms here, then the first empty cell), 264
+games, bare script 30 s or more: ``end-to-end ratio, entries that think (tourney run /
+bare script): R``, printed for what it shows, with no target of its own.
+
 Also printed for the small config: how much of a run's wall time is spent outside
 its play loop (start, builds, report, stop; from the run's own session timer). For both
 configs: the CPU the whole machine used while each side ran (``/proc/stat``, every
@@ -52,6 +59,7 @@ its children's usage.)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -70,6 +78,8 @@ from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "9 9 5"
+#: a native entry that computes a fixed amount per move (bench/entries/fixed-work)
+THINKING_ENTRY = ROOT / "bench" / "entries" / "fixed-work"
 #: the issue's target for the long config, sandbox on (issue 27, item 7)
 LONG_TARGET = 1.15
 
@@ -175,33 +185,35 @@ def _orders(run_dir: Path) -> list[list[str]]:
         return [list(game.order) for row in store.match_rows() if row.result for game in row.result.games]
 
 
-def _bare_game(build: str, order: list[str]) -> int:
-    """One game with the mnk referee, each move a ``subprocess.run`` of the entry; its move count."""
+def _bare_game(build: str, order: list[str], args: tuple[str, ...] | None) -> int:
+    """One game with the mnk referee, each move a ``subprocess.run`` of the entry; its move count.
+    ``args``: every variant's arguments, or None for the greedy entry's ``--seed`` from its name."""
     game = get_game("mnk")
     state = game.new_game(BOARD, 2)
     history: list[str] = []
     while game.outcome(state) is None:
         seat = game.to_move(state)
-        seed = order[seat].rsplit("-", 1)[1]
+        argv = ["./a.out", *(args if args is not None else ("--seed", order[seat].rsplit("-", 1)[1]))]
         stdin = "\n".join([BOARD, *history]) + "\n"
-        out = subprocess.run(
-            ["./a.out", "--seed", seed], input=stdin.encode(), cwd=build, capture_output=True, check=True
-        )
+        out = subprocess.run(argv, input=stdin.encode(), cwd=build, capture_output=True, check=True)
         move = game.parse_move(out.stdout.decode().strip())
         state = game.play(state, move)
         history.append(game.format_move(move))
     return len(history)
 
 
-def _bare_script(orders: list[list[str]], workers: int) -> BareTiming:
+def _bare_script(
+    orders: list[list[str]], workers: int, entry: Path = ENTRY, args: tuple[str, ...] | None = None
+) -> BareTiming:
     t0 = time.perf_counter()
     build = Path(tempfile.mkdtemp(prefix="tourney-bare-"))
     try:
-        shutil.copytree(ENTRY, build / "e")
+        shutil.copytree(entry, build / "e")
         subprocess.run(["cc", "-O2", "-o", "a.out", "main.c"], cwd=build / "e", check=True)
         built = time.perf_counter()
+        n = len(orders)
         with ProcessPoolExecutor(workers) as pool:
-            moves = sum(pool.map(_bare_game, [str(build / "e")] * len(orders), orders, chunksize=1))
+            moves = sum(pool.map(_bare_game, [str(build / "e")] * n, orders, [args] * n, chunksize=1))
         return BareTiming(time.perf_counter() - t0, built - t0, moves)
     finally:
         shutil.rmtree(build, ignore_errors=True)
@@ -226,7 +238,16 @@ class Rounds:
         return [split_run(run, bare) for run, bare in zip(self.runs[sandbox], self.bares, strict=True)]
 
 
-def _play_rounds(tmp: Path, configs: dict[str, Path], rounds: int, workers: int, *, warm_up: bool) -> Rounds:
+def _play_rounds(
+    tmp: Path,
+    configs: dict[str, Path],
+    rounds: int,
+    workers: int,
+    *,
+    warm_up: bool,
+    bare_entry: Path = ENTRY,
+    bare_args: tuple[str, ...] | None = None,
+) -> Rounds:
     """``rounds`` rounds of one ``tourney run`` per sandbox and one bare script, in an order
     that rotates every round (outside load hits every side alike). The bare script plays
     the seat orders of a run of the same config (the same for every sandbox and round): a
@@ -247,7 +268,7 @@ def _play_rounds(tmp: Path, configs: dict[str, Path], rounds: int, workers: int,
             if side == "bare":
                 if orders is None:
                     raise RuntimeError("the bare script came before any run of its config")
-                out.bares.append(_bare_script(orders, workers))
+                out.bares.append(_bare_script(orders, workers, bare_entry, bare_args))
             else:
                 run_dir = tmp / f"run-{side}-{r}"
                 run = tourney_run(configs[side], run_dir, workers)
@@ -325,6 +346,49 @@ def _print_long(measured: Rounds, sandbox: str, rounds: int, entrants: int, game
     )
 
 
+def thinking_config(directory: Path, *, entrants: int, games: int, work: int, sandbox: str) -> Path:
+    """A round robin of ``entrants`` copies of the fixed-work entry (``work`` million steps of
+    computing a move, then the first empty cell) on the e2e board: entries that think."""
+    config = {
+        "name": f"e2e-thinking-{sandbox}",
+        "seed": 13,
+        "game": "mnk",
+        "sandbox": sandbox,
+        "limits": {"move_wall_s": 10.0},  # never the limit: a move here takes milliseconds
+        "boards": {"b": {"text": BOARD}},
+        "entries": [
+            {"path": str(THINKING_ENTRY), "variants": {"count": entrants, "prefix": "t", "args": [str(work)]}}
+        ],
+        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games}],
+    }
+    path = directory / f"e2e-thinking-{sandbox}.yaml"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def _print_thinking(
+    measured: Rounds, sandbox: str, rounds: int, entrants: int, work: int, workers: int
+) -> None:
+    med = statistics.median
+    splits = measured.splits(sandbox)
+    bares = measured.bares
+    # a move's cost to the bare script: its whole wall time on ``workers`` processes, a move
+    move_ms = med(b.wall_s * workers / b.moves * 1000.0 for b in bares)
+    print(
+        f"  entries that think ({entrants} fixed-work entries, {work}M steps a move, about "
+        f"{move_ms:.1f} ms a move in the bare script): bare script {med(b.wall_s for b in bares):.2f} s "
+        f"({bares[-1].moves} moves), sandbox {sandbox}: tourney run "
+        f"{med(r.wall_s for r in measured.runs[sandbox]):.2f} s; ratios "
+        + ", ".join(f"{s.ratio:.2f}" for s in splits)
+        + f"; medians of {rounds} round(s)"
+    )
+    print(f"  entries that think, sandbox {sandbox}: {_cpu_line(measured, sandbox)}")
+    print(
+        f"  sandbox {sandbox}: end-to-end ratio, entries that think (tourney run / bare script): "
+        f"{med(s.ratio for s in splits):.2f}"
+    )
+
+
 def main(quick: bool = False, rounds: int = 1) -> None:
     from bench.throughput_bench import _sandbox
 
@@ -369,6 +433,23 @@ def main(quick: bool = False, rounds: int = 1) -> None:
         # no warm-up run: the small config's runs warmed the caches, and a long one is costly
         measured = _play_rounds(tmp / "long", {sandboxes[0]: long_config}, rounds, workers, warm_up=False)
         _print_long(measured, sandboxes[0], rounds, long_entrants, long_games)
+        # the long config's entries are process starts (docs/benchmarks.md); these think about
+        # 6 ms a move, as a real contest's do at the least: the same runner cost, weighed
+        # against a move that costs something (its bare script takes 30 s or more here)
+        think_entrants, think_work = (4, 1) if quick else (12, 4)
+        thinking = thinking_config(
+            tmp, entrants=think_entrants, games=long_games, work=think_work, sandbox=sandboxes[0]
+        )
+        measured = _play_rounds(
+            tmp / "thinking",
+            {sandboxes[0]: thinking},
+            rounds,
+            workers,
+            warm_up=False,
+            bare_entry=THINKING_ENTRY,
+            bare_args=(str(think_work),),
+        )
+        _print_thinking(measured, sandboxes[0], rounds, think_entrants, think_work, workers)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import main as bench_main
-from bench.e2e_bench import BOARD, BareTiming, RunTiming, _bare_script, _orders, split_run, tourney_run
+from bench.e2e_bench import (
+    BOARD,
+    THINKING_ENTRY,
+    BareTiming,
+    RunTiming,
+    _bare_script,
+    _orders,
+    split_run,
+    thinking_config,
+    tourney_run,
+)
 from bench.throughput_bench import greedy_mnk_config
 
 
@@ -65,3 +75,16 @@ def test_a_real_run_splits_into_start_up_and_play_span(tmp_path: Path) -> None:
     split = split_run(run, bare)
     assert split.ratio == pytest.approx(run.wall_s / bare.wall_s)
     assert split.start_up_s > 0
+
+
+@pytest.mark.integration
+def test_the_bare_script_plays_the_thinking_entries_games_too(tmp_path: Path) -> None:
+    """The third config's bare script runs the fixed-work entry, not the greedy one, and plays
+    the very games the run played (the greedy entry plays other moves: fewer of them)."""
+    config = thinking_config(tmp_path, entrants=3, games=2, work=1, sandbox="none")
+    run = tourney_run(config, tmp_path / "run", workers=2)
+    assert run.matches == 3
+    orders = _orders(tmp_path / "run")
+    bare = _bare_script(orders, 2, THINKING_ENTRY, ("1",))
+    assert bare.moves == run.moves > 0
+    assert _bare_script(orders, 2).moves != run.moves  # what a bare script of the wrong entry shows
