@@ -59,7 +59,6 @@ its children's usage.)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -71,6 +70,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.fairtime_bench import ENTRY as THINKING_ENTRY
+from bench.fairtime_bench import fixed_work_config
 from bench.throughput_bench import ENTRY, greedy_mnk_config
 from runner.domain.games import get_game
 from runner.domain.match_record import MatchRecord
@@ -78,8 +79,6 @@ from runner.storage.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "9 9 5"
-#: a native entry that computes a fixed amount per move (bench/entries/fixed-work)
-THINKING_ENTRY = ROOT / "bench" / "entries" / "fixed-work"
 #: the issue's target for the long config, sandbox on (issue 27, item 7)
 LONG_TARGET = 1.15
 
@@ -346,26 +345,6 @@ def _print_long(measured: Rounds, sandbox: str, rounds: int, entrants: int, game
     )
 
 
-def thinking_config(directory: Path, *, entrants: int, games: int, work: int, sandbox: str) -> Path:
-    """A round robin of ``entrants`` copies of the fixed-work entry (``work`` million steps of
-    computing a move, then the first empty cell) on the e2e board: entries that think."""
-    config = {
-        "name": f"e2e-thinking-{sandbox}",
-        "seed": 13,
-        "game": "mnk",
-        "sandbox": sandbox,
-        "limits": {"move_wall_s": 10.0},  # never the limit: a move here takes milliseconds
-        "boards": {"b": {"text": BOARD}},
-        "entries": [
-            {"path": str(THINKING_ENTRY), "variants": {"count": entrants, "prefix": "t", "args": [str(work)]}}
-        ],
-        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games}],
-    }
-    path = directory / f"e2e-thinking-{sandbox}.yaml"
-    path.write_text(json.dumps(config, indent=2))
-    return path
-
-
 def _print_thinking(
     measured: Rounds, sandbox: str, rounds: int, entrants: int, work: int, workers: int
 ) -> None:
@@ -437,8 +416,16 @@ def main(quick: bool = False, rounds: int = 1) -> None:
         # 6 ms a move, as a real contest's do at the least: the same runner cost, weighed
         # against a move that costs something (its bare script takes 30 s or more here)
         think_entrants, think_work = (4, 1) if quick else (12, 4)
-        thinking = thinking_config(
-            tmp, entrants=think_entrants, games=long_games, work=think_work, sandbox=sandboxes[0]
+        thinking = fixed_work_config(
+            tmp,
+            f"e2e-thinking-{sandboxes[0]}",
+            entrants=think_entrants,
+            exclusive=False,
+            work=think_work,
+            sandbox=sandboxes[0],
+            reserved=0,
+            board=BOARD,
+            games=long_games,
         )
         measured = _play_rounds(
             tmp / "thinking",

@@ -65,8 +65,19 @@ class Played:
 
 
 def fixed_work_config(
-    directory: Path, name: str, *, entrants: int, exclusive: bool, work: int, sandbox: str, reserved: int
+    directory: Path,
+    name: str,
+    *,
+    entrants: int,
+    exclusive: bool,
+    work: int,
+    sandbox: str,
+    reserved: int,
+    board: str = BOARD,
+    games: int = 2,
 ) -> Path:
+    """A round robin of ``entrants`` copies of the fixed-work entry (``work`` million steps of
+    computing a move, then the first empty cell) on ``board``, ``games`` a pair."""
     config = {
         "name": name,
         "seed": 14,
@@ -74,11 +85,11 @@ def fixed_work_config(
         "sandbox": sandbox,
         "limits": {"move_wall_s": 10.0},  # never the limit: the move times are what is measured
         "timing": {"exclusive_cores": exclusive, "reserved_cores": reserved if exclusive else 0},
-        "boards": {"b": {"text": BOARD}},
+        "boards": {"b": {"text": board}},
         "entries": [
             {"path": str(ENTRY), "variants": {"count": entrants, "prefix": "fw", "args": [str(work)]}}
         ],
-        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": 2}],
+        "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"], "games_per_pairing": games}],
     }
     path = directory / f"{name}.yaml"
     path.write_text(json.dumps(config, indent=2))

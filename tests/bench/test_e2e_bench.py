@@ -11,15 +11,15 @@ import pytest
 from bench.__main__ import main as bench_main
 from bench.e2e_bench import (
     BOARD,
-    THINKING_ENTRY,
     BareTiming,
     RunTiming,
     _bare_script,
     _orders,
     split_run,
-    thinking_config,
     tourney_run,
 )
+from bench.fairtime_bench import ENTRY as THINKING_ENTRY
+from bench.fairtime_bench import fixed_work_config
 from bench.throughput_bench import greedy_mnk_config
 
 
@@ -81,7 +81,9 @@ def test_a_real_run_splits_into_start_up_and_play_span(tmp_path: Path) -> None:
 def test_the_bare_script_plays_the_thinking_entries_games_too(tmp_path: Path) -> None:
     """The third config's bare script runs the fixed-work entry, not the greedy one, and plays
     the very games the run played (the greedy entry plays other moves: fewer of them)."""
-    config = thinking_config(tmp_path, entrants=3, games=2, work=1, sandbox="none")
+    config = fixed_work_config(
+        tmp_path, "thinking", entrants=3, exclusive=False, work=1, sandbox="none", reserved=0, board=BOARD
+    )
     run = tourney_run(config, tmp_path / "run", workers=2)
     assert run.matches == 3
     orders = _orders(tmp_path / "run")
