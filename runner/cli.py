@@ -38,7 +38,12 @@ HANDLERS = {
     "build-log": "runner.commands.build_log:cmd_build_log",
     "pgn": "runner.commands.pgn:cmd_pgn",
     "fleet": "runner.commands.fleet:cmd_fleet",
+    "fastchess": "runner.commands.engine_match:cmd_engine_match",
+    "cutechess": "runner.commands.engine_match:cmd_engine_match",
 }
+#: commands whose words are another tool's flags (``-engine cmd=...``): given to the handler as
+#: they are, never to argparse, which would read ``-engine`` as an option of its own
+FOREIGN_FLAGS = ("fastchess", "cutechess")
 
 
 def tourney_version() -> str:
@@ -204,6 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run_dir")
     s.add_argument("entry", nargs="?", help="entry name (without it: every failed build, one line each)")
 
+    for tool in FOREIGN_FLAGS:
+        s = command(
+            tool,
+            help=f"an engine match from {tool}'s own flags (-engine cmd=... -each tc=... -rounds N ...): "
+            "docs/engines.md",
+        )
+        s.add_argument("words", nargs=argparse.REMAINDER, metavar="FLAGS")
+
     # local: the commands' modules load only for the command that runs (runner/cli.py's docstring)
     from runner.commands.fleet import add_fleet_parser
 
@@ -246,7 +259,10 @@ def _output_closed() -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(argv)
+    if argv and argv[0] in FOREIGN_FLAGS and not {"-h", "--help"} & set(argv[1:2]):
+        args = argparse.Namespace(command=argv[0], words=list(argv[1:]))
+    else:
+        args = build_parser().parse_args(argv)
     module_name, func_name = HANDLERS[args.command].split(":")
     module = importlib.import_module(module_name)
     handler: Callable[[argparse.Namespace], int] = getattr(module, func_name)

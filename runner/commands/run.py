@@ -17,8 +17,9 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
@@ -44,7 +45,7 @@ from runner.orchestration.dispatcher import BrokerDown, NoWorkerCanServe
 from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import RedisServerError
 from runner.orchestration.workers_gate import check_broker_url
-from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, RunProgress, default_mode
+from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, Mode, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.run_dir import (
     RunDir,
@@ -155,7 +156,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run(args, config, config_path, rd)
 
 
-def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, rd: RunDir) -> int:
+@dataclass(frozen=True)
+class RunHooks:
+    """What another command that plays a run (``tourney fastchess``) adds to ``tourney run``'s
+    own path: each accepted match's games, and the session's outcome before the report."""
+
+    on_games: Callable[[MatchSpec, Sequence[GameRecord]], None] | None = None
+    on_outcome: Callable[[SessionOutcome], None] | None = None
+    progress_mode: str | None = None  # "quiet", "plain", "live"; default: as --no-progress says
+
+
+def _run(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    config_path: Path,
+    rd: RunDir,
+    hooks: RunHooks | None = None,
+) -> int:
+    hooks = hooks or RunHooks()
     resumed = rd.exists()
     if resumed:
         store = open_for_resume(rd, config_path, config)
@@ -174,7 +192,9 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
         workers=args.workers,
         no_local_workers=bool(args.no_local_workers),
     )
-    progress_mode = default_mode(bool(args.no_progress))
+    progress_mode = (
+        cast(Mode, hooks.progress_mode) if hooks.progress_mode else default_mode(bool(args.no_progress))
+    )
     # how often the plain (non-terminal) progress prints a line; CI logs and tests may want it faster
     plain_every_s = float(os.environ.get(PROGRESS_EVERY_ENV) or PLAIN_INTERVAL_S)
     # the report's replays, computed while the matches play rather than after the last one
@@ -187,7 +207,7 @@ def _run(args: argparse.Namespace, config: TournamentConfig, config_path: Path, 
         run_id = str(store.meta()["run_id"])
         with LocalCluster(config, rd, run_id, request) as cluster, terminate_on_signals():
             with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
-                code, outcome = _play(args, config, rd, store, cluster, progress, resumed, warmer)
+                code, outcome = _play(args, config, rd, store, cluster, progress, resumed, warmer, hooks)
             if outcome is not None:
                 # nothing the report reads is in the cluster: Redis and the workers stop meanwhile
                 with cluster.stopping_meanwhile():
@@ -216,7 +236,9 @@ def _play(
     progress: RunProgress,
     resumed: bool,
     warmer: ReplayWarmer | None = None,
+    hooks: RunHooks | None = None,
 ) -> tuple[int, SessionOutcome | None]:
+    hooks = hooks or RunHooks()
     if resumed:
         requeued = store.requeue_in_flight("coordinator restarted")
         retried = store.retry_failed()
@@ -241,7 +263,7 @@ def _play(
         timing=cluster.timing,
         check_resume=resumed,
         republish=cluster.republish,
-        on_accepted=_on_accepted(warmer, progress),
+        on_accepted=_on_accepted(warmer, progress, hooks.on_games),
         on_tick=cluster.supervisor(store, progress.log),
         slots=cluster.slots,
     )
@@ -257,6 +279,8 @@ def _play(
         if warmer is not None:
             warmer.finish()  # it replays what is left meanwhile; the report waits for it
     _record_trust(store, coordinator, progress)
+    if hooks.on_outcome is not None:
+        hooks.on_outcome(outcome)
     cluster.wind_down(finished=outcome.finished)
     rate = outcome.moves / outcome.elapsed_s if outcome.elapsed_s > 0 else 0.0
     summary = (
@@ -323,7 +347,9 @@ def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:
 
 
 def _on_accepted(
-    warmer: ReplayWarmer | None, progress: RunProgress | None = None
+    warmer: ReplayWarmer | None,
+    progress: RunProgress | None = None,
+    also: Callable[[MatchSpec, Sequence[GameRecord]], None] | None = None,
 ) -> Callable[[MatchSpec, Sequence[GameRecord]], None]:
     """The coordinator's ``on_accepted``: hands each result to ``warmer`` and its games to
     ``progress`` (a ``finished game`` line each in a plain log)."""
@@ -333,6 +359,8 @@ def _on_accepted(
             progress.games_finished(spec.match_id, list(games))
         if warmer is not None:
             warmer.add_result(spec, games)
+        if also is not None:
+            also(spec, games)
 
     return accepted
 
