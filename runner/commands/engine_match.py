@@ -22,9 +22,9 @@ import contextlib
 import hashlib
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from runner.commands.run import RunHooks, _run
 from runner.config import load_config
@@ -34,7 +34,9 @@ from runner.domain.private_files import read_private_text
 from runner.errors import UsageError
 from runner.orchestration.workers_gate import check_broker_url
 from runner.report.engine_lines import MatchLines, SprtSpec
+from runner.report.pgn import chess_matches
 from runner.storage.run_dir import RunDir, coordinator_lock
+from runner.storage.store import RunStore
 
 if TYPE_CHECKING:
     from runner.domain.match_values import GameRecord, MatchSpec
@@ -118,8 +120,8 @@ def cmd_engine_match(args: argparse.Namespace) -> int:
     out = sys.stdout
     lines = match_lines(cli, lambda line: print(line, file=out, flush=True))
     rd = RunDir(run_dir)
-    if rd.exists():
-        _replay_played(rd, lines)
+    if rd.exists() and _replay_played(rd, lines):
+        lines.finish()  # a complete run: its totals again (nothing is played)
     print(f"tourney {tool}: run directory {run_dir} (the same command resumes it)", file=sys.stderr)
     decision: list[str] = []
 
@@ -144,9 +146,6 @@ def cmd_engine_match(args: argparse.Namespace) -> int:
 
 def match_lines(cli: EngineCli, emit: object) -> MatchLines:
     """The printer of ``cli``'s lines (``emit`` takes each)."""
-    from collections.abc import Callable
-    from typing import cast
-
     playing = cli.playing()
     names = [e.display_name() for e in playing]
     encounters = (
@@ -201,15 +200,14 @@ def results_header(cli: EngineCli) -> str:
     return f"{tc}, {threads}, {hashes}{book}"
 
 
-def _replay_played(rd: RunDir, lines: MatchLines) -> None:
-    """A resumed run's pairs already played, counted without printing (the totals go on)."""
-    from runner.report.pgn import chess_matches
-    from runner.storage.store import RunStore
-
+def _replay_played(rd: RunDir, lines: MatchLines) -> bool:
+    """A resumed run's pairs already played, counted without printing (the totals go on);
+    whether the run is complete."""
     store = RunStore.open(rd.path)
     try:
         for record in chess_matches(store):
             if record.result is not None:
                 lines.add_pair(record.result.games, quiet=True)
+        return bool(store.meta().get("finished"))
     finally:
         store.close()

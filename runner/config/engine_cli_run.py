@@ -6,17 +6,21 @@ The engines named on the command line have no entry directory: each becomes one 
 it, or of its ``dir=``), so that everything after is an ordinary run: packed by digest, sent to
 any worker, played in the sandbox, re-judged, resumable. The book becomes ``RUN/cli/book.epd``:
 the tool's openings in the order it would play them (``start``, ``order``, ``-srand``), one per
-game pair, cycled when the book is shorter than the match (as both tools wrap around), or the
+game pair (shuffled, then from ``start`` on round the book: fastchess's order), cycled when the
+book is shorter than the match (as both tools wrap around), or the
 start position for every pair without one. Writing the same command line again writes the same
 files, so the same command resumes its run (an engine binary that changed refuses the resume).
 """
 
 from __future__ import annotations
 
+import random
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
+import chess
 import yaml
 
 from runner.config.engine_cli import EngineArgs, EngineCli, EngineCliError, pairs_per_encounter
@@ -89,8 +93,6 @@ def write_cli_config(cli: EngineCli, run_dir: Path, cwd: Path) -> Path:
 
 def tournament_name(cli: EngineCli) -> str:
     """``-event``'s name made a tournament name (letters, digits, - and _), else the tool's."""
-    import re
-
     if cli.event:
         name = re.sub(r"[^A-Za-z0-9_-]+", "-", cli.event).strip("-_")[:64]
         if re.fullmatch(NAME_PATTERN, name):
@@ -193,14 +195,10 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 def _write_book(cli: EngineCli, path: Path, pairs: int, cwd: Path) -> None:
     """One opening per game pair, in play order, as EPD (module doc)."""
-    import chess
-
     chess960 = cli.variant == "chess960"
     fens: list[str]
     if cli.openings is None:
         if chess960:
-            import random
-
             rng = random.Random(cli.srand)
             fens = [chess.Board.from_chess960_pos(rng.randrange(960)).fen() for _ in range(pairs)]
         else:
@@ -216,9 +214,13 @@ def _write_book(cli: EngineCli, path: Path, pairs: int, cwd: Path) -> None:
             )
         try:
             book = read_book(book_path, plies=o.plies, chess960=chess960)
-            chosen = select(book, order=o.order, start=o.start, seed=cli.srand)
+            shuffled = select(book, order=o.order, seed=cli.srand)
         except BookError as err:
             raise EngineCliError(f"-openings: {err}") from None
+        if o.start > len(book):
+            raise EngineCliError(f"-openings start={o.start}: the book has {len(book)} openings")
+        # as fastchess: shuffled (order=random), then rotated to start, then cycled
+        chosen = shuffled[o.start - 1 :] + shuffled[: o.start - 1]
         fens = [chosen[k % len(chosen)].fen for k in range(pairs)]
     lines = []
     for fen in fens:
