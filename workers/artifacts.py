@@ -5,7 +5,8 @@ Layout of the cache (one directory per entry digest)::
     <root>/<digest>/entry/        the unpacked, built entry (games copy it)
     <root>/<digest>/build.log     the build command's output
     <root>/<digest>/ready         marker: built fine
-    <root>/<digest>/build_failed  marker instead: one-line reason
+    <root>/<digest>/build_failed  marker instead: one-line reason (a failed build, or a
+                                  bench that disagrees with entry.yaml's ``bench:``)
     <root>/<digest>.lock          flock'd while someone prepares the digest
     <root>/<digest>-<h>/ ...      the same for a build command with placeholders
                                   (``{size}``...): one build per expanded command,
@@ -36,6 +37,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.domain.bench import BENCH_ARG, bad_bench
 from runner.domain.match_values import EntryRef, Limits, VerdictKind
 from runner.domain.packing import directory_digest, pack_entry, unpack_entry
 from runner.domain.placeholders import ContestParams, fill_build
@@ -158,6 +160,7 @@ class ArtifactCache:
         self.hosts = hosts
         self.limits = build_limits(limits)
         self.builds = 0  # builds this instance ran (for tests and logs)
+        self.benches = 0  # bench checks it ran (entry.yaml ``bench:``)
 
     def cached(self, digest: str) -> EntryDir | None:
         """The ready entry or the cached failure for ``digest``; None when neither exists."""
@@ -240,27 +243,50 @@ class ArtifactCache:
             raise ArtifactError(
                 f"{ref.name}: artifact digest mismatch: expected {ref.digest[:12]}, got {got[:12]}"
             )
+        ok = True
         if not command:
             (work / "build.log").write_text("(no build step)\n")
-            (work / "ready").write_text("")
-            return
-        outcome = self.hosts.run_build(entry, command, self.limits)
-        self.builds += 1
-        (work / "build.log").write_text(_build_log(command, outcome))
-        ok = outcome.failure is None and outcome.exit_code == 0
+        else:
+            outcome = self.hosts.run_build(entry, command, self.limits)
+            self.builds += 1
+            (work / "build.log").write_text(_build_log(command, outcome))
+            ok = outcome.failure is None and outcome.exit_code == 0
+            if not ok:
+                log_path = self.root / key / "build.log"  # where it lands once published
+                (work / "build_failed").write_text(_failure_line(outcome, log_path) + "\n")
+            # one line per build in the builder's log (a worker's, or the coordinator's when it plays inline)
+            log.info(
+                "built %s (%s) in %.1fs: %s",
+                ref.name,
+                key[:12],
+                outcome.wall_ms / 1000.0,
+                "ok" if ok else "build_failed",
+            )
+        if ok and ref.bench is not None:
+            problem = self._check_bench(ref, entry, work)
+            if problem is not None:
+                ok = False
+                (work / "build_failed").write_text(problem + "\n")
         if ok:
             (work / "ready").write_text("")
-        else:
-            log_path = self.root / key / "build.log"  # where it lands once published
-            (work / "build_failed").write_text(_failure_line(outcome, log_path) + "\n")
-        # one line per build in the builder's log (a worker's, or the coordinator's when it plays inline)
-        log.info(
-            "built %s (%s) in %.1fs: %s",
-            ref.name,
-            key[:12],
-            outcome.wall_ms / 1000.0,
-            "ok" if ok else "build_failed",
-        )
+
+    def _check_bench(self, ref: EntryRef, entry: Path, work: Path) -> str | None:
+        """Run ``<program> bench`` in the sandbox on the built entry; the one line refusing it when
+        the node count it prints is not ``ref.bench`` (``runner.domain.bench``), else None. Its
+        output is added to the build log."""
+        assert ref.bench is not None
+        argv = [*ref.run, *ref.args, BENCH_ARG]
+        with self.hosts.open(entry, self.limits, "bench") as host:
+            outcome = host.run(argv, b"", self.limits)
+        self.benches += 1
+        with open(work / "build.log", "a") as f:
+            f.write(_build_log(" ".join(argv), outcome))
+        text = "\n".join(b.decode("utf-8", errors="replace") for b in (outcome.stdout, outcome.stderr_tail))
+        problem = bad_bench(ref.bench, text)
+        if problem is not None and outcome.failure is not None:
+            problem += f" ({outcome.failure.value}{': ' + outcome.detail if outcome.detail else ''})"
+        log.info("bench of %s: %s", ref.name, problem or f"{ref.bench} nodes, as declared")
+        return problem
 
 
 def local_fetch(paths: Mapping[str, Path]) -> Callable[[str], bytes]:

@@ -69,6 +69,9 @@ class EntryModel(BaseModel):
     #: the same code, board, seats and seed always give the same moves (no clock, no unseeded
     #: randomness): a verification replay that differs then flags a worker (docs/fleet.md)
     deterministic: bool = False
+    #: chess engines: the node count ``<program> bench`` prints (OpenBench's bench), checked by the
+    #: worker after the build; a build that prints another is refused (docs/engines.md, "Build checks")
+    bench: int | None = Field(default=None, ge=1)
 
     @field_validator("name")
     @classmethod
@@ -140,6 +143,8 @@ class EntrySpec:
     engine: dict[str, Any] = field(default_factory=dict)
     #: ``deterministic: true`` in its entry.yaml (``runner.domain.verification``)
     deterministic: bool = False
+    #: ``bench: NODES`` in its entry.yaml (``EntryRef.bench``)
+    bench: int | None = None
 
     def ref(self) -> EntryRef:
         return EntryRef(
@@ -150,6 +155,7 @@ class EntrySpec:
             build=self.build,
             args=list(self.args),
             engine=dict(self.engine),
+            bench=self.bench,
         )
 
 
@@ -243,6 +249,7 @@ def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
         base_name=model.name,
         engine=engine_defaults(model),
         deterministic=model.deterministic,
+        bench=model.bench,
     )
     out = [base] if include_base or not model.variants else []
     # a variant is the base program with its own name and extra arguments

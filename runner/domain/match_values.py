@@ -103,6 +103,9 @@ class EntryRef:
     #: a chess engine's clock and options (``runner.domain.engine_clock.EngineSettings.to_dict``);
     #: empty for every other protocol
     engine: dict[str, Any] = field(default_factory=dict)
+    #: the node count its ``bench`` command must print (entry.yaml ``bench:``): the worker
+    #: refuses a build that prints another (``runner.domain.bench``); None: not checked
+    bench: int | None = None
 
 
 @dataclass(frozen=True)
