@@ -30,7 +30,7 @@ pytestmark = [
 def entry(root: Path, name: str, bench: int | None) -> None:
     d = root / name
     d.mkdir()
-    doc = {
+    doc: dict[str, object] = {
         "name": name,
         "game": "chess",
         "protocol": "uci",
