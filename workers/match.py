@@ -197,7 +197,8 @@ class _Game:
         if self.adjudication is None or self.verdicts or self.game.outcome(self.state) is not None:
             return None
         seats = {name: seat for seat, name in enumerate(self.order)}
-        return ruling(self.adjudication, [(seats[m.player], m.search) for m in self.moves])
+        board = getattr(self.state, "board", None)  # chess: the position, for the tablebase rule
+        return ruling(self.adjudication, [(seats[m.player], m.search) for m in self.moves], board)
 
     def _seat_all(self, dirs: list[EntryDir]) -> None:
         """Open and begin every seat whose entry was built, in seat order, until the game is

@@ -14,6 +14,7 @@ files, so the same command resumes its run (an engine binary that changed refuse
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -75,7 +76,7 @@ def write_cli_config(cli: EngineCli, run_dir: Path, cwd: Path) -> Path:
     )
     if not timed:
         config["limits"] = {"move_wall_s": UNTIMED_MOVE_WALL_S}
-    adjudication = _adjudication(cli)
+    adjudication = _adjudication(cli, cwd)
     if adjudication:
         config["adjudication"] = adjudication
     if cli.use_affinity:
@@ -259,7 +260,7 @@ def _stage(cli: EngineCli, pairs: int, names: list[str]) -> dict[str, Any]:
     }
 
 
-def _adjudication(cli: EngineCli) -> dict[str, Any]:
+def _adjudication(cli: EngineCli, cwd: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
         if cli.resign is not None:
@@ -281,5 +282,6 @@ def _adjudication(cli: EngineCli) -> dict[str, Any]:
     if cli.maxmoves is not None:
         out["maxmoves"] = cli.maxmoves
     if cli.tb is not None:
-        raise EngineCliError("-tb: tablebase adjudication is not supported yet")
+        dirs = [str((cwd / Path(d).expanduser()).resolve()) for d in cli.tb.paths]
+        out["tb"] = {"path": os.pathsep.join(dirs), "pieces": cli.tb.pieces, "ignore_50": cli.tb.ignore_50}
     return out

@@ -8,6 +8,7 @@ is in ``runner.config.bound_run``.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from pathlib import Path
@@ -24,6 +25,7 @@ from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
 from runner.domain.openings import Opening, read_book, select
 from runner.domain.registry import SandboxKind, sandbox_bind_problem
 from runner.domain.stage_models import StageModel
+from runner.domain.tablebase import TbRule
 
 # -- sections ----------------------------------------------------------------
 
@@ -259,6 +261,32 @@ class DrawModel(BaseModel):
     score: int = Field(ge=0, description="Centipawns from zero.")
 
 
+class TbModel(BaseModel):
+    """cutechess/fastchess -tb: Syzygy tables decide positions with few pieces."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(
+        description="An absolute directory of Syzygy WDL tables (*.rtbw), the same on the coordinator "
+        "(which re-judges) and every worker; several joined with ':'."
+    )
+    pieces: int | None = Field(
+        default=None, ge=3, le=7, description="At most this many pieces (default: the tables' most)."
+    )
+    ignore_50: bool = Field(
+        default=False, description="A win only past the 50-move rule counts as a win (cutechess -tbignore50)."
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _tables(cls, v: str) -> str:
+        dirs = [d for d in v.split(os.pathsep) if d]
+        if not dirs or not all(os.path.isabs(d) for d in dirs):
+            raise ValueError(f"the tablebase path must be absolute (workers read the same path), got {v!r}")
+        if not any(Path(d).glob("*.rtbw") for d in dirs):
+            raise ValueError(f"no Syzygy WDL tables (*.rtbw) in {v}")
+        return v
+
+
 class AdjudicationModel(BaseModel):
     """Chess: ending games from the engines' reported scores (docs/engines.md, "Adjudication")."""
 
@@ -270,12 +298,17 @@ class AdjudicationModel(BaseModel):
         ge=1,
         description="A draw once each side made this many moves (fastchess -maxmoves).",
     )
+    tb: TbModel | None = Field(
+        default=None,
+        description="Syzygy tablebase adjudication (cutechess/fastchess -tb, -tbpieces, -tbignore50).",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return Adjudication(
             ResignRule(**self.resign.model_dump()) if self.resign else None,
             DrawRule(**self.draw.model_dump()) if self.draw else None,
             self.maxmoves,
+            TbRule(**self.tb.model_dump()) if self.tb else None,
         ).to_dict()
 
 

@@ -12,6 +12,8 @@ and not before.
 * ``draw``: a draw once ``movenumber`` full moves have been played and both sides' last
   ``movecount`` scores were within ``score`` cp of zero (no mate scores).
 * ``maxmoves``: a draw once each side has made ``maxmoves`` moves.
+* ``tb``: the Syzygy tables decide a position with few enough pieces (``runner.domain.tablebase``);
+  asked first, from the position after the last move.
 
 A move without a reported score breaks a streak.
 """
@@ -22,8 +24,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import chess
+
 from runner.domain.games.base import Outcome
 from runner.domain.match_values import SearchInfo
+from runner.domain.tablebase import TbRule, tablebase_outcome
 
 #: how an adjudicated game's reason starts (and the PGN Termination ``adjudication``)
 ADJUDICATION = "adjudication"
@@ -50,22 +55,24 @@ class Adjudication:
     resign: ResignRule | None = None
     draw: DrawRule | None = None
     maxmoves: int | None = None
+    tb: TbRule | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Adjudication:
-        resign, draw = d.get("resign"), d.get("draw")
+        resign, draw, tb = d.get("resign"), d.get("draw"), d.get("tb")
         return cls(
             ResignRule(**resign) if resign else None,
             DrawRule(**draw) if draw else None,
             d.get("maxmoves"),
+            TbRule(**tb) if tb else None,
         )
 
     @property
     def active(self) -> bool:
-        return self.resign is not None or self.draw is not None or self.maxmoves is not None
+        return any(r is not None for r in (self.resign, self.draw, self.maxmoves, self.tb))
 
 
 def centipawns(search: SearchInfo | None) -> int | None:
@@ -92,8 +99,15 @@ def _last_scores(moves: Sequence[tuple[int, SearchInfo | None]], seat: int, coun
     return None
 
 
-def ruling(rules: Adjudication, moves: Sequence[tuple[int, SearchInfo | None]]) -> Outcome | None:
-    """The adjudication the rules give after the last of ``moves`` (two seats), or None."""
+def ruling(
+    rules: Adjudication, moves: Sequence[tuple[int, SearchInfo | None]], board: chess.Board | None = None
+) -> Outcome | None:
+    """The adjudication the rules give after the last of ``moves`` (two seats), or None;
+    ``board``: the position after it, for the tablebase rule (asked first)."""
+    if rules.tb is not None and board is not None and moves:
+        outcome = tablebase_outcome(rules.tb, board)
+        if outcome is not None:
+            return outcome
     if rules.resign is not None:
         r = rules.resign
         for loser in (0, 1):

@@ -93,7 +93,9 @@ def _check_bound(record: GameRecord, bound: GameBound) -> None:
         raise ResultMismatch("stopped by a game wall budget the match does not have")
 
 
-def _adjudication(record: GameRecord, rules_dict: dict[str, Any], seats: dict[str, int]) -> Outcome:
+def _adjudication(
+    record: GameRecord, rules_dict: dict[str, Any], seats: dict[str, int], boards: list[Any] | None = None
+) -> Outcome:
     """The adjudication the transcript's reported scores give at its last move, and at no move
     before it (docs/engines.md); ``ResultMismatch`` when they do not justify the recorded one."""
     rules = Adjudication.from_dict(rules_dict)
@@ -102,12 +104,14 @@ def _adjudication(record: GameRecord, rules_dict: dict[str, Any], seats: dict[st
     if record.verdict.kind is not VerdictKind.NORMAL:
         raise ResultMismatch(f"adjudicated with a {record.verdict.kind.value} verdict")
     transcript = [(seats[m.player], m.search) for m in record.moves]
+    # chess: the position after each move, for the tablebase rule (None for other games)
+    after = boards if boards is not None and len(boards) == len(transcript) else [None] * len(transcript)
     for n in range(1, len(transcript)):
-        if ruling(rules, transcript[:n]) is not None:
-            raise ResultMismatch(f"the reported scores adjudicate the game after move {n}, not at its end")
-    outcome = ruling(rules, transcript)
+        if ruling(rules, transcript[:n], after[n - 1]) is not None:
+            raise ResultMismatch(f"the rules adjudicate the game after move {n}, not at its end")
+    outcome = ruling(rules, transcript, after[-1] if after else None)
     if outcome is None:
-        raise ResultMismatch("the transcript's reported scores do not justify an adjudication")
+        raise ResultMismatch("the reported scores and the tables do not justify an adjudication")
     return outcome
 
 
@@ -152,6 +156,7 @@ def _verify_game(
 
     if verdict.kind is VerdictKind.BUILD_FAILED and charged is not None:
         forfeit(charged)  # build failures forfeit before the first move
+    boards: list[Any] = []  # chess: the position after each move (the tablebase rule)
     for n, move in enumerate(record.moves, start=1):
         while True:
             if rules.outcome(state) is not None:
@@ -169,11 +174,12 @@ def _verify_game(
             state = rules.play(state, rules.parse_move(move.move))
         except RulesError as e:
             raise ResultMismatch(f"move {n} ({move.player} {move.move!r}) is not legal: {e}") from None
+        boards.append(getattr(state, "board", None))
     ruling: Outcome | None = None
     if record.reason.startswith(ADJUDICATION) and not record.stopped_by:
         if rules.outcome(state) is not None:
             raise ResultMismatch("adjudicated, but the game ended by the rules")
-        ruling = _adjudication(record, adjudication or {}, seats)
+        ruling = _adjudication(record, adjudication or {}, seats, boards)
     elif record.stopped_by:
         if rules.outcome(state) is not None:
             raise ResultMismatch(f"stopped by its {record.stopped_by} bound, but the game ended by the rules")
