@@ -7,12 +7,14 @@ what they read must be what the run's PGN says was played."""
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
 import chess.pgn
 import pytest
 
+from tests.fetch_syzygy import syzygy_dir
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import ROOT, assert_nothing_left, tourney
 from tests.report.test_engine_lines import FISHTEST_PTNML, FISHTEST_WLD, chess_tuning_tools_pentanomial
@@ -118,4 +120,32 @@ def test_a_cutechess_command_line_prints_what_chess_tuning_tools_reads(tmp_path:
     assert re.search(r"^Elo difference: .+, LOS: .+ %, DrawRatio: [0-9.]+ %$", done.stdout, re.M)
     assert done.stdout.rstrip().endswith("Finished match")
     assert "-debug: engine traffic is not printed" in done.stderr
+    assert_nothing_left([str(tmp_path)])
+
+
+def test_tb_flags_adjudicate_by_the_tables_and_the_coordinator_accepts_it(tmp_path: Path) -> None:
+    tables = syzygy_dir()
+    if tables is None:
+        pytest.skip("no 3-piece Syzygy tables: python -m tests.fetch_syzygy")
+    # white to move takes the knight next to its king: KQvK, a win for white by the tables
+    (tmp_path / "tb.epd").write_text("4k3/8/8/8/8/8/3n4/3QK3 w - - hmvc 0; fmvn 1;\n")
+    argv = [
+        "fastchess",
+        "-engine", f"cmd={STOCKFISH}", "name=one", "-engine", f"cmd={STOCKFISH}", "name=two",
+        "-each", "nodes=300", "option.Hash=16",
+        "-openings", "file=tb.epd", "format=epd", "-rounds", "1",
+        "-tb", str(tables), "-tbpieces", "3",
+        "--run-dir", str(tmp_path / "run"),
+    ]  # fmt: skip
+    done = tourney(*argv, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    finished = [line for line in done.stdout.splitlines() if line.startswith("Finished game")]
+    assert finished == [
+        "Finished game 1 (one vs two): 1-0 {White wins by adjudication: SyzygyTB}",
+        "Finished game 2 (two vs one): 1-0 {White wins by adjudication: SyzygyTB}",
+    ]
+    listed = tourney("matches", tmp_path / "run", "--json", cwd=tmp_path)
+    (match,) = json.loads(listed.stdout)
+    assert match["state"] == "done"  # accepted: the coordinator's replay agreed with the tables
+    assert [g["moves"] for g in match["result"]["games"]] == [1, 1]
     assert_nothing_left([str(tmp_path)])
