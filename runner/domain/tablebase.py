@@ -18,6 +18,7 @@ import chess
 import chess.syzygy
 
 from runner.domain.games.base import Outcome
+from runner.errors import RetryElsewhere
 
 #: the reason's words after ``adjudication: `` (and what engine_lines prints as SyzygyTB)
 TABLEBASE = "tablebase"
@@ -30,8 +31,9 @@ class TbRule:
     ignore_50: bool = False  # a cursed win (won only past the 50-move rule) counts as a win
 
 
-class TablesMissing(ValueError):
-    """No WDL table where a rule says the tables are."""
+class TablesMissing(RetryElsewhere, ValueError):
+    """No WDL table where a rule says the tables are: this machine cannot judge the match's
+    positions, so the attempt goes back for a worker that has them (never an engine's fault)."""
 
 
 @functools.lru_cache(maxsize=4)
