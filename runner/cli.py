@@ -38,6 +38,10 @@ HANDLERS = {
     "build-log": "runner.commands.build_log:cmd_build_log",
     "pgn": "runner.commands.pgn:cmd_pgn",
     "fleet": "runner.commands.fleet:cmd_fleet",
+    "team": "runner.commands.team:cmd_team",
+    "serve": "runner.commands.serve:cmd_serve",
+    "submit": "runner.commands.submit:cmd_submit",
+    "freeze": "runner.commands.freeze:cmd_freeze",
 }
 
 
@@ -206,8 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     # local: the commands' modules load only for the command that runs (runner/cli.py's docstring)
     from runner.commands.fleet import add_fleet_parser
+    from runner.commands.team import add_team_parser
 
     add_fleet_parser(commands)
+    add_team_parser(commands)
     return p
 
 

@@ -35,7 +35,9 @@ def test_a_deadline_without_a_timezone_is_refused_at_its_line() -> None:
     text = _icfp_with("deadline: 2027-08-29T23:59:59-04:00", "deadline: 2027-08-29T23:59:59")
     line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.startswith("  deadline:"))
     (problem,) = _problems(text)
-    assert problem.startswith(f"c.yaml:{line}:") and "submissions.deadline" in problem and "timezone" in problem
+    assert (
+        problem.startswith(f"c.yaml:{line}:") and "submissions.deadline" in problem and "timezone" in problem
+    )
 
 
 def test_an_unknown_house_entry_is_named_with_a_suggestion() -> None:
