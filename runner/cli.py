@@ -210,10 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     # local: the commands' modules load only for the command that runs (runner/cli.py's docstring)
     from runner.commands.fleet import add_fleet_parser
+    from runner.commands.serve import add_serve_parsers
     from runner.commands.team import add_team_parser
 
     add_fleet_parser(commands)
     add_team_parser(commands)
+    add_serve_parsers(commands)
     return p
 
 
