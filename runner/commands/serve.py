@@ -34,29 +34,6 @@ from runner.submissions.store import SubmissionStore
 log = logging.getLogger("tourney.serve")
 
 
-def add_serve_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    s = sub.add_parser("serve", help="the contest's submission server (uploads, checks, status board)")
-    s.add_argument("config")
-    s.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to listen on (default loopback: put a TLS proxy in front)",
-    )
-    s.add_argument("--port", type=int, default=8000)
-    s.add_argument(
-        "--broker-file", help="a file (mode 0600) holding a broker URL; default: an embedded Redis"
-    )
-    s.add_argument(
-        "--workers", type=int, help="checks the local worker plays at once (default: one per core)"
-    )
-    s.add_argument(
-        "--no-local-workers", action="store_true", help="with --broker-file: start no local worker"
-    )
-    s.add_argument(
-        "--contest-dir", help="the contest directory (default: the config's submissions.dir or contests/NAME)"
-    )
-
-
 class _EventsToLog:
     """What ``LocalCluster.supervisor`` records (a restarted Redis or worker), for a server that
     has no run store: into its log."""

@@ -22,29 +22,6 @@ from runner.submissions.contest_dir import ContestDir, contest_dir_of
 from runner.submissions.store import SubmissionStore
 
 
-def add_team_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    s = sub.add_parser("team", help="add, list and revoke a contest's teams (tokens)", allow_abbrev=False)
-    team = s.add_subparsers(dest="team_command", required=True)
-
-    def contest_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--config", help="the contest's config (default: the one contest under ./contests)")
-        p.add_argument("--contest-dir", help="the contest directory (default: the config's)")
-
-    a = team.add_parser("add", help="add a team; prints its token once", allow_abbrev=False)
-    a.add_argument("name")
-    a.add_argument("--email", action="append", required=True, help="a member's email (repeatable)")
-    contest_options(a)
-    ls = team.add_parser("list", help="every team, its emails and whether it is revoked", allow_abbrev=False)
-    ls.add_argument("--json", action="store_true")
-    contest_options(ls)
-    r = team.add_parser("revoke", help="refuse a team's token from now on", allow_abbrev=False)
-    r.add_argument("name")
-    r.add_argument("--reason", default="", help="why (shown to the organiser)")
-    contest_options(r)
-    o = team.add_parser("organiser", help="a new organiser token (replaces the old one)", allow_abbrev=False)
-    contest_options(o)
-
-
 def contest_of(args: argparse.Namespace) -> ContestDir:
     """The contest directory the command line names (``--contest-dir``, ``--config``, or the only one)."""
     override = Path(args.contest_dir) if getattr(args, "contest_dir", None) else None
