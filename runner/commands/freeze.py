@@ -68,6 +68,8 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         raise UsageError(f"{len(chosen)} team(s) have a counting submission: a run needs at least two")
     raw = yaml.safe_load(config_path.read_text())
     raw["entries"] = [{"path": c["path"]} for c in chosen]
+    # the run plays the frozen entries; the submission rules (and their house entry) stay the contest's
+    raw.pop("submissions", None)
     stem = config_path.name.removesuffix(".yaml")
     out = config_path.with_name(f"{stem}.frozen.yaml")
     record = config_path.with_name(f"{stem}.frozen.json")
