@@ -17,13 +17,9 @@ mid-upload leaves no submission.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import logging
 import os
 import secrets
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +32,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from runner.config import TournamentConfig
-from runner.config.submission_rules import SubmissionsModel
 from runner.domain.names import entry_name_problem
-from runner.submissions.contest_dir import ContestDir
 from runner.submissions.counting import counting, time_left
 from runner.submissions.intake import IntakeOutcome, store_upload, take_upload
-from runner.submissions.store import Auth, Submission, SubmissionStore
+from runner.submissions.store import Auth, Submission
+from runner.web.context import Refusal, ServeContext
 from runner.web.guards import BodyCap, BodyTooLarge, OneLineErrors, RateLimit, csrf_ok, csrf_value
+from runner.web.shapes import iso_time, smoke_moves, submission_json
 
 log = logging.getLogger("tourney.serve")
 
@@ -52,71 +47,6 @@ CSRF_COOKIE = "tourney_csrf"
 CHUNK = 256 * 1024
 #: multipart framing and the other form fields, beyond the file itself
 FORM_OVERHEAD = 64 * 1024
-
-
-@dataclass
-class ServeContext:
-    """What the app serves: the contest's config and rules, its store and directory."""
-
-    config: TournamentConfig
-    rules: SubmissionsModel
-    store: SubmissionStore
-    contest: ContestDir
-    protocol: str  # the protocol a layout without entry.yaml gets (the house entry's)
-    wake_checks: Callable[[], None]
-    secret: bytes
-    now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
-
-
-class Refusal(Exception):
-    """One line for the client, with its HTTP status (and headers: Retry-After)."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.headers = headers or {}
-
-
-def _iso(ts: float | None) -> str:
-    if ts is None:
-        return ""
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def submission_json(sub: Submission, counts: bool, base: str = "") -> dict[str, Any]:
-    """A submission as the API answers it (its team's own view: no other team's data)."""
-    return {
-        "team": sub.team,
-        "version": sub.version,
-        "received": _iso(sub.received),
-        "size": sub.size,
-        "upload_name": sub.upload_name,
-        "upload_sha256": sub.upload_digest,
-        "entry_digest": sub.entry_digest,
-        "state": sub.state,
-        "failure": sub.failure,
-        "first_error": sub.first_error,
-        "counts": counts,
-        "chosen": sub.chosen,
-        "steps": [
-            {"step": s.step, "status": s.status, "detail": s.detail, "at": _iso(s.at)} for s in sub.steps
-        ],
-        "url": f"{base}/team/v/{sub.version}",
-        "build_log_url": f"{base}/team/v/{sub.version}/build-log" if sub.build_log else None,
-    }
-
-
-def smoke_moves(sub: Submission) -> list[dict[str, Any]]:
-    """The smoke game's moves (a replay as a list), from the stored result."""
-    if not sub.result:
-        return []
-    games = json.loads(sub.result).get("games") or []
-    if not games:
-        return []
-    return [
-        {"n": i, "player": m.get("player", ""), "move": m.get("move", ""), "ms": round(m.get("wall_ms", 0.0))}
-        for i, m in enumerate(games[0].get("moves") or [], 1)
-    ]
 
 
 class SubmissionApp:
@@ -344,7 +274,7 @@ class SubmissionApp:
                 {
                     "team": team.name,
                     "versions": len(subs),
-                    "last": _iso(max((s.received for s in subs), default=None)),
+                    "last": iso_time(max((s.received for s in subs), default=None)),
                     "counting": counted.version if counted is not None else None,
                     "ready": counted is not None and counted.state == "ready",
                 }

@@ -21,6 +21,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from runner.errors import MessageRejected
+
 log = logging.getLogger("tourney.serve")
 
 Scope = MutableMapping[str, Any]
@@ -30,8 +32,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class BodyTooLarge(Exception):
-    """The request's body ran past the cap while it was read."""
+class BodyTooLarge(MessageRejected):
+    """The request's body ran past the cap while it was read (the request is dropped: a 413)."""
 
 
 async def _plain(
