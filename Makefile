@@ -9,7 +9,7 @@ RUN ?=
 MATCH ?=
 ARGS ?=
 
-.PHONY: venv tournament worker rerun report test test-fast bench bench-scale bench-fairtime bench-report lint clean
+.PHONY: venv tournament serve worker rerun report test test-fast bench bench-scale bench-fairtime bench-report lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ venv: $(STAMP)
 tournament: $(STAMP)
 	$(BIN)/tourney run $(CONFIG) $(ARGS)
 	$(PATH_HINT)
+
+# the contest's submission server (docs/submissions.md): loopback, embedded Redis and a local worker
+serve: $(STAMP)
+	$(BIN)/tourney serve $(CONFIG) $(ARGS)
 
 # The broker URL holds the password: it must appear in no process's argv (every local user reads
 # those with ps), neither make's nor the shell's nor the worker's. So it comes from the

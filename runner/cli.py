@@ -40,6 +40,10 @@ HANDLERS = {
     "fleet": "runner.commands.fleet:cmd_fleet",
     "fastchess": "runner.commands.engine_match:cmd_engine_match",
     "cutechess": "runner.commands.engine_match:cmd_engine_match",
+    "team": "runner.commands.team:cmd_team",
+    "serve": "runner.commands.serve:cmd_serve",
+    "submit": "runner.commands.submit:cmd_submit",
+    "freeze": "runner.commands.freeze:cmd_freeze",
 }
 #: commands whose words are another tool's flags (``-engine cmd=...``): given to the handler as
 #: they are, never to argparse, which would read ``-engine`` as an option of its own
@@ -221,7 +225,61 @@ def build_parser() -> argparse.ArgumentParser:
     from runner.commands.fleet import add_fleet_parser
 
     add_fleet_parser(commands)
+    _submission_parsers(command)
     return p
+
+
+def _submission_parsers(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """``serve``, ``team``, ``submit``, ``freeze`` (docs/submissions.md); their modules load only
+    for the command that runs."""
+    s = command("serve", "the contest's submission server (uploads, checks, status board)")
+    s.add_argument("config")
+    s.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default loopback: a TLS proxy in front)"
+    )
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument(
+        "--broker-file", help="a file (mode 0600) holding a broker URL; default: an embedded Redis"
+    )
+    s.add_argument(
+        "--workers", type=int, help="checks the local worker plays at once (default: one per core)"
+    )
+    s.add_argument(
+        "--no-local-workers", action="store_true", help="with --broker-file: start no local worker"
+    )
+    s.add_argument("--contest-dir", help="the contest directory (default: submissions.dir or contests/NAME)")
+
+    s = command("team", "add, list and revoke a contest's teams (tokens)")
+    team = s.add_subparsers(dest="team_command", required=True)
+    subcommands = {
+        "add": "add a team; prints its token once",
+        "list": "every team, its emails and whether it is revoked",
+        "revoke": "refuse a team's token from now on",
+        "organiser": "a new organiser token (replaces the old one)",
+    }
+    for name, help in subcommands.items():
+        p = team.add_parser(name, help=help, allow_abbrev=False)
+        if name in ("add", "revoke"):
+            p.add_argument("name")
+        if name == "add":
+            p.add_argument("--email", action="append", required=True, help="a member's email (repeatable)")
+        if name == "revoke":
+            p.add_argument("--reason", default="", help="why (shown to the organiser)")
+        if name == "list":
+            p.add_argument("--json", action="store_true")
+        p.add_argument("--config", help="the contest's config (default: the one contest under ./contests)")
+        p.add_argument("--contest-dir", help="the contest directory (default: the config's)")
+
+    s = command("submit", "upload a version to a contest's server and print its checks")
+    s.add_argument("url", help="the contest's server, e.g. https://contest.example.org")
+    s.add_argument("path", metavar="FILE|DIR")
+    s.add_argument("--token-file", required=True, help="a file (mode 0600) holding your team's token")
+    s.add_argument("--no-wait", action="store_true", help="upload and return; do not wait for the checks")
+
+    s = command("freeze", "write the config a run plays: each team's counting submission")
+    s.add_argument("config")
+    s.add_argument("--contest-dir", help="the contest directory (default: the config's)")
+    s.add_argument("--force", action="store_true", help="freeze before the deadline")
 
 
 #: ``tourney worker --standby ...``: the local worker ``tourney run`` starts early (not a user's command)

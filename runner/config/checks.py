@@ -112,6 +112,25 @@ class Checker:
             self._expand(("seed_opponents", i), src, self.opponents)
         stages = list(self._parsed("stages", STAGE_ADAPTER.validate_python))
         self._check_stages(game, boards, stages)
+        self._check_submissions(boards)
+
+    def _check_submissions(self, boards: dict[str, BoardSpec]) -> None:
+        """The ``submissions:`` section names a house entry and a board the config has."""
+        raw = self.data.get("submissions")
+        if not isinstance(raw, dict):
+            return
+        house = raw.get("house")
+        if isinstance(house, str) and (self.entries or self.opponents):
+            known = [*self.entries, *self.opponents]
+            if house not in known:
+                self.add(
+                    ("submissions", "house"),
+                    f"no entry or seed opponent named {house!r}{did_you_mean(house, known)}; "
+                    "the house entry plays every upload's smoke game",
+                )
+        board = raw.get("board")
+        if isinstance(board, str) and board not in boards and board != DEFAULT_BOARD:
+            self.add(("submissions", "board"), f"no board named {board!r}{did_you_mean(board, list(boards))}")
 
     def _check_game(self) -> Game[Any, Any] | None:
         name = self.data.get("game")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from runner.config.submission_rules import SubmissionsModel
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import BoardSpec
 from runner.domain.engine_clock import TimeControl
@@ -403,6 +404,11 @@ class TournamentSchema(BaseModel):
         "never ranked.",
     )
     stages: list[StageModel] = Field(min_length=1, description="Stages, played in order.")
+    submissions: SubmissionsModel | None = Field(
+        default=None,
+        description="The contest's submission rules for tourney serve: opens, deadline, layout, max_bytes, "
+        "counts, house, registration (docs/submissions.md).",
+    )
 
     @field_validator("sandbox_binds")
     @classmethod

@@ -43,6 +43,7 @@ __all__ = [
     "check_broker_url",
     "check_local_sandbox",
     "execute_here",
+    "first_build_error",
     "live_state",
     "origin",
     "probe_sandbox",
@@ -134,6 +135,16 @@ def build_here(
         else:
             out[name] = LocalBuild(got)
     return out
+
+
+def first_build_error(build_log: str) -> str:
+    """The compiler's first error-like line of a build log, as ``tourney validate --build`` quotes
+    it ("" when none looks like one): the submission server shows it on a failed build."""
+    # local: the artifact cache (sandbox, psutil) loads only where a build log is read
+    from workers.artifacts import error_lines
+
+    first = error_lines(build_log, 1)
+    return first[0] if first else ""
 
 
 def check_local_sandbox(kind: str) -> str:

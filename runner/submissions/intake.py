@@ -1,0 +1,115 @@
+"""One upload, from its bytes on disk to an entry the workers can build (docs/submissions.md).
+
+received (the upload stored by its sha256) -> unpacked (``runner.submissions.archive``, or a
+bare source file) -> layout (``runner.submissions.layouts``, then the entry directory intake)
+-> the entry directory kept by its digest in ``entries/`` and packed in ``artifacts/``, as a
+run keeps its entries. Each step that passed, and the first that did not, as
+``(step, status, detail)`` for the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.config.submission_rules import SubmissionsModel
+from runner.domain.entries import EntryError
+from runner.domain.packing import pack_entry
+from runner.submissions.archive import ArchiveRefused, Caps, archive_kind, tree_root, unpack_archive
+from runner.submissions.contest_dir import ContestDir
+from runner.submissions.layouts import LayoutRefused, single_file_upload, take_in
+
+StepRow = tuple[str, str, str]
+
+
+@dataclass
+class IntakeOutcome:
+    """What became of an upload: its entry's digest (None: refused) and the steps it went through."""
+
+    entry_digest: str | None
+    steps: list[StepRow] = field(default_factory=list)
+    failure: str = ""
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1024 * 1024):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def store_upload(contest: ContestDir, incoming: Path) -> str:
+    """Move a fully received upload into ``uploads/<sha256>``; returns the digest."""
+    digest = file_sha256(incoming)
+    final = contest.uploads / digest
+    if final.exists():
+        incoming.unlink()
+    else:
+        os.replace(incoming, final)
+    return digest
+
+
+def take_upload(
+    contest: ContestDir,
+    upload_digest: str,
+    upload_name: str,
+    rules: SubmissionsModel,
+    *,
+    team: str,
+    game: str,
+    protocol: str,
+) -> IntakeOutcome:
+    """Unpack and check the stored upload ``upload_digest``; on success its entry is in
+    ``entries/<digest>`` and ``artifacts/<digest>.tar.gz``."""
+    upload = contest.uploads / upload_digest
+    out = IntakeOutcome(
+        None, [("received", "ok", f"{upload.stat().st_size} bytes, sha256 {upload_digest[:16]}")]
+    )
+    work = contest.incoming / f"unpack-{secrets.token_hex(8)}"
+    caps = Caps.for_upload(rules.max_bytes, rules.max_files, rules.max_depth)
+    try:
+        try:
+            if archive_kind(upload) is None and rules.layout == "potm" and "." in upload_name:
+                single_file_upload(upload, upload_name, work)
+                out.steps.append(("unpacked", "ok", f"one source file, {upload_name}"))
+            else:
+                members = unpack_archive(upload, work, caps)
+                files = sum(1 for m in members if not m.is_dir)
+                out.steps.append(("unpacked", "ok", f"{files} file(s), {sum(m.size for m in members)} bytes"))
+        except ArchiveRefused as e:
+            out.steps.append(("unpacked", "failed", str(e)))
+            out.failure = str(e)
+            return out
+        root = tree_root(work)
+        try:
+            intake = take_in(root, rules, team=team, game=game, protocol=protocol)
+        except (LayoutRefused, EntryError) as e:
+            out.steps.append(("layout", "failed", str(e)))
+            out.failure = str(e)
+            return out
+        digest = intake.spec.digest
+        out.steps.append(("layout", "ok", f"{rules.layout}: entry {team}, digest {digest[:16]}"))
+        _keep(contest, root, digest)
+        out.entry_digest = digest
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _keep(contest: ContestDir, root: Path, digest: str) -> None:
+    """The entry directory and its packed artifact, by digest (one copy per content)."""
+    artifact = contest.artifact(digest)
+    if not artifact.exists():
+        tmp = artifact.with_name(f".{digest}.{secrets.token_hex(4)}.tmp")
+        tmp.write_bytes(pack_entry(root))
+        os.replace(tmp, artifact)
+    final = contest.entry(digest)
+    if not final.exists():
+        with contextlib.suppress(OSError):  # another upload of the same content got there first
+            os.rename(root, final)

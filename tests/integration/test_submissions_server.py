@@ -1,0 +1,327 @@
+"""``tourney serve`` for real: a server process over real HTTP, its embedded Redis, a real worker
+building and playing every check in the sandbox (docs/submissions.md).
+
+One server serves the module (starting one takes seconds); the tests use their own teams so
+that none depends on another's uploads, and the last one kills the server mid-check and starts
+it again after the deadline.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import os
+import signal
+import socket
+import subprocess
+import tarfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.conftest import bwrap_problem
+from tests.integration.helpers import ROOT, assert_nothing_left, start_tourney, tourney, wait_for
+
+pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
+
+README = b"Pousse, greedy\nJane Doe <jane@example.org>\n"
+GREEDY = (ROOT / "entries" / "pousse" / "greedy" / "main.py").read_bytes()
+RUNME = b'#!/bin/sh\nexec python3 src/main.py "$@"\n'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _config(tmp: Path, deadline: str, name: str = "contest.yaml") -> Path:
+    text = (ROOT / "configs" / "icfp98.yaml").read_text()
+    text = text.replace("../entries/", f"{ROOT}/entries/")
+    text = text.replace("deadline: 2027-08-29T23:59:59-04:00", f"deadline: {deadline}")
+    text = text.replace("  registration: closed", f"  registration: closed\n  dir: {tmp / 'contest'}")
+    text = text.replace(
+        "  max_bytes: 10485760", "  max_bytes: 262144\n  rate_limit: {uploads: 10, per_s: 600}"
+    )
+    text = text.replace("advance: {top: 6}", "advance: {top: 2}")  # a contest of a few test teams
+    path = tmp / name
+    path.write_text(text)
+    return path
+
+
+def targz(files: dict[str, tuple[bytes, int]], *, special: list[tarfile.TarInfo] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, (data, mode) in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            t.addfile(info, io.BytesIO(data))
+        for info in special or []:
+            t.addfile(info)
+    return buf.getvalue()
+
+
+GOOD = {"runme": (RUNME, 0o755), "readme": (README, 0o644), "src/main.py": (GREEDY, 0o644)}
+
+
+@dataclass
+class Server:
+    url: str
+    tmp: Path
+    config: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def team(self, name: str) -> str:
+        done = tourney(
+            "team", "add", name, "--email", f"{name}@example.org", "--config", self.config, cwd=self.tmp
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()[1]
+
+    def upload(self, token: str, blob: bytes, name: str = "sub.tar.gz") -> httpx.Response:
+        return httpx.post(
+            f"{self.url}/api/submissions",
+            headers={"Authorization": f"Bearer {token}"},
+            files={"file": (name, blob)},
+            timeout=60,
+        )
+
+    def get(self, token: str, path: str) -> httpx.Response:
+        return httpx.get(f"{self.url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+    def settled(self, token: str, version: int, timeout: float = 120) -> dict[str, Any]:
+        got: dict[str, Any] = {}
+
+        def done() -> bool:
+            got.update(self.get(token, f"/api/submissions/{version}").json())
+            return got.get("state") not in (None, "checking")
+
+        wait_for(done, timeout, f"the checks of version {version}", every=0.3)
+        return got
+
+
+def _start(tmp: Path, config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    proc = start_tourney("serve", config, "--port", str(port), "--workers", "1", cwd=tmp, log=log)
+
+    def up() -> bool:
+        assert proc.poll() is None, log.read_text()
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(up, 90, "the server to answer")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("serve")
+    config = _config(tmp, "2099-01-01T00:00:00+00:00")
+    port = _free_port()
+    log = tmp / "serve.log"
+    proc = _start(tmp, config, port, log)
+    served = Server(f"http://127.0.0.1:{port}", tmp, config, proc, log)
+    yield served
+    if served.proc.poll() is None:  # the last test restarts it: the one running now
+        served.proc.send_signal(signal.SIGTERM)
+        served.proc.wait(30)
+    assert_nothing_left([str(tmp)])
+
+
+def test_a_good_upload_is_built_plays_its_smoke_game_and_counts(server: Server) -> None:
+    token = server.team("alpha")
+    answer = server.upload(token, targz(GOOD))
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["version"] == 1
+    got = server.settled(token, 1)
+    steps = {s["step"]: s for s in got["steps"]}
+    assert got["state"] == "ready" and got["counts"], got
+    assert [s["step"] for s in got["steps"]] == ["received", "unpacked", "layout", "built", "smoke", "ready"]
+    assert "move(s)" in steps["smoke"]["detail"]
+    board = httpx.get(f"{server.url}/api/status").json()
+    (row,) = [r for r in board["teams"] if r["team"] == "alpha"]
+    assert row == {"team": "alpha", "versions": 1, "last": row["last"], "counting": 1, "ready": True}
+    page = httpx.get(f"{server.url}/").text
+    assert "alpha" in page and "alpha@example.org" not in page  # the board holds no email
+    assert board["left"].endswith("left") and board["deadline"].startswith("2099-01-01")
+
+
+def test_a_build_error_is_quoted_and_its_log_is_one_click_away(server: Server) -> None:
+    token = server.team("bravo")
+    bad = {
+        "runme": (b"#!/bin/sh\nexec ./a.out\n", 0o755),
+        "readme": (README, 0o644),
+        "src/main.c": (b"int main(void) { return undefined_thing; }\n", 0o644),
+        "src/Makefile": (b"all:\n\tcc -o ../a.out main.c\n", 0o644),
+    }
+    assert server.upload(token, targz(bad)).status_code == 201
+    got = server.settled(token, 1)
+    assert got["state"] == "failed" and not got["counts"]
+    assert "undefined_thing" in got["first_error"] and "error" in got["first_error"]
+    steps = {s["step"]: s["status"] for s in got["steps"]}
+    assert steps["built"] == "failed" and steps["smoke"] == "skipped"
+    with httpx.Client(base_url=server.url) as browser:
+        _sign_in(browser, token)
+        log = browser.get(got["build_log_url"])
+        assert log.status_code == 200 and "undefined_thing" in log.text and "make -s -C src" in log.text
+
+
+def _sign_in(browser: httpx.Client, token: str) -> None:
+    form = browser.get("/login").text
+    csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    answer = browser.post("/login", data={"token": token, "csrf": csrf})
+    assert answer.status_code == 303, answer.text
+
+
+def _special(name: str, kind: bytes, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+def test_hostile_archives_are_refused_with_one_line_and_write_nothing_outside(server: Server) -> None:
+    token = server.team("hostile")
+    marker = f"escaped-{uuid.uuid4().hex[:8]}"
+    huge = tarfile.TarInfo("big")
+    huge.size = 40 * 1024**3
+    truncated = targz({**GOOD, "src/blob": (os.urandom(60_000), 0o644)})[:30_000]
+    cases: list[tuple[bytes, str]] = [
+        (targz({**GOOD, f"../../{marker}": (b"x", 0o644)}), "'..'"),
+        (targz({**GOOD, f"/tmp/{marker}": (b"x", 0o644)}), "absolute path"),
+        (targz(GOOD, special=[_special("src/link", tarfile.SYMTYPE, "/etc/shadow")]), "symbolic link"),
+        (targz(GOOD, special=[_special("src/hard", tarfile.LNKTYPE, "runme")]), "hard link"),
+        (targz(GOOD, special=[_special("src/dev", tarfile.CHRTYPE)]), "device"),
+        (targz({**GOOD, "src/zeros": (b"\0" * (3 * 1024 * 1024), 0o644)}), "would exceed"),  # a gzip bomb
+        (huge.tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024, "would exceed"),  # a header claiming 40 GiB
+        (truncated, "truncated"),
+    ]
+    for version, (blob, said) in enumerate(cases, 1):
+        answer = server.upload(token, blob)
+        body = answer.json()
+        assert answer.status_code == 422, body
+        assert body["version"] == version and body["state"] == "refused"
+        assert said in body["failure"] and "\n" not in body["failure"], body["failure"]
+    assert not list(server.tmp.parent.rglob(f"*{marker}*")) and not Path(f"/tmp/{marker}").exists()
+    contest = server.tmp / "contest"
+    assert not any((contest / "incoming").iterdir())  # no half-unpacked debris
+    # the refused versions never count
+    (row,) = [r for r in httpx.get(f"{server.url}/api/status").json()["teams"] if r["team"] == "hostile"]
+    assert row["versions"] == len(cases) and row["counting"] is None
+
+
+def test_tokens_another_teams_and_revoked(server: Server) -> None:
+    charlie = server.team("charlie")
+    delta = server.team("delta")
+    assert server.upload(charlie, targz(GOOD)).status_code == 201
+    # delta asking for version 1 gets its own (none), never charlie's
+    assert server.get(delta, "/api/submissions/1").status_code == 404
+    listed = server.get(delta, "/api/submissions").json()["submissions"]
+    assert listed == []
+    assert tourney("team", "revoke", "delta", "--config", server.config, cwd=server.tmp).returncode == 0
+    refused = server.upload(delta, targz(GOOD))
+    assert refused.status_code == 401 and "revoked" in refused.json()["error"]
+    forged = charlie[:-4] + ("AAAA" if not charlie.endswith("AAAA") else "BBBB")
+    assert server.upload(forged, targz(GOOD)).status_code == 401
+    assert httpx.post(f"{server.url}/api/submissions", files={"file": ("x.tgz", b"x")}).status_code == 401
+
+
+def test_an_oversized_request_is_refused_before_it_is_read(server: Server) -> None:
+    token = server.team("echo")
+    answer = server.upload(token, os.urandom(400 * 1024))
+    assert answer.status_code == 413 and "larger than" in answer.text
+    assert server.get(token, "/api/submissions").json()["submissions"] == []
+
+
+def test_a_form_post_without_its_csrf_token_is_refused(server: Server) -> None:
+    token = server.team("foxtrot")
+    with httpx.Client(base_url=server.url) as browser:
+        _sign_in(browser, token)
+        answer = browser.post("/team/upload", files={"file": ("sub.tgz", targz(GOOD))})
+        assert answer.status_code == 403 and "CSRF" in answer.text
+        page = browser.get("/team").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        answer = browser.post("/team/upload", data={"csrf": csrf}, files={"file": ("sub.tgz", targz(GOOD))})
+        assert answer.status_code == 303 and answer.headers["location"] == "/team/v/1"
+    assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+
+
+def test_fifty_concurrent_uploads_of_one_team_meet_the_rate_limit(server: Server) -> None:
+    token = server.team("golf")
+    blob = targz({"runme": (RUNME, 0o755), "readme": (README, 0o644)})  # refused at layout: no worker needed
+    with concurrent.futures.ThreadPoolExecutor(50) as pool:
+        answers = list(pool.map(lambda _: server.upload(token, blob), range(50)))
+    codes = sorted(a.status_code for a in answers)
+    assert codes.count(422) == 10 and codes.count(429) == 40, codes
+    limited = next(a for a in answers if a.status_code == 429)
+    assert int(limited.headers["Retry-After"]) >= 1 and "try again in" in limited.json()["error"]
+    versions = [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]]
+    assert versions == list(range(1, 11))  # every accepted upload landed, in order, no gaps
+
+
+def test_tourney_submit_packs_a_directory_and_prints_each_check(server: Server) -> None:
+    token = server.team("hotel")
+    token_file = server.tmp / "hotel.token"
+    token_file.write_text(token)
+    token_file.chmod(0o600)
+    entry = server.tmp / "hotel-entry"
+    for name, (data, mode) in GOOD.items():
+        (entry / name).parent.mkdir(parents=True, exist_ok=True)
+        (entry / name).write_bytes(data)
+        (entry / name).chmod(mode)
+    done = tourney("submit", server.url, entry, "--token-file", token_file, cwd=server.tmp)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for step in ("received", "unpacked", "layout", "built", "smoke"):
+        assert step in done.stdout
+    assert done.stdout.rstrip().endswith("ready")
+
+
+def test_freeze_writes_each_teams_counting_submission_by_digest(server: Server) -> None:
+    wait_for(
+        lambda: all(
+            r["ready"]
+            for r in httpx.get(f"{server.url}/api/status").json()["teams"]
+            if r["team"] in ("alpha", "hotel")
+        ),
+        120,
+        "alpha and hotel ready",
+    )
+    done = tourney("freeze", server.config, "--force", cwd=server.tmp)
+    assert done.returncode == 0, done.stderr
+    frozen = server.config.with_name("contest.frozen.yaml").read_text()
+    digests = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines() if " v" in line}
+    assert set(digests) >= {"alpha", "hotel", "charlie", "foxtrot"} and "bravo" not in digests
+    for digest in digests.values():
+        assert f"contest/entries/{digest}" in frozen
+    # the run plays each team's counting submission, recorded by digest in its run directory
+    run = tourney(
+        "run", server.config.with_name("contest.frozen.yaml"), "--inline", "--no-progress", cwd=server.tmp
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    resolved = (server.tmp / "runs" / "icfp98" / "resolved.json").read_text()
+    for team, digest in digests.items():
+        assert team in resolved and digest in resolved
+
+
+def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_deadline(server: Server) -> None:
+    token = server.team("india")
+    answer = server.upload(token, targz(GOOD))
+    assert answer.status_code == 201 and answer.json()["state"] == "checking"
+    server.proc.send_signal(signal.SIGKILL)  # mid-check (or just before it is read)
+    server.proc.wait(30)
+    # started again, after the deadline: the pending check is sent again and read; uploads are refused
+    past = _config(server.tmp, "2020-01-01T00:00:00+00:00", "past.yaml")
+    port = _free_port()
+    proc = _start(server.tmp, past, port, server.tmp / "serve-2.log")
+    server.proc, server.url = proc, f"http://127.0.0.1:{port}"
+    got = server.settled(token, 1)
+    assert got["state"] == "ready", got
+    late = server.upload(token, targz(GOOD))
+    assert late.status_code == 403 and "2020-01-01T00:00:00+00:00" in late.json()["error"]
+    assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
