@@ -60,7 +60,7 @@ def _normalised(files: dict[str, str]) -> dict[str, str]:
             )
         elif name == "netlink":
             lines = text.splitlines()
-            text = "\n".join([lines[0]] + sorted(" ".join(line.split()[1:-1]) for line in lines[1:]))
+            text = "\n".join([lines[0], *sorted(" ".join(line.split()[1:-1]) for line in lines[1:])])
         out[name] = text
     return out
 
@@ -299,7 +299,9 @@ answers = {}
 for name, family in json.loads(sys.argv[1]).items():
     for call, nr, args in (("socket", SYS_SOCKET, ()), ("socketpair", SYS_SOCKETPAIR, (pair,))):
         for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW):
-            r = libc.syscall(ctypes.c_long(nr), ctypes.c_long(family), ctypes.c_long(kind), ctypes.c_long(0), *args)
+            r = libc.syscall(
+                ctypes.c_long(nr), ctypes.c_long(family), ctypes.c_long(kind), ctypes.c_long(0), *args
+            )
             if r >= 0:
                 answers[f"{name} {call} {kind}"] = "made"
                 os.close(r if call == "socket" else pair[0])

@@ -216,7 +216,9 @@ def test_the_kernel_refuses_exactly_the_listed_calls(filter_table: str) -> None:
     assert {nr for nr, rule in listed.items() if rule in ("socket", "sockopt")} == {41, 53, 54}
     # every number with zero arguments: a socket call's family 0 (AF_UNSPEC) is refused
     zero_args = {"refuse": "eperm", "no_such": "enosys", "socket": "eafnosupport"}
-    expected = {(nr, "0"): zero_args.get(listed.get(nr, ""), "allow") for nr, arg in answers if arg == "0" and nr >= 0}
+    expected = {
+        (nr, "0"): zero_args.get(listed.get(nr, ""), "allow") for nr, arg in answers if arg == "0" and nr >= 0
+    }
     expected.update({(numbers[name], arg): want for (name, arg), want in ARGUMENT_RULES.items()})
     expected[(0x40000000 | 39, "0")] = "eperm"  # x32 getpid
     expected[(-20, "0")] = "eperm"  # i386 getpid through int 0x80
