@@ -18,6 +18,7 @@ import errno
 import os
 import resource
 import selectors
+import shutil
 import signal
 import subprocess
 import time
@@ -30,6 +31,7 @@ from workers.sandbox.base import HostError, RunOutcome
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.exiting import leftovers_after_grace
 from workers.sandbox.limits import STDERR_TAIL, cpu_rlimit_s
+from workers.sandbox.plain_user import entry_uid
 
 # exec errors that come from the entry's own files or ``run`` line
 _ENTRY_START_ERRORS = {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EPERM, errno.ELOOP}
@@ -110,6 +112,32 @@ def _live_members(pgid: int) -> list[int]:
     return alive
 
 
+#: prlimit(1)'s option for each rlimit ``entry_rlimits`` sets
+_PRLIMIT_OPTIONS = {
+    resource.RLIMIT_CPU: "--cpu",
+    resource.RLIMIT_AS: "--as",
+    resource.RLIMIT_FSIZE: "--fsize",
+    resource.RLIMIT_NOFILE: "--nofile",
+    resource.RLIMIT_CORE: "--core",
+}
+
+
+def _prlimit_argv(rlimits: list[tuple[int, tuple[int, int]]]) -> list[str]:
+    """util-linux's ``prlimit`` setting ``rlimits`` on itself, then exec'ing the program.
+
+    For a program started as the entry user (``plain_user``): a process of another uid takes
+    rlimits from us only with CAP_SYS_RESOURCE, which a container's root often lacks, and a
+    ``preexec_fn`` is unsafe in a process with threads."""
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise HostError("no prlimit (util-linux) to start sandbox: none entries as another user: install it")
+
+    def value(v: int) -> str:
+        return "unlimited" if v == resource.RLIM_INFINITY else str(v)
+
+    return [prlimit, *(f"{_PRLIMIT_OPTIONS[rid]}={value(s)}:{value(h)}" for rid, (s, h) in rlimits), "--"]
+
+
 def start_process(
     argv: list[str], cwd: Path, env: dict[str, str], rlimits: list[tuple[int, tuple[int, int]]]
 ) -> subprocess.Popen[bytes] | str:
@@ -131,6 +159,9 @@ def start_process(
     bare ``subprocess.run`` (issue 13), for nothing this host promises. A group that
     is not the terminal's foreground group gets no terminal signals either way.
     """
+    uid = entry_uid()
+    if uid is not None:  # the limits set by prlimit(1) before the program's exec instead
+        argv, rlimits = _prlimit_argv(rlimits) + argv, []
     try:
         proc = subprocess.Popen(
             argv,
@@ -141,6 +172,10 @@ def start_process(
             stderr=subprocess.PIPE,
             process_group=0,
             close_fds=True,
+            # as root, as the entry user: the organiser's secrets out of its reach (plain_user)
+            user=uid,
+            group=uid,
+            extra_groups=None if uid is None else [],
         )
     except OSError as e:
         if e.errno in _ENTRY_START_ERRORS:
