@@ -6,6 +6,9 @@ Each game gets a private temporary copy of the entry directory (its cwd, so ICFP
 started, limited and killed by ``plain_run`` (one move) and ``plain_process`` (a
 persistent process).
 
+As root, every program runs as the sandbox user in directories it owns
+(``workers.sandbox.plain_user``), out of reach of the organiser's secrets.
+
 What this host does *not* do, and why it is for trusted entries only:
 
 * no namespaces: an entry sees the real file system and network;
