@@ -113,6 +113,7 @@ def protocol_carries(protocol: str, game: str) -> bool:
 SandboxKind = Literal["bwrap", "none"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 
+
 def unsandboxed_warning(as_root: bool) -> str:
     """What ``sandbox: none`` does not protect, said once at start wherever its entries run
     (docs/sandbox.md): as root they run as the sandbox user, which cannot read the organiser's
