@@ -161,6 +161,9 @@ def start_process(
     """
     uid = entry_uid()
     if uid is not None:  # the limits set by prlimit(1) before the program's exec instead
+        program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+        if program is None or not (cwd / program).exists():  # as Popen says it, not prlimit
+            return f"cannot start {argv[0]!r}: No such file or directory"
         argv, rlimits = _prlimit_argv(rlimits) + argv, []
     try:
         proc = subprocess.Popen(
