@@ -30,8 +30,12 @@ from runner.domain.match_values import Limits
 from workers.sandbox.base import HostError, RunOutcome
 from workers.sandbox.classify import Measurement, judged
 from workers.sandbox.exiting import leftovers_after_grace
+from workers.sandbox.launcher import built_helper
 from workers.sandbox.limits import STDERR_TAIL, cpu_rlimit_s
 from workers.sandbox.plain_user import entry_uid
+
+#: the helper that starts a program as the entry user
+ENTRY_USER_SOURCE = Path(__file__).with_name("entry_user.c")
 
 # exec errors that come from the entry's own files or ``run`` line
 _ENTRY_START_ERRORS = {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EPERM, errno.ELOOP}
@@ -112,30 +116,23 @@ def _live_members(pgid: int) -> list[int]:
     return alive
 
 
-#: prlimit(1)'s option for each rlimit ``entry_rlimits`` sets
-_PRLIMIT_OPTIONS = {
-    resource.RLIMIT_CPU: "--cpu",
-    resource.RLIMIT_AS: "--as",
-    resource.RLIMIT_FSIZE: "--fsize",
-    resource.RLIMIT_NOFILE: "--nofile",
-    resource.RLIMIT_CORE: "--core",
-}
-
-
-def _prlimit_argv(rlimits: list[tuple[int, tuple[int, int]]]) -> list[str]:
-    """util-linux's ``prlimit`` setting ``rlimits`` on itself, then exec'ing the program.
-
-    For a program started as the entry user (``plain_user``): a process of another uid takes
-    rlimits from us only with CAP_SYS_RESOURCE, which a container's root often lacks, and a
-    ``preexec_fn`` is unsafe in a process with threads."""
-    prlimit = shutil.which("prlimit")
-    if prlimit is None:
-        raise HostError("no prlimit (util-linux) to start sandbox: none entries as another user: install it")
+def _as_entry_user(uid: int, rlimits: list[tuple[int, tuple[int, int]]]) -> list[str]:
+    """``workers/sandbox/entry_user.c`` setting ``rlimits`` and becoming ``uid``, then
+    exec'ing the program: a process of another uid takes rlimits from us only with
+    CAP_SYS_RESOURCE, which a container's root often lacks, and Popen(user=...) gives up
+    Python's vfork (that and prlimit(1) cost 6-8 ms a move; this helper about one exec)."""
 
     def value(v: int) -> str:
         return "unlimited" if v == resource.RLIM_INFINITY else str(v)
 
-    return [prlimit, *(f"{_PRLIMIT_OPTIONS[rid]}={value(s)}:{value(h)}" for rid, (s, h) in rlimits), "--"]
+    helper = built_helper(ENTRY_USER_SOURCE, "entry_user")
+    return [
+        str(helper),
+        str(uid),
+        str(uid),
+        *(f"{rid}={value(s)}:{value(h)}" for rid, (s, h) in rlimits),
+        "--",
+    ]
 
 
 def start_process(
@@ -160,11 +157,13 @@ def start_process(
     is not the terminal's foreground group gets no terminal signals either way.
     """
     uid = entry_uid()
-    if uid is not None:  # the limits set by prlimit(1) before the program's exec instead
+    # as root, as the entry user: the organiser's secrets out of its reach (plain_user); the
+    # limits are set by the helper before the program's exec
+    if uid is not None:
         program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
-        if program is None or not (cwd / program).exists():  # as Popen says it, not prlimit
+        if program is None or not (cwd / program).exists():  # as Popen says it
             return f"cannot start {argv[0]!r}: No such file or directory"
-        argv, rlimits = _prlimit_argv(rlimits) + argv, []
+        argv, rlimits = _as_entry_user(uid, rlimits) + argv, []
     try:
         proc = subprocess.Popen(
             argv,
@@ -175,10 +174,6 @@ def start_process(
             stderr=subprocess.PIPE,
             process_group=0,
             close_fds=True,
-            # as root, as the entry user: the organiser's secrets out of its reach (plain_user)
-            user=uid,
-            group=uid,
-            extra_groups=None if uid is None else [],
         )
     except OSError as e:
         if e.errno in _ENTRY_START_ERRORS:
