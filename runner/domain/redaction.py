@@ -1,10 +1,11 @@
 """Secrets taken out of what entries print (docs/config.md#secrets-never-reach-the-report).
 
-With ``sandbox: none`` an entry runs with the organiser's rights: it can read
-the worker's environment (the broker URL with its password), key files, broker
-files. Whatever it then prints on stderr would travel in the result into the
-store, ``tourney matches --json`` and report.html. So every text an entry
-wrote (stderr lines, verdict details, build logs) is passed through
+With ``sandbox: none`` on a worker that is not root an entry runs with the
+organiser's rights (as root it runs as another user, ``workers.sandbox.plain_user``,
+and reads none of this): it can read the worker's environment (the broker URL
+with its password), key files, broker files. Whatever it then prints on
+stderr would travel in the result into the store, ``tourney matches --json``
+and report.html. So every text an entry wrote (stderr lines, verdict details, build logs) is passed through
 ``redact`` on the worker, where the result is made, before it leaves:
 
 * the secrets this process holds, registered where it takes them

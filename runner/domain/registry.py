@@ -16,6 +16,7 @@ sandboxes in ``workers.sandbox.SANDBOXES``. Rank keys are a literal in
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -112,11 +113,26 @@ def protocol_carries(protocol: str, game: str) -> bool:
 SandboxKind = Literal["bwrap", "none"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 
+
+def unsandboxed_warning(as_root: bool) -> str:
+    """What ``sandbox: none`` does not protect, said once at start wherever its entries run
+    (docs/sandbox.md): as root they run as the sandbox user, which cannot read the organiser's
+    keys, the broker password or the run (workers/sandbox/plain_user.py); otherwise as us."""
+    if as_root:
+        return (
+            "warning: sandbox: none: entries run as user nobody (uid 65534), unsandboxed: they cannot "
+            "read the organiser's keys, the broker password or the run directory, but see the "
+            "machine's files, network and processes, and each other's games; trusted entries only"
+        )
+    return (
+        "warning: sandbox: none: entries run with the organiser's rights (they can read its files, "
+        "key files and broker password: run as root to have them run as another user, or use "
+        "sandbox: bwrap); trusted entries only"
+    )
+
+
 #: said once at start wherever ``sandbox: none`` entries are run (docs/config.md)
-UNSANDBOXED_WARNING = (
-    "warning: sandbox: none: entries run with the organiser's rights (they can read its files, "
-    "key files and broker password); trusted entries only"
-)
+UNSANDBOXED_WARNING = unsandboxed_warning(os.geteuid() == 0)
 
 #: the environment variable that carries the broker URL to workers (never their command line)
 BROKER_ENV = "TOURNEY_BROKER_URL"

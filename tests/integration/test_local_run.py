@@ -58,7 +58,7 @@ def test_sandbox_none_is_announced_and_recorded(tmp_path: Path) -> None:
     config = write_config(tmp_path, "plain", entrants=3, games_per_pairing=2)
     done = tourney("run", config, "--inline", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "warning: sandbox: none: entries run with the organiser's rights" in done.stderr
+    assert "warning: sandbox: none: entries run " in done.stderr
     with RunStore.open(tmp_path / "runs" / "plain") as store:
         assert store.meta()["sandbox"] == "none"
 

@@ -157,14 +157,27 @@ def test_builds_and_persistent_processes_are_filtered(bwrap_factory: HostFactory
 
 # -- the program itself, number by number ------------------------------------------------
 
-#: (clone or personality, argument 0) -> what the filter must do with it
+#: (clone, personality or a socket call, its arguments as filter_table.c prints them) ->
+#: what the filter must do with it
 ARGUMENT_RULES = {
-    ("clone", 0x10000000): "eperm",  # CLONE_NEWUSER
-    ("clone", 0x40000000 | 17): "eperm",  # CLONE_NEWNET | SIGCHLD
-    ("clone", 0x100 | 0x10000 | 0x800): "allow",  # CLONE_VM | CLONE_THREAD | CLONE_SIGHAND
-    ("personality", 0x0400000): "eperm",  # READ_IMPLIES_EXEC
-    ("personality", 0xFFFFFFFF): "allow",  # the query
-    ("personality", 0x0040000): "allow",  # ADDR_NO_RANDOMIZE
+    ("clone", "268435456"): "eperm",  # CLONE_NEWUSER
+    ("clone", str(0x40000000 | 17)): "eperm",  # CLONE_NEWNET | SIGCHLD
+    ("clone", str(0x100 | 0x10000 | 0x800)): "allow",  # CLONE_VM | CLONE_THREAD | CLONE_SIGHAND
+    ("personality", str(0x0400000)): "eperm",  # READ_IMPLIES_EXEC
+    ("personality", str(0xFFFFFFFF)): "allow",  # the query
+    ("personality", str(0x0040000)): "allow",  # ADDR_NO_RANDOMIZE
+    ("socket", "1"): "allow",  # AF_UNIX
+    ("socket", "2"): "allow",  # AF_INET
+    ("socket", "10"): "allow",  # AF_INET6
+    ("socket", "16"): "eafnosupport",  # AF_NETLINK
+    ("socket", "40"): "eafnosupport",  # AF_VSOCK
+    ("socketpair", "1"): "allow",
+    ("socketpair", "17"): "eafnosupport",  # AF_PACKET
+    ("socket", str(0x100000010)): "eafnosupport",  # AF_NETLINK: the kernel reads an int
+    ("setsockopt", "3,41,32"): "eperm",  # SOL_IPV6, IPV6_FLOWLABEL_MGR
+    ("setsockopt", "3,0,35"): "eperm",  # SOL_IP, IP_ADD_MEMBERSHIP
+    ("setsockopt", "3,41,26"): "allow",  # IPV6_V6ONLY
+    ("setsockopt", "3,1,32"): "allow",  # SOL_SOCKET's option of the same number
 }
 
 
@@ -186,23 +199,29 @@ def filter_table(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_the_kernel_refuses_exactly_the_listed_calls(filter_table: str) -> None:
     listed: dict[int, str] = {}
-    answers: dict[tuple[int, int], str] = {}
+    answers: dict[tuple[int, str], str] = {}
     for line in filter_table.splitlines():
         kind, a, b, *rest = line.split()
         if kind == "list":
             listed[int(a)] = b
         else:
-            answers[(int(a), int(b))] = " ".join(rest)
-    clone, personality = (nr for rule in ("clone", "personality") for nr, r in listed.items() if r == rule)
-    expected = {
-        (nr, 0): {"refuse": "eperm", "no_such": "enosys"}.get(listed.get(nr, ""), "allow")
-        for nr, arg in answers
-        if arg == 0 and nr >= 0
+            answers[(int(a), b)] = " ".join(rest)
+    numbers = {
+        name: nr
+        for name, rule in (("clone", "clone"), ("personality", "personality"))
+        for nr, r in listed.items()
+        if r == rule
     }
-    numbers = {"clone": clone, "personality": personality}
+    numbers |= {"socket": 41, "socketpair": 53, "setsockopt": 54}  # x86_64's
+    assert {nr for nr, rule in listed.items() if rule in ("socket", "sockopt")} == {41, 53, 54}
+    # every number with zero arguments: a socket call's family 0 (AF_UNSPEC) is refused
+    zero_args = {"refuse": "eperm", "no_such": "enosys", "socket": "eafnosupport"}
+    expected = {
+        (nr, "0"): zero_args.get(listed.get(nr, ""), "allow") for nr, arg in answers if arg == "0" and nr >= 0
+    }
     expected.update({(numbers[name], arg): want for (name, arg), want in ARGUMENT_RULES.items()})
-    expected[(0x40000000 | 39, 0)] = "eperm"  # x32 getpid
-    expected[(-20, 0)] = "eperm"  # i386 getpid through int 0x80
+    expected[(0x40000000 | 39, "0")] = "eperm"  # x32 getpid
+    expected[(-20, "0")] = "eperm"  # i386 getpid through int 0x80
     assert answers == expected
     assert len(listed) > 60 and sum(1 for a in answers.values() if a == "allow") > 400
 
@@ -215,5 +234,7 @@ def test_the_documented_list_is_the_filters_list() -> None:
     # every name in backquotes but the errnos and the calls refused by their arguments
     by_argument = {"clone", "clone3", "personality", "fork", "CLONE_NEW", "0xffffffff"}
     by_argument |= {"PER_LINUX", "PER_LINUX32", "UNAME26", "ADDR_NO_RANDOMIZE"}
+    by_argument |= {"socket", "socketpair", "setsockopt", "EAFNOSUPPORT"}
+    by_argument |= set(re.findall(r"`((?:AF|IPV6|IP|MCAST)_\w+)`", refused))
     documented = set(re.findall(r"`(\w+)`", refused)) - {"EPERM", "ENOSYS", "errno"} - by_argument
     assert in_filter == documented

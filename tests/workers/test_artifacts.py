@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,21 @@ from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, error_l
 from workers.sandbox.plain import PlainHostFactory
 
 from .conftest import fixture, ref
+
+
+@pytest.fixture
+def counter(tmp_path: Path) -> Iterator[Path]:
+    """Where a build counts itself: a file the build can write, which as root (entries run as
+    another user: workers/sandbox/plain_user.py) is outside the test's root-only directory."""
+    if os.geteuid() != 0:
+        yield tmp_path / "count"
+        return
+    shared = Path(tempfile.mkdtemp(prefix="tourney-test-count-", dir="/tmp"))
+    shared.chmod(0o777)
+    try:
+        yield shared / "count"
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def _counting_entry(tmp_path: Path, counter: Path, name: str = "counted") -> Path:
@@ -29,8 +47,7 @@ def _counting_entry(tmp_path: Path, counter: Path, name: str = "counted") -> Pat
     return d
 
 
-def test_a_digest_is_built_once_and_reused_by_a_fresh_cache(tmp_path: Path) -> None:
-    counter = tmp_path / "count"
+def test_a_digest_is_built_once_and_reused_by_a_fresh_cache(tmp_path: Path, counter: Path) -> None:
     d = _counting_entry(tmp_path, counter)
     r = ref(d)
     fetches: list[str] = []
@@ -49,8 +66,7 @@ def test_a_digest_is_built_once_and_reused_by_a_fresh_cache(tmp_path: Path) -> N
     assert "$ sleep 0.2" in (first.parent / "build.log").read_text()
 
 
-def test_a_changed_file_changes_the_digest_and_builds_again(tmp_path: Path) -> None:
-    counter = tmp_path / "count"
+def test_a_changed_file_changes_the_digest_and_builds_again(tmp_path: Path, counter: Path) -> None:
     d = _counting_entry(tmp_path, counter)
     cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
     r1 = ref(d)
@@ -70,8 +86,7 @@ def _ensure_in_child(root: str, entry: str, digest: str) -> str:
     return str(out)
 
 
-def test_concurrent_ensure_from_several_processes_builds_once(tmp_path: Path) -> None:
-    counter = tmp_path / "count"
+def test_concurrent_ensure_from_several_processes_builds_once(tmp_path: Path, counter: Path) -> None:
     d = _counting_entry(tmp_path, counter)
     r = ref(d)
     ctx = multiprocessing.get_context("spawn")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,7 +55,8 @@ def test_an_orphan_that_escaped_a_plain_game_is_still_counted(tmp_path: Path) ->
     with PlainHostFactory().open(tmp_path, Limits(), "A") as host:
         # Popen returns once the child has called setsid() and exec'd: no race with the group kill
         escape = "import subprocess; subprocess.Popen(['sleep', '36.2'], start_new_session=True)"
-        host.run([sys.executable, "-c", escape], b"", Limits(move_wall_s=10))
+        # the system's python3: as root the entry runs as another user (workers/sandbox/plain_user.py)
+        host.run(["python3", "-c", escape], b"", Limits(move_wall_s=10))
     with _killed_after(("sleep", "36.2")) as escaped:
         assert [p.pid for p in processes_running("sleep", "36.2")] == [escaped.pid]
 

@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
-from runner.domain.match_values import Limits
+from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.build_output import BUILD_OUTPUT_BYTES, BuildOutputError, build_output_failure, copy_out
 from workers.sandbox.bwrap_sandbox import Sandbox
@@ -57,6 +57,67 @@ class BwrapHost(EntryHost):
         self._sandbox.close()
 
 
+class EntryOverMemory(Exception):
+    """The entry's own files alone are more than its ``memory_mb`` (``detail`` says so)."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
+def entry_over_memory(entry_bytes: int, limits: Limits) -> EntryOverMemory | None:
+    """Why an entry of ``entry_bytes`` cannot be played under ``limits``, or None.
+
+    Its working copy lives on a tmpfs, in memory, charged to the sandbox's cgroup within
+    ``memory_mb`` (docs/sandbox.md, "A cgroup per sandbox"): files past it leave its
+    programs nothing, and putting them in would have the kernel kill the launcher."""
+    if entry_bytes <= limits.memory_mb << 20:
+        return None
+    return EntryOverMemory(
+        f"memory limit {limits.memory_mb} MiB exceeded (by the entry's own files, "
+        f"{entry_bytes / (1 << 20):.1f} MiB, which live in memory and count)"
+    )
+
+
+class OverMemoryHost(EntryHost):
+    """An entry whose files do not fit in its memory limit: every program it would run
+    is ``memory_limit`` at once, nothing is started."""
+
+    def __init__(self, why: EntryOverMemory, entry_dir: Path):
+        self.detail = why.detail
+        self.workdir = entry_dir
+
+    def _outcome(self) -> RunOutcome:
+        return RunOutcome(b"", b"", None, None, 0.0, 0.0, 0, VerdictKind.MEMORY_LIMIT, self.detail)
+
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        return self._outcome()
+
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        return _NeverStarted(self._outcome())
+
+    def close(self) -> None:
+        return None
+
+
+class _NeverStarted(InteractiveProcess):
+    def __init__(self, outcome: RunOutcome):
+        self.outcome = outcome
+
+    def send(self, text: str) -> None:
+        return None
+
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        return self.outcome
+
+    @property
+    def cpu_ms(self) -> float:
+        return 0.0
+
+    def close(self) -> None:
+        return None
+
+
 class BwrapHostFactory(HostFactory):
     """Hosts that run every entry program in a bubblewrap sandbox.
 
@@ -85,22 +146,31 @@ class BwrapHostFactory(HostFactory):
         """What charges an entry's memory: "memory: cgroup v1", "... v2" or "memory: rlimit only"."""
         return self.cgroups.memory_mode
 
-    def _cgroup(self, memory_mb: int, entry_bytes: int, processes: int) -> SandboxCgroup | None:
+    def _cgroup(self, memory_bytes: int, processes: int) -> SandboxCgroup | None:
         if self.cgroups.version is None:
             return None  # rlimits only: said once, at start
-        # the entry's limit, its own files (its working copy is charged to it) and
-        # the launcher: the sandbox can never pin more than this of the machine
-        memory = (memory_mb << 20) + entry_bytes + LAUNCHER_SLACK_BYTES
-        return self.cgroups.create(memory, processes + PIDS_SLACK)
+        # what the sandbox may hold and the launcher: it can never pin more than this of the machine
+        return self.cgroups.create(memory_bytes + LAUNCHER_SLACK_BYTES, processes + PIDS_SLACK)
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
-        return BwrapHost(self.game_sandbox(entry_dir, limits))
+        try:
+            return BwrapHost(self.game_sandbox(entry_dir, limits))
+        except EntryOverMemory as why:
+            return OverMemoryHost(why, entry_dir)
 
     def game_sandbox(self, entry_dir: Path, limits: Limits) -> Sandbox:
-        """A new sandbox for one game of the entry at ``entry_dir`` (what ``open`` hosts)."""
+        """A new sandbox for one game of the entry at ``entry_dir`` (what ``open`` hosts).
+
+        Its memory is exactly ``memory_mb`` (and the launcher's slack): the entry's own files,
+        on the tmpfs of its working copy, count in it, so deleting them at run time frees
+        nothing it may then use beyond ``memory_mb`` (issue 34). ``EntryOverMemory`` if the
+        files alone do not fit."""
         entry_bytes, entry_inodes = tree_stats(entry_dir)
+        over = entry_over_memory(entry_bytes, limits)
+        if over is not None:
+            raise over
         layout = Layout.for_game(entry_bytes, limits, entry_inodes)
-        cgroup = self._cgroup(limits.memory_mb, entry_bytes, limits.processes)
+        cgroup = self._cgroup(limits.memory_mb << 20, limits.processes)
         return self._sandbox(layout, entry_dir, cgroup)
 
     def _sandbox(self, layout: Layout, entry_dir: Path, cgroup: SandboxCgroup | None) -> Sandbox:
@@ -114,7 +184,9 @@ class BwrapHostFactory(HostFactory):
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
         """Build in a sandbox like a game's, then copy the built tree back into ``entry_dir``."""
         entry_bytes, entry_inodes = tree_stats(entry_dir)
-        cgroup = self._cgroup(limits.memory_mb, entry_bytes + BUILD_SCRATCH_BYTES, limits.processes)
+        # a build's source and scratch on top of its (build) memory limit: a compiler's output is
+        # files, and the build limits are the organiser's, not a game's
+        cgroup = self._cgroup((limits.memory_mb << 20) + entry_bytes + BUILD_SCRATCH_BYTES, limits.processes)
         layout = Layout.for_build(entry_bytes, entry_inodes)
         sandbox = self._sandbox(layout, entry_dir, cgroup)
         try:

@@ -24,10 +24,12 @@
  * back to clone, whose flags the filter does read, as under Docker. A call
  * of another ABI (i386 through int 0x80, x32 numbers) is refused with EPERM
  * as well: it is never legitimate here and must not slip past the numbers
- * below, which are the native ones.
+ * below, which are the native ones. A socket family no game needs gets
+ * EAFNOSUPPORT, as from a kernel built without it (below).
  *
  * Cost: the kernel caches "always allowed" per system call number (5.11+),
- * so only clone and personality run the filter at all; installing it is one
+ * so only clone, personality and the socket calls (socket, socketpair,
+ * setsockopt: their arguments decide) run the filter at all; installing it is one
  * system call per exec, 40-60 us here (README, "The sandbox as a trust
  * boundary", has the per-move figure).
  */
@@ -103,7 +105,54 @@ enum entry_rule {
     ENTRY_NO_SUCH,     /* ENOSYS: clone3, so the C library falls back to clone */
     ENTRY_CLONE,       /* threads and forks yes, CLONE_NEW* no (EPERM) */
     ENTRY_PERSONALITY, /* the harmless values above yes, others EPERM */
+    ENTRY_SOCKET,      /* socket, socketpair: AF_UNIX, AF_INET, AF_INET6 yes, others EAFNOSUPPORT */
+    ENTRY_SOCKOPT,     /* setsockopt: the options of entry_refused_sockopts EPERM, others yes */
 };
+
+/*
+ * Socket families (issue 34): a game speaks over pipes, unix sockets or
+ * loopback TCP/UDP, nothing else. The others are kernel code no contest
+ * program needs, and some reach past the sandbox's limits: netlink receive
+ * queues are charged to no cgroup (20 unread netlink sockets held 160 MiB
+ * under memory_mb 64), vsock is not confined by the network namespace (a VM
+ * worker's hypervisor services), packet, alg, xdp and the rest are attack
+ * surface. A refused family gets EAFNOSUPPORT, as from a kernel without it,
+ * so a program that probes (glibc's getaddrinfo asks netlink for the
+ * machine's addresses) carries on. The kernel reads the family as an int: the
+ * low 32 bits are compared, as the kernel would.
+ */
+static const unsigned entry_socket_families[] = {1 /* AF_UNIX */, 2 /* AF_INET */, 10 /* AF_INET6 */};
+
+/*
+ * Socket options that leave state behind the socket, where the reuse check of
+ * a game's network namespace cannot see it (launcher.c, net_untouched), or in
+ * a table every sandbox of the machine shares: EPERM.
+ *
+ * - IPv6 flow labels (IPV6_FLOWLABEL_MGR, IPV6_FLOWINFO_SEND, which only
+ *   serves labels): a label outlives its socket by up to 150 s, so a game read
+ *   back the last game's SECRET42 from a reused namespace, and the label table
+ *   is the machine's (4096 at most): one sandbox filling it made every other
+ *   sandbox's labels fail, a channel between live games.
+ * - Multicast and anycast joins: a join and the leave at close send their
+ *   reports from a timer, after the game's end, so the namespace the check
+ *   passed changes under the next game.
+ */
+struct entry_sockopt {
+    unsigned level, name;
+};
+static const struct entry_sockopt entry_refused_sockopts[] = {
+    {41 /* SOL_IPV6 */, 32 /* IPV6_FLOWLABEL_MGR */},
+    {41, 33 /* IPV6_FLOWINFO_SEND */},
+    {41, 20 /* IPV6_ADD_MEMBERSHIP */},
+    {41, 27 /* IPV6_JOIN_ANYCAST */},
+    {41, 42 /* MCAST_JOIN_GROUP */},
+    {41, 46 /* MCAST_JOIN_SOURCE_GROUP */},
+    {0 /* SOL_IP */, 35 /* IP_ADD_MEMBERSHIP */},
+    {0, 39 /* IP_ADD_SOURCE_MEMBERSHIP */},
+    {0, 42 /* MCAST_JOIN_GROUP */},
+    {0, 46 /* MCAST_JOIN_SOURCE_GROUP */},
+};
+#define ENTRY_NSOCKOPTS (sizeof entry_refused_sockopts / sizeof entry_refused_sockopts[0])
 
 struct entry_syscall {
     unsigned nr;
@@ -117,6 +166,9 @@ static const struct entry_syscall entry_syscalls[] = {
     {__NR_clone3, ENTRY_NO_SUCH},
     {__NR_clone, ENTRY_CLONE},
     {__NR_personality, ENTRY_PERSONALITY},
+    {__NR_socket, ENTRY_SOCKET},
+    {__NR_socketpair, ENTRY_SOCKET},
+    {__NR_setsockopt, ENTRY_SOCKOPT},
     /* kernel keyrings: keyed by uid, so shared between sandboxes */
     ENTRY_DENY(keyctl), ENTRY_DENY(add_key), ENTRY_DENY(request_key),
     /* other processes' memory, descriptors and execution */
@@ -166,7 +218,7 @@ static const struct entry_syscall entry_syscalls[] = {
 static struct sock_filter entry_prog[ENTRY_MAX_INSNS];
 static unsigned short entry_prog_len; /* 0: not built (install refuses to run the entry) */
 
-enum entry_label { L_CLONE, L_PERSONALITY, L_EPERM, L_ALLOW, L_ENOSYS, ENTRY_NLABELS };
+enum entry_label { L_SOCKET, L_SOCKOPT, L_CLONE, L_PERSONALITY, L_EPERM, L_ALLOW, L_ENOSYS, L_EAFNOSUPPORT, ENTRY_NLABELS };
 
 struct entry_builder {
     unsigned n, nfix, bad;
@@ -195,6 +247,8 @@ static enum entry_label entry_target(enum entry_rule rule) {
     case ENTRY_NO_SUCH: return L_ENOSYS;
     case ENTRY_CLONE: return L_CLONE;
     case ENTRY_PERSONALITY: return L_PERSONALITY;
+    case ENTRY_SOCKET: return L_SOCKET;
+    case ENTRY_SOCKOPT: return L_SOCKOPT;
     default: return L_EPERM;
     }
 }
@@ -221,6 +275,7 @@ static void entry_tree(struct entry_builder *b, unsigned lo, unsigned hi) {
 #define ENTRY_LOAD(offset) ENTRY_STMT(BPF_LD | BPF_W | BPF_ABS, (unsigned)(offset))
 #define ENTRY_EPERM (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
 #define ENTRY_ENOSYS (SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA))
+#define ENTRY_EAFNOSUPPORT (SECCOMP_RET_ERRNO | (EAFNOSUPPORT & SECCOMP_RET_DATA))
 #define ENTRY_IS(k) ((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), 0, 0))
 
 __attribute__((constructor)) static void build_entry_filter(void) {
@@ -241,6 +296,27 @@ __attribute__((constructor)) static void build_entry_filter(void) {
                   L_EPERM, 0);
 #endif
     entry_tree(&b, 0, ENTRY_NCALLS);
+    /* socket, socketpair: the family (argument 0) one of the allowed, else EAFNOSUPPORT */
+    b.label[L_SOCKET] = entry_emit(&b, ENTRY_LOAD(offsetof(struct seccomp_data, args[0])));
+    for (unsigned i = 0; i < sizeof entry_socket_families / sizeof entry_socket_families[0]; i++)
+        entry_emit_to(&b, ENTRY_IS(entry_socket_families[i]), L_ALLOW, 0);
+    entry_emit_to(&b, ENTRY_STMT(BPF_JMP | BPF_JA, 0), L_EAFNOSUPPORT, 1);
+    /* setsockopt: per level (argument 1), a block comparing the option (argument 2) with that
+       level's refused ones; a level without any skips its block (jf), with the level still loaded */
+    b.label[L_SOCKOPT] = entry_emit(&b, ENTRY_LOAD(offsetof(struct seccomp_data, args[1])));
+    for (unsigned i = 0; i < ENTRY_NSOCKOPTS; i++) {
+        unsigned level = entry_refused_sockopts[i].level, first = 1, count = 0;
+        for (unsigned j = 0; j < i; j++) first &= entry_refused_sockopts[j].level != level;
+        if (!first) continue;
+        for (unsigned j = i; j < ENTRY_NSOCKOPTS; j++) count += entry_refused_sockopts[j].level == level;
+        /* the block: load the option, one comparison per refused option, allow */
+        entry_emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, level, 0, (unsigned char)(count + 2)));
+        entry_emit(&b, ENTRY_LOAD(offsetof(struct seccomp_data, args[2])));
+        for (unsigned j = i; j < ENTRY_NSOCKOPTS; j++)
+            if (entry_refused_sockopts[j].level == level) entry_emit_to(&b, ENTRY_IS(entry_refused_sockopts[j].name), L_EPERM, 0);
+        entry_emit_to(&b, ENTRY_STMT(BPF_JMP | BPF_JA, 0), L_ALLOW, 1);
+    }
+    entry_emit_to(&b, ENTRY_STMT(BPF_JMP | BPF_JA, 0), L_ALLOW, 1);
     /* clone: the low 32 bits of its flags (all the kernel takes) */
     b.label[L_CLONE] = entry_emit(&b, ENTRY_LOAD(offsetof(struct seccomp_data, args[0])));
     entry_emit_to(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ENTRY_CLONE_NEW_FLAGS, 0, 0),
@@ -255,6 +331,7 @@ __attribute__((constructor)) static void build_entry_filter(void) {
     b.label[L_EPERM] = entry_emit(&b, ENTRY_RET(ENTRY_EPERM));
     b.label[L_ALLOW] = entry_emit(&b, ENTRY_RET(SECCOMP_RET_ALLOW));
     b.label[L_ENOSYS] = entry_emit(&b, ENTRY_RET(ENTRY_ENOSYS));
+    b.label[L_EAFNOSUPPORT] = entry_emit(&b, ENTRY_RET(ENTRY_EAFNOSUPPORT));
     for (unsigned i = 0; i < b.nfix; i++) {
         unsigned at = b.fix[i].at, offset = b.label[b.fix[i].to] - at - 1;
         if (b.fix[i].in_k) entry_prog[at].k = offset;

@@ -870,10 +870,16 @@ static pid_t clone_namespaces(unsigned long flags) {
  *     and netlink ones included: "sockets: used"), none in use or in TIME_WAIT,
  *     no fragment queued; the global figures (alloc, mem, orphan) are not the
  *     namespace's and are left out;
- *   - /proc/net/dev, snmp, snmp6 and netstat: byte for byte as they read when
- *     it was made, loopback just up: every packet, every failed send (no
- *     route), every TCP open or reset counts in one of them.
+ *   - every other file of /proc/net (net_rule_of has the few left out, and
+ *     why): byte for byte as it read when the namespace was made, loopback just
+ *     up. Every packet, every failed send (no route), every TCP open or reset
+ *     counts in dev, snmp, snmp6 or netstat; a route copy a connected socket
+ *     leaves in rt6_stats and ipv6_route; a flow label in ip6_flowlabel.
  *
+ * What a game could leave that shows nowhere, or only after the look, the
+ * entry may not make (entry_filter.h): flow labels, which outlive their socket
+ * by their linger, multicast and anycast joins, whose reports a timer sends
+ * after the game, and sockets of families other than unix, inet and inet6.
  * Nothing else of a network namespace can change without a capability the
  * entry never has (addresses, routes, links, netfilter, sysctls: the entry is
  * not the sandbox user namespace's root) or without leaving one of the above.
@@ -881,14 +887,55 @@ static pid_t clone_namespaces(unsigned long flags) {
  * only after an RCU grace period (netlink, a bound UDP socket) still counts
  * as used: fresh.
  */
-/* what the manager reads of each: the first two must count nothing, the rest must not change */
-enum { NET_SOCKSTAT, NET_SOCKSTAT6, NET_FIRST_COUNTERS, NET_FILES = NET_FIRST_COUNTERS + 4 };
-static const char *const net_file_names[NET_FILES] = {"sockstat", "sockstat6", "dev", "snmp", "snmp6", "netstat"};
+/* the most /proc/net files a namespace is read through (a kernel shows about 60) */
+#define NET_MAX_FILES 160
+
+/*
+ * How each /proc/net file is judged. Every file the kernel shows is read (a
+ * newer kernel's new file included: whatever it holds must read as it did),
+ * but for these:
+ *   - sockstat, sockstat6: no socket of the namespace alive, none in TIME_WAIT,
+ *     no fragment (their alloc, mem and orphan figures are the machine's);
+ *   - the lists of sockets and connections (tcp, tcp6, udp, udp6, udplite,
+ *     udplite6, raw, raw6, unix, packet, nf_conntrack, nf_conntrack_expect):
+ *     each line is a socket sockstat counts ("sockets: used" counts every
+ *     socket of the namespace, of every family; TCP's "tw" its TIME_WAITs) or
+ *     was made by a packet, which the counters count; and reading them walks
+ *     the machine's whole tables (tcp and tcp6: 7-8 ms each here), so they
+ *     are not read;
+ *   - the machine's figures alone, the same in every namespace and moving with
+ *     whatever else the machine does: softnet_stat (per-CPU packet counts),
+ *     stat/rt_cache, stat/arp_cache and stat/ndisc_cache (the machine's route
+ *     and neighbour tables' statistics), protocols (its per-namespace column,
+ *     sockets in use, is in sockstat already).
+ * So rt6_stats and ipv6_route are read whole: a connected IPv6 socket leaves a
+ * per-CPU copy of its route behind, counted there, though no packet was sent;
+ * and so are ip6_flowlabel, igmp, igmp6, mcfilter and the rest.
+ */
+enum net_rule { NET_SAME, NET_NO_SOCKETS, NET_NOT_READ };
+
+static enum net_rule net_rule_of(const char *name) {
+    static const char *const not_read[] = {
+        "tcp", "tcp6", "udp", "udp6", "udplite", "udplite6", "raw", "raw6", "unix", "packet",
+        "nf_conntrack", "nf_conntrack_expect", /* counted elsewhere (above) */
+        "softnet_stat", "stat/rt_cache", "stat/arp_cache", "stat/ndisc_cache", "protocols", /* the machine's */
+    };
+    if (!strcmp(name, "sockstat") || !strcmp(name, "sockstat6")) return NET_NO_SOCKETS;
+    for (size_t i = 0; i < sizeof not_read / sizeof not_read[0]; i++)
+        if (!strcmp(name, not_read[i])) return NET_NOT_READ;
+    return NET_SAME;
+}
+
+struct net_file {
+    int fd;              /* opened in its namespace */
+    enum net_rule rule;
+    char *baseline;      /* NET_SAME: how it read when the namespace was made */
+};
 
 struct netns {
-    int fd;                   /* its /proc/thread-self/ns/net; -1: none */
-    int files[NET_FILES];     /* its net_file_names, opened in it (-1: no such file) */
-    char *counters[NET_FILES]; /* the counter files as they read when it was made (NULL: unread) */
+    int fd;       /* its /proc/thread-self/ns/net; -1: none */
+    int nfiles;   /* -1: its /proc/net could not be read whole: never reused */
+    struct net_file files[NET_MAX_FILES];
 };
 
 static struct netns net_cur = {.fd = -1};   /* the game being played has it */
@@ -933,6 +980,45 @@ static int no_sockets(char *text) {
 }
 
 /*
+ * Open (and read the baseline of) every file under dir (relative to
+ * /proc/thread-self/net, "" for itself) into n; 0, or -1 if any could not be
+ * (then the namespace is never handed on: a check that cannot read all of it
+ * proves nothing).
+ */
+static int open_net_files(struct netns *n, const char *dir, char *buf, size_t cap) {
+    char path[512];
+    snprintf(path, sizeof path, "/proc/thread-self/net%s%.200s", *dir ? "/" : "", dir);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int ok = 0;
+    for (struct dirent *e; ok == 0 && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char name[256];
+        if (snprintf(name, sizeof name, "%.120s%s%.120s", dir, *dir ? "/" : "", e->d_name) >= (int)sizeof name ||
+            strlen(e->d_name) > 120 || strlen(dir) > 120) { ok = -1; break; }
+        snprintf(path, sizeof path, "/proc/thread-self/net/%s", name);
+        struct stat st;
+        if (stat(path, &st) < 0) { ok = -1; break; }
+        if (S_ISDIR(st.st_mode)) { ok = open_net_files(n, name, buf, cap); continue; }
+        enum net_rule rule = net_rule_of(name);
+        if (rule == NET_NOT_READ) continue;
+        if (n->nfiles >= NET_MAX_FILES) { ok = -1; break; }
+        struct net_file *f = &n->files[n->nfiles];
+        f->fd = open(path, O_RDONLY | O_CLOEXEC);
+        f->rule = rule;
+        f->baseline = NULL;
+        /* one the manager, root of the sandbox's user namespace, may not read (netfilter's
+           logs: the machine's root's), no game, which has less, reads either */
+        if (f->fd < 0 && (errno == EACCES || errno == EPERM)) continue;
+        if (f->fd < 0) { ok = -1; break; }
+        n->nfiles++;
+        if (rule == NET_SAME && (read_net_file(f->fd, buf, cap) < 0 || !(f->baseline = strdup(buf)))) ok = -1;
+    }
+    closedir(d);
+    return ok;
+}
+
+/*
  * A fresh network namespace with loopback up (die: no game can be played
  * without one). The manager is left in it: it cannot go back to bwrap's, which
  * belongs to a user namespace it holds no capability in, and it never uses the
@@ -940,7 +1026,7 @@ static int no_sockets(char *text) {
  */
 static struct netns make_fresh_net(void) {
     static char buf[1 << 16];
-    struct netns n = {.fd = -1};
+    struct netns n = {.fd = -1, .nfiles = 0};
     if (unshare(CLONE_NEWNET) < 0) die("make a network namespace");
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct ifreq ifr;
@@ -952,42 +1038,39 @@ static struct netns make_fresh_net(void) {
     close(s); /* an unbound UDP socket is freed at once: "sockets: used" is back at 0 */
     n.fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (n.fd < 0) die("open a network namespace");
-    for (int i = 0; i < NET_FILES; i++) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/thread-self/net/%s", net_file_names[i]);
-        n.files[i] = open(path, O_RDONLY | O_CLOEXEC);
-        n.counters[i] = NULL;
-        if (i >= NET_FIRST_COUNTERS && read_net_file(n.files[i], buf, sizeof buf) >= 0) n.counters[i] = strdup(buf);
-    }
+    if (open_net_files(&n, "", buf, sizeof buf) < 0) n.nfiles = -1;
     return n;
 }
 
 static void close_net(const struct netns *n) {
     if (n->fd < 0) return;
     close(n->fd);
-    for (int i = 0; i < NET_FILES; i++)
-        if (n->files[i] >= 0) close(n->files[i]);
+    for (int i = 0; i < n->nfiles; i++)
+        if (n->files[i].fd >= 0) close(n->files[i].fd);
 }
 
 static void drop_net(struct netns *n) {
     close_net(n);
-    for (int i = 0; i < NET_FILES; i++) free(n->counters[i]);
-    *n = (struct netns){.fd = -1};
+    for (int i = 0; i < n->nfiles; i++) free(n->files[i].baseline);
+    n->fd = -1;
+    n->nfiles = 0;
 }
 
-/* 1 if the namespace reads as it did when it was made: the next game may have it as a fresh one. */
+/*
+ * 1 if the namespace reads as it did when it was made: the next game may have
+ * it as a fresh one. The sockstat files first: a game that used the network
+ * most often still holds a socket there, and they are short.
+ */
 static int net_untouched(const struct netns *n) {
     static char buf[1 << 16];
-    if (read_net_file(n->files[NET_SOCKSTAT], buf, sizeof buf) < 0 || !no_sockets(buf)) return 0;
-    /* no sockstat6: no IPv6 in this kernel, so nothing of it to count */
-    if (n->files[NET_SOCKSTAT6] >= 0 &&
-        (read_net_file(n->files[NET_SOCKSTAT6], buf, sizeof buf) < 0 || !no_sockets(buf)))
-        return 0;
-    for (int i = NET_FIRST_COUNTERS; i < NET_FILES; i++) {
-        if (n->files[i] < 0 && !n->counters[i]) continue; /* no such file (no IPv6): nothing to count */
-        if (!n->counters[i] || read_net_file(n->files[i], buf, sizeof buf) < 0 || strcmp(buf, n->counters[i]))
-            return 0;
-    }
+    if (n->nfiles <= 0) return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n->nfiles; i++) {
+            const struct net_file *f = &n->files[i];
+            if ((f->rule == NET_NO_SOCKETS) != (pass == 0)) continue;
+            if (read_net_file(f->fd, buf, sizeof buf) < 0) return 0;
+            if (f->rule == NET_NO_SOCKETS ? !no_sockets(buf) : strcmp(buf, f->baseline) != 0) return 0;
+        }
     return 1;
 }
 

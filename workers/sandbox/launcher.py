@@ -71,6 +71,41 @@ def cache_dir() -> Path:
     return Path(base) / "tourney"
 
 
+def built_helper(source_path: Path, name: str, extra_sources: tuple[Path, ...] = ()) -> Path:
+    """A small C helper of ours, compiled on first use into the cache (as the launcher is)."""
+    source = source_path.read_bytes() + b"".join(p.read_bytes() for p in extra_sources)
+    digest = hashlib.sha256(source).hexdigest()[:16]
+    target = cache_dir() / "sandbox" / f"{name}-{digest}"
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        raise HostError(f"no C compiler (cc) to build tourney's {name}: install one (apt install gcc)")
+    try:
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=target.parent)
+        os.close(fd)
+    except OSError as e:
+        raise HostError(f"cannot create the helper cache {target.parent}: {e}") from e
+    try:
+        proc = subprocess.run(
+            [compiler, "-O2", "-Wall", "-o", tmp, str(source_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if proc.returncode != 0:
+            raise HostError(f"cannot build tourney's {name} with {compiler}: {proc.stderr.strip()}")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HostError(f"cannot build tourney's {name} with {compiler}: {e}") from e
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return target
+
+
 def launcher_binary() -> Path:
     """The compiled launcher for the current source, built on first use.
 

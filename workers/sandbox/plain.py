@@ -6,6 +6,9 @@ Each game gets a private temporary copy of the entry directory (its cwd, so ICFP
 started, limited and killed by ``plain_run`` (one move) and ``plain_process`` (a
 persistent process).
 
+As root, every program runs as the sandbox user in directories it owns
+(``workers.sandbox.plain_user``), out of reach of the organiser's secrets.
+
 What this host does *not* do, and why it is for trusted entries only:
 
 * no namespaces: an entry sees the real file system and network;
@@ -39,10 +42,12 @@ from workers.sandbox.build_output import (
     apparent_bytes,
     build_output_failure,
     check_output_size,
+    copy_out,
 )
 from workers.sandbox.limits import BUILD_LOG_TAIL
 from workers.sandbox.plain_process import PlainProcess
 from workers.sandbox.plain_run import entry_env, run_process
+from workers.sandbox.plain_user import ENTRY_DIRS, entry_dirs, entry_uid, give_to_entry_user
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +58,21 @@ BUILD_DIR_PREFIX = "tourney-build-"
 STALE_DIR_S = 600.0
 
 
+def _entry_tempdir(prefix: str) -> Path:
+    """A fresh private directory for an entry's game or build: ours, or, when entries run as
+    another user (``workers.sandbox.plain_user``), in ``ENTRY_DIRS`` (given to it by the caller)."""
+    base = entry_dirs() if entry_uid() is not None else None
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base))
+
+
 def new_game_dir(entry_dir: Path) -> Path:
-    """A fresh game directory: ``work/`` a copy of ``entry_dir``, ``tmp/`` empty."""
-    root = Path(tempfile.mkdtemp(prefix=f"{GAME_DIR_PREFIX}{os.getpid()}-"))
+    """A fresh game directory: ``work/`` a copy of ``entry_dir``, ``tmp/`` empty (the entry
+    user's, when entries run as another user)."""
+    root = _entry_tempdir(GAME_DIR_PREFIX)
     try:
         shutil.copytree(entry_dir, root / "work", symlinks=True)
         (root / "tmp").mkdir()
+        give_to_entry_user(root)
     except OSError as e:
         shutil.rmtree(root, ignore_errors=True)
         raise HostError(f"cannot make a working copy of {entry_dir}: {e}") from e
@@ -115,8 +129,9 @@ def sweep_stale_dirs(older_than_s: float = STALE_DIR_S) -> int:
     this ``/tmp`` keeps its directories. Returns how many were removed."""
     removed = 0
     now = time.time()
+    places = [Path(tempfile.gettempdir()), *([ENTRY_DIRS] if ENTRY_DIRS.is_dir() else [])]
     for prefix in (GAME_DIR_PREFIX, BUILD_DIR_PREFIX):
-        for d in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        for d in (d for place in places for d in place.glob(f"{prefix}*-*")):
             pid_text = d.name[len(prefix) :].split("-", 1)[0]
             if not pid_text.isdigit() or int(pid_text) == os.getpid():
                 continue
@@ -147,6 +162,8 @@ class PlainHostFactory(HostFactory):
         return PlainHost(entry_dir)
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        if entry_uid() is not None:
+            return self._build_as_entry_user(entry_dir, command, limits)
         source = apparent_bytes(entry_dir)
         with tempfile.TemporaryDirectory(prefix=f"{BUILD_DIR_PREFIX}{os.getpid()}-") as tmp:
             outcome = run_process(
@@ -168,3 +185,44 @@ class PlainHostFactory(HostFactory):
             entry_dir.mkdir()
             return build_output_failure(outcome, str(e))
         return outcome
+
+    def _build_as_entry_user(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
+        """The build as the entry user (``workers.sandbox.plain_user``): in a copy of the entry
+        that user owns, its output copied back in place of the source as the bubblewrap
+        host's is (never following a link, capped: docs/config.md#builds)."""
+        source = apparent_bytes(entry_dir)
+        root = _entry_tempdir(BUILD_DIR_PREFIX)
+        try:
+            work, tmp = root / "work", root / "tmp"
+            try:
+                shutil.copytree(entry_dir, work, symlinks=True)
+                tmp.mkdir()
+                give_to_entry_user(root)
+            except OSError as e:
+                raise HostError(f"cannot make a build copy of {entry_dir}: {e}") from e
+            outcome = run_process(
+                ["sh", "-c", command],
+                b"",
+                cwd=work,
+                env=entry_env(tmp, tmp),
+                limits=limits,
+                stderr_keep=BUILD_LOG_TAIL,
+            )
+            if outcome.failure is not None or outcome.exit_code != 0:
+                return outcome
+            fresh = entry_dir.with_name(f".{entry_dir.name}.built")
+            if fresh.exists():
+                shutil.rmtree(fresh)
+            try:
+                copy_out(work, fresh, max_bytes=source + BUILD_OUTPUT_BYTES)
+            except BuildOutputError as e:
+                shutil.rmtree(fresh, ignore_errors=True)
+                return build_output_failure(outcome, str(e))
+            except OSError as e:
+                shutil.rmtree(fresh, ignore_errors=True)
+                raise HostError(f"cannot copy the build of {entry_dir} out: {e}") from e
+            shutil.rmtree(entry_dir)
+            os.rename(fresh, entry_dir)
+            return outcome
+        finally:
+            shutil.rmtree(root, ignore_errors=True)

@@ -38,7 +38,7 @@ from pathlib import Path
 from runner.domain.match_values import Limits
 from workers.sandbox import plain_reuse
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
-from workers.sandbox.bwrap import BwrapHostFactory
+from workers.sandbox.bwrap import BwrapHostFactory, EntryOverMemory, OverMemoryHost
 from workers.sandbox.bwrap_sandbox import Sandbox
 from workers.sandbox.launcher import put_messages
 from workers.sandbox.per_process import PerProcess
@@ -197,11 +197,18 @@ class ReusingHostFactory(HostFactory):
 
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         key: PoolKey = (str(entry_dir), tree_signature(entry_dir), limits, threading.get_ident())
-        payloads = self.pool.payloads(key, entry_dir)
         sandbox = self.pool.take(key)
         if sandbox is None:
-            sandbox = self.inner.game_sandbox(entry_dir, limits)
+            try:
+                sandbox = self.inner.game_sandbox(entry_dir, limits)
+            except EntryOverMemory as why:
+                return OverMemoryHost(why, entry_dir)
             self.pool.created += 1
+        try:
+            payloads = self.pool.payloads(key, entry_dir)
+        except BaseException:
+            sandbox.close()
+            raise
         return PooledHost(sandbox, self.pool, key, payloads)
 
     def run_build(self, entry_dir: Path, command: str, limits: Limits) -> RunOutcome:
