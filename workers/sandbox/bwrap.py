@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 from runner.domain.match_values import Limits, VerdictKind
+from runner.errors import EntryFault
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
 from workers.sandbox.build_output import BUILD_OUTPUT_BYTES, BuildOutputError, build_output_failure, copy_out
 from workers.sandbox.bwrap_sandbox import Sandbox
@@ -57,7 +58,7 @@ class BwrapHost(EntryHost):
         self._sandbox.close()
 
 
-class EntryOverMemory(Exception):
+class EntryOverMemory(EntryFault):
     """The entry's own files alone are more than its ``memory_mb`` (``detail`` says so)."""
 
     def __init__(self, detail: str):
