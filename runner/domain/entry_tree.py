@@ -125,9 +125,8 @@ class _Tally:
                 self.root, rel, f"more than {c.max_files} files and directories ({c.names[1]}: {c.max_files})"
             )
         if len(rel.parts) > c.max_depth:
-            raise EntryOverCap(
-                self.root, rel, f"{len(rel.parts)} levels deep, over {c.max_depth} ({c.names[2]}: {c.max_depth})"
-            )
+            deep = f"{len(rel.parts)} levels deep, over {c.max_depth} ({c.names[2]}: {c.max_depth})"
+            raise EntryOverCap(self.root, rel, deep)
         size = len(rel.as_posix().encode(errors="surrogateescape"))
         if size > c.max_path_bytes:
             raise EntryOverCap(
@@ -144,8 +143,8 @@ class _Tally:
             raise EntryOverCap(
                 self.root,
                 rel,
-                f"the entry's files pass {mb:g} MiB here ({size} bytes; apparent sizes count, holes "
-                f"included; {self.caps.names[0]}: {mb:g})",
+                f"the entry's files pass {mb:g} MiB here: this file has {size} bytes (apparent sizes "
+                f"count, holes included; {self.caps.names[0]}: {mb:g})",
             )
 
 

@@ -87,7 +87,7 @@ def pack_entry_to(root: Path, out: BinaryIO, caps: EntryCaps = UNCAPPED) -> str:
     h = hashlib.sha256()
     with (
         gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w", copybufsize=READ_CHUNK) as tar,
+        tarfile.TarFile(fileobj=gz, mode="w", copybufsize=READ_CHUNK) as tar,
     ):
         for it, chunks in read_entry(root, caps):
             _hash_item(h, it)
