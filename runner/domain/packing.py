@@ -86,7 +86,7 @@ def pack_entry_to(root: Path, out: BinaryIO, caps: EntryCaps = UNCAPPED) -> str:
     return the digest of what was written; ``RefusedPath`` (``EntryOverCap``) as ``read_entry``."""
     h = hashlib.sha256()
     with (
-        gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz,
+        gzip.GzipFile(filename="", fileobj=out, mode="wb", mtime=0) as gz,  # no name in the header
         tarfile.TarFile(fileobj=gz, mode="w", copybufsize=READ_CHUNK) as tar,
     ):
         for it, chunks in read_entry(root, caps):
