@@ -8,7 +8,6 @@ is in ``runner.config.bound_run``.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +22,7 @@ from runner.domain.games import GAME_NAMES
 from runner.domain.match_values import DEFAULT_MAX_MOVES, GameBound, Limits
 from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
 from runner.domain.openings import Opening, read_book, select
-from runner.domain.registry import SandboxKind, sandbox_bind_problem
+from runner.domain.registry import SandboxKind, bind_path, sandbox_bind_problem
 from runner.domain.stage_models import StageModel
 
 # -- sections ----------------------------------------------------------------
@@ -408,7 +407,7 @@ class TournamentSchema(BaseModel):
             problem = sandbox_bind_problem(path)
             if problem is not None:
                 raise ValueError(problem)
-        return [posixpath.normpath(p) for p in v]
+        return [bind_path(p) for p in v]
 
     @field_validator("boards")
     @classmethod
