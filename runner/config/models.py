@@ -149,8 +149,9 @@ class TimingModel(BaseModel):
         le=1.0,
         description="This fraction of accepted matches (chosen by the run's seed and the match id, so a "
         "resumed run picks the same) is played again on another worker; the replay never changes the "
-        "standings. For matches whose entries all say deterministic: true in entry.yaml, a transcript "
-        "that differs flags both workers as suspect (docs/fleet.md). The run ends once every replay is "
+        "standings. For matches whose entries all say deterministic: true in entry.yaml, transcripts "
+        "that differ flag what they follow as suspect: an entry across worker pairs, or a worker "
+        "across entries (docs/fleet.md). The run ends once every replay is "
         "done or given up. Ignored by --inline.",
     )
 

@@ -321,8 +321,8 @@ def test_an_entry_falsely_declaring_itself_deterministic_gets_no_honest_worker_f
         kill_all([tag, str(run_dir)])
     with RunStore.open(run_dir) as store:
         rows = {r.match_id: r for r in store.match_rows()}
-        mismatches = [e.match_id for e in store.events("verify_mismatch")]
-        agrees = [e.match_id for e in store.events("verify_agrees")]
+        mismatches = [str(e.match_id) for e in store.events("verify_mismatch")]
+        agrees = [str(e.match_id) for e in store.events("verify_agrees")]
         workers_meta = store.meta().get("workers") or {}
     assert mismatches, _log(log)[-3000:]  # the liar's matches differ ...
     assert all(any("liar" in o for o in rows[m].plan.orders) for m in mismatches)
