@@ -21,6 +21,19 @@ code fails the same way, and every game of its matches is charged
 
 The digest is checked on the unpacked files *before* building (the build
 adds files), so a corrupt or substituted artifact never runs.
+
+Whose fault (docs/config.md#builds): whatever goes wrong while fetching,
+unpacking, checking or building one entry's artifact, or copying its build
+out, is that entry's ``build_failed`` with the reason in one line (an
+artifact that does not unpack or match its digest, the organiser's refusal
+standing for an entry it could not pack, names too long for this disk ...),
+unless this machine shows the fault is its own: its disk or quota full, its
+cache unwritable, the broker unreachable, its sandbox failing. Then it is an
+``ArtifactError`` naming the entry's digest, a ``system_error`` the
+coordinator retries elsewhere and counts against this worker at most once in
+a row for that entry (``runner.orchestration.workers_health``): one entry's
+artifact never quarantines a worker. A fault found before the build (fetch,
+unpack, digest) is not cached: the next match tries again.
 """
 
 from __future__ import annotations
@@ -39,10 +52,11 @@ from pathlib import Path
 
 from runner.domain.bench import BENCH_ARG, bad_bench
 from runner.domain.match_values import EntryRef, Limits, VerdictKind
-from runner.domain.packing import directory_digest, pack_entry, unpack_entry
+from runner.domain.packing import artifact_refusal, directory_digest, pack_entry, unpack_entry
 from runner.domain.placeholders import ContestParams, fill_build
-from runner.errors import RetryElsewhere
+from runner.errors import EntryFault, RetryElsewhere
 from workers.sandbox.base import HostFactory, RunOutcome
+from workers.sandbox.build_output import machine_fault
 from workers.sandbox.limits import build_limits
 
 log = logging.getLogger("tourney.artifacts")
@@ -52,7 +66,17 @@ _HEX = frozenset("0123456789abcdef")
 
 
 class ArtifactError(RetryElsewhere, RuntimeError):
-    """An artifact could not be fetched or does not match its digest (not the entry's fault)."""
+    """This machine could not prepare an entry's artifact through a fault of its own (its disk,
+    its cache, the broker, its sandbox); ``digest`` names the entry when there is one."""
+
+    def __init__(self, message: str, digest: str = "") -> None:
+        super().__init__(message)
+        self.digest = digest
+
+
+class ArtifactRefused(EntryFault):
+    """An entry's artifact that cannot become a built entry, through no fault of this machine:
+    the entry's ``build_failed`` (not cached: the next match tries again)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +210,28 @@ class ArtifactCache:
         packed tar.gz (``runner.domain.entries.pack_entry``); ``params`` fill the build
         command's placeholders (``runner.domain.placeholders``)."""
         key = cache_key(ref, params)
+        try:
+            return self._ensure(ref, fetch, params, key)
+        except ArtifactRefused as e:
+            log.warning("artifact of %s (%s) refused: %s", ref.name, ref.digest[:12], e)
+            return BuildFailed(ref.digest, _one_line(str(e)))
+        except ArtifactError as e:
+            e.digest = e.digest or ref.digest
+            raise
+        except RetryElsewhere as e:  # the sandbox could not build here (HostError): this machine's
+            raise ArtifactError(f"{ref.name}: {e}", ref.digest) from e
+        except OSError as e:
+            if machine_fault(e, self.root):
+                raise ArtifactError(f"{ref.name}: this machine cannot prepare it: {e}", ref.digest) from e
+            log.warning("artifact of %s (%s) unusable: %s", ref.name, ref.digest[:12], e)
+            return BuildFailed(ref.digest, _one_line(f"its artifact is unusable here: {e}"))
+        except Exception as e:  # whatever else one entry's artifact makes go wrong is that entry's
+            log.exception("artifact of %s (%s) unusable", ref.name, ref.digest[:12])
+            return BuildFailed(ref.digest, _one_line(f"its artifact is unusable: {type(e).__name__}: {e}"))
+
+    def _ensure(
+        self, ref: EntryRef, fetch: Callable[[str], bytes], params: ContestParams | None, key: str
+    ) -> EntryDir:
         done = self.cached(key)
         if done is not None:
             return done
@@ -230,19 +276,26 @@ class ArtifactCache:
         entry = work / "entry"
         try:
             blob = fetch(ref.digest)
-        except ArtifactError:
-            raise
+        except (RetryElsewhere, ArtifactRefused):
+            raise  # this machine's (the broker unreachable), or the entry's already
+        except OSError as e:  # an inline run reads the run directory's artifacts
+            if machine_fault(e, self.root):
+                raise
+            raise ArtifactRefused(f"cannot fetch its artifact {ref.digest[:12]}: {e}") from e
         except Exception as e:
-            raise ArtifactError(f"{ref.name}: cannot fetch artifact {ref.digest[:12]}: {e}") from e
+            raise ArtifactRefused(f"cannot fetch its artifact {ref.digest[:12]}: {e}") from e
+        refused = artifact_refusal(blob)
+        if refused is not None:
+            raise ArtifactRefused(refused)  # the organiser could not pack it (runner.storage.artifacts)
         try:
             unpack_entry(blob, entry)
         except Exception as e:
-            raise ArtifactError(f"{ref.name}: artifact {ref.digest[:12]} does not unpack: {e}") from e
+            if isinstance(e, OSError) and machine_fault(e, self.root):
+                raise
+            raise ArtifactRefused(f"its artifact {ref.digest[:12]} does not unpack here: {e}") from e
         got = directory_digest(entry)
         if got != ref.digest:
-            raise ArtifactError(
-                f"{ref.name}: artifact digest mismatch: expected {ref.digest[:12]}, got {got[:12]}"
-            )
+            raise ArtifactRefused(f"artifact digest mismatch: expected {ref.digest[:12]}, got {got[:12]}")
         ok = True
         if not command:
             (work / "build.log").write_text("(no build step)\n")
@@ -287,6 +340,10 @@ class ArtifactCache:
             problem += f" ({outcome.failure.value}{': ' + outcome.detail if outcome.detail else ''})"
         log.info("bench of %s: %s", ref.name, problem or f"{ref.bench} nodes, as declared")
         return problem
+
+
+def _one_line(text: str, most: int = 500) -> str:
+    return " ".join(text.split())[:most]
 
 
 def local_fetch(paths: Mapping[str, Path]) -> Callable[[str], bytes]:

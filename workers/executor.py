@@ -13,10 +13,13 @@ of the sample entries. So a match is played the same way whoever asks:
    build is the entry's ``build_failed``, not an error;
 3. the referee loop (``workers.match.play_match``), which never raises for
    what an entry does;
-4. anything else that goes wrong here (no sandbox, an artifact that cannot be
-   fetched or does not match its digest, a runner bug) is this machine's
-   fault: a ``system_error`` result, charged to nobody, which the coordinator
-   retries elsewhere.
+4. anything else that goes wrong here (no sandbox, a disk full while an
+   artifact is prepared, a runner bug) is this machine's fault: a
+   ``system_error`` result, charged to nobody, which the coordinator retries
+   elsewhere (an artifact's fault names its entry: ``MatchResult.artifact_fault``).
+   What one entry's artifact makes go wrong otherwise (it does not unpack or
+   match its digest, its build's output cannot be copied out) is that entry's
+   ``build_failed`` (``workers.artifacts``).
 
 This machine's cache is ``$TOURNEY_WORK_DIR`` (default ``~/.cache/tourney``);
 ``tourney worker --work-dir`` sets it for its pool processes.
@@ -108,7 +111,7 @@ def execute_match(
     and move as it is played (``tourney play`` prints them).
     """
     # local: Celery loads this module in every process; the referee and sandbox only where matches play
-    from workers.artifacts import ArtifactCache, cache_key
+    from workers.artifacts import ArtifactCache, ArtifactError, cache_key
     from workers.match import play_match
     from workers.sandbox import game_host_factory
     from workers.sandbox.cores import on_this_threads_cpus, timed_conditions
@@ -132,6 +135,8 @@ def execute_match(
         log.exception("match %s failed on this machine", spec.match_id)
         where = f"{worker}: " if worker else ""
         result = machine_error_result(spec, f"{where}{type(e).__name__}: {e}", worker)
+        if isinstance(e, ArtifactError) and e.digest:
+            result = dataclasses.replace(result, artifact_fault=e.digest)
     # the one place a result is made: nothing an entry printed leaves with a secret in it
     # (an unsandboxed entry can read the broker URL and key files; docs/config.md)
     return redacted_result(result)

@@ -45,7 +45,7 @@ from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
 from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
 from runner.domain.wire import Finished, Note, QuarantineNotice, Skipped, Started, TaskEnvelope, WireError
-from runner.errors import BrokerRefused, BrokerWireError
+from runner.errors import BrokerRefused, BrokerWireError, RetryElsewhere
 from workers.broker_wire import TaskWire, wire_errors
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
@@ -162,6 +162,13 @@ def _quarantine_reason(raw: object, wk: WorkerKey) -> str | None:
     return notice.reason if notice.worker_key == wk.key.key_id else None
 
 
+class FetchFailed(RetryElsewhere, RuntimeError):
+    """An artifact could not be fetched: the broker did not answer, or does not hold it (the
+    coordinator publishes every artifact before the first match and again after the broker lost
+    its data). This machine's failure, retried elsewhere; an artifact that arrives but is not
+    the organiser's (``SignatureError``) is the entry's (``workers.artifacts``)."""
+
+
 def artifact_fetcher(r: redis.Redis, key: PublicKey | None = None) -> Callable[[str], bytes]:
     """Fetch a packed entry by digest; with ``key``, only one that organiser signed."""
 
@@ -183,7 +190,7 @@ def artifact_fetcher(r: redis.Redis, key: PublicKey | None = None) -> Callable[[
                 last = e
             if i + 1 < FETCH_ATTEMPTS:
                 time.sleep(FETCH_PAUSE_S)
-        raise RuntimeError(f"cannot fetch artifact {digest[:12]}: {last}")
+        raise FetchFailed(f"cannot fetch artifact {digest[:12]}: {last}")
 
     return fetch
 

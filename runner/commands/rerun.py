@@ -22,7 +22,6 @@ from rich.table import Table
 
 from runner.config import ConfigError
 from runner.domain.disputes import code_changes, explain_difference, first_divergence
-from runner.domain.entries import pack_entry
 from runner.domain.match_record import find_match
 from runner.domain.match_values import GameRecord, MatchResult
 from runner.domain.registry import UNSANDBOXED_WARNING
@@ -32,6 +31,7 @@ from runner.errors import CommandError, InfrastructureFailure, UsageError
 from runner.orchestration.rerun import RerunRefused, changed_entries, play_again
 from runner.orchestration.workers_gate import probe_sandbox
 from runner.report.terminal import StdoutConsole
+from runner.storage.artifacts import pack_artifact
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused, RunDir, coordinator_lock, live_run_config, load_run_config
 from runner.storage.store import RunStore, StoreError
@@ -150,9 +150,11 @@ def _rerun(args: argparse.Namespace, rd: RunDir, store: RunStore, console: Conso
         entries = dict(spec.entries)
         for name, (_, ref) in changed.items():
             entries[name] = ref
-            path = rd.artifacts / f"{ref.digest}.tar.gz"
-            if not path.exists():
-                path.write_bytes(pack_entry(config.resolve_player(name).path))
+            packed = pack_artifact(
+                rd.artifacts, name, config.resolve_player(name).path, ref.digest, config.limits.entry_caps()
+            )
+            if packed.refused:
+                raise RerunRefused(packed.refused)
         spec = replace(spec, entries=entries)
         console.print(f"replaying with changed code: {', '.join(changed)}")
     if args.sandbox:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
-from runner.domain.entries import pack_entry
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.timing import split_cores
@@ -47,6 +46,7 @@ from runner.orchestration.redis_server import RedisServerError
 from runner.orchestration.workers_gate import check_broker_url
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, Mode, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
+from runner.storage.artifacts import pack_artifact
 from runner.storage.run_dir import (
     RunDir,
     coordinator_lock,
@@ -69,19 +69,23 @@ log = logging.getLogger("tourney.coordinator")
 REPLAY_WAIT_S = 10.0
 
 
-def pack_artifacts(config: TournamentConfig, rd: RunDir) -> dict[str, Path]:
-    """Pack every entry (and seed opponent) once per digest into ``artifacts/``."""
-    rd.artifacts.mkdir(parents=True, exist_ok=True)
+def pack_artifacts(
+    config: TournamentConfig, rd: RunDir, say: Callable[[str], None] | None = None
+) -> dict[str, Path]:
+    """Pack every entry (and seed opponent) once per digest into ``artifacts/``, each from one
+    read of its files; an entry that cannot be packed as the run recorded it gets a refusal
+    instead (``runner.storage.artifacts``: its games are ``build_failed``), said through ``say``."""
     out: dict[str, Path] = {}
+    caps = config.limits.entry_caps()
     for spec in [*config.entry_specs().values(), *config.seed_opponent_specs().values()]:
         if spec.digest in out:
             continue
-        path = rd.artifacts / f"{spec.digest}.tar.gz"
-        if not path.exists():
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(pack_entry(spec.path))
-            tmp.replace(path)
-        out[spec.digest] = path
+        packed = pack_artifact(rd.artifacts, spec.base_name or spec.name, spec.path, spec.digest, caps)
+        if packed.refused:
+            log.warning("REFUSED artifact: %s", packed.refused)
+            if say is not None:
+                say(f"{packed.refused}; its games are build_failed")
+        out[spec.digest] = packed.path
     return out
 
 
@@ -248,7 +252,7 @@ def _play(
         )
     else:
         progress.log(f"new run {rd.path} ({config.name})")
-    dispatcher = cluster.start(progress.log, lambda: pack_artifacts(config, rd))
+    dispatcher = cluster.start(progress.log, lambda: pack_artifacts(config, rd, progress.log))
     _record_timing(store, config, progress)
     if args.no_local_workers:
         progress.log(f"waiting for workers: {_worker_hint(args.broker, rd, config.sandbox == 'none')}")

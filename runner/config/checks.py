@@ -19,13 +19,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry_names
-from runner.config.models import EngineModel, EntrySource, OpeningsModel
+from runner.config.models import EngineModel, EntrySource, LimitsModel, OpeningsModel
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
 from runner.domain.engine_clock import merged
 from runner.domain.entries import EntryError, EntryPathRefused, EntrySpec, load_entry
-from runner.domain.entry_tree import RefusedPath
+from runner.domain.entry_tree import EntryCaps, RefusedPath
 from runner.domain.games import (
     GameLoadError,
     GameParamsError,
@@ -207,7 +207,8 @@ class Checker:
         key = path.resolve()
         if key not in self._dirs:
             try:
-                self._dirs[key] = load_entry(path)  # unresolved: an entry root that is a link is refused
+                # unresolved: an entry root that is a link is refused
+                self._dirs[key] = load_entry(path, caps=self._entry_caps())
             except EntryPathRefused as e:
                 shown = os.path.relpath(e.refused.path, self.base_dir)
                 self.add(loc, f"{shown}: {e.refused.what}")
@@ -216,6 +217,14 @@ class Checker:
                 self.add(loc, str(e))
                 self._dirs[key] = []
         return self._dirs[key]
+
+    def _entry_caps(self) -> EntryCaps:
+        """The config's ``limits.entry_mb`` and friends; the defaults while ``limits`` itself is
+        refused (its own problem is reported where it is)."""
+        try:
+            return LimitsModel.model_validate(self.data.get("limits") or {}).entry_caps()
+        except ValidationError:
+            return EntryCaps()
 
     def _expand(self, loc: Loc, src: EntrySource, into: dict[str, EntrySpec]) -> None:
         specs: list[EntrySpec] = []

@@ -9,7 +9,6 @@ is in ``runner.config.bound_run``.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -20,11 +19,12 @@ from runner.config.submission_rules import SubmissionsModel
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import BoardSpec
 from runner.domain.engine_clock import TimeControl
+from runner.domain.entry_tree import DEFAULT_ENTRY_DEPTH, DEFAULT_ENTRY_FILES, DEFAULT_ENTRY_MB, EntryCaps
 from runner.domain.games import GAME_NAMES
 from runner.domain.match_values import DEFAULT_MAX_MOVES, GameBound, Limits
 from runner.domain.names import ENTRY_NAME_PATTERN, NAME_PATTERN, NAME_RULE
 from runner.domain.openings import Opening, read_book, select
-from runner.domain.registry import SandboxKind, sandbox_bind_problem
+from runner.domain.registry import SandboxKind, bind_path, sandbox_bind_problem
 from runner.domain.stage_models import StageModel
 from runner.domain.tablebase import TbRule
 
@@ -60,9 +60,38 @@ class LimitsModel(BaseModel):
         "the kernel's exit path) before they count as left_processes; this time is the move's own (its "
         "wall clock runs on, never past the move's deadline). Zombies and exiting processes never count.",
     )
+    # what an entry directory may hold (docs/config.md#what-an-entry-may-hold): checked when the
+    # config is loaded (validate, run), from the listing alone; the match's limits never carry them
+    entry_mb: int = Field(
+        default=DEFAULT_ENTRY_MB,
+        ge=1,
+        le=1 << 20,
+        description="The most an entry directory may hold, in MiB of its files' apparent size (a sparse "
+        "file counts its holes): refused at validate, before a byte is read.",
+    )
+    entry_files: int = Field(
+        default=DEFAULT_ENTRY_FILES,
+        ge=1,
+        le=10_000_000,
+        description="The most files and directories (together) an entry directory may hold.",
+    )
+    entry_depth: int = Field(
+        default=DEFAULT_ENTRY_DEPTH,
+        ge=1,
+        le=256,
+        description="The deepest path in an entry directory, in components (a/b/c is 3).",
+    )
 
     def to_limits(self) -> Limits:
-        return Limits(**self.model_dump())
+        return Limits(**self.model_dump(exclude=set(ENTRY_CAP_FIELDS)))
+
+    def entry_caps(self) -> EntryCaps:
+        """The caps every entry directory of the config is loaded (and packed) under."""
+        return EntryCaps.of(self.entry_mb, self.entry_files, self.entry_depth)
+
+
+#: the ``limits`` keys that cap an entry directory, not a match (``LimitsModel.entry_caps``)
+ENTRY_CAP_FIELDS = ("entry_mb", "entry_files", "entry_depth")
 
 
 class BoundModel(BaseModel):
@@ -123,8 +152,9 @@ class TimingModel(BaseModel):
         le=1.0,
         description="This fraction of accepted matches (chosen by the run's seed and the match id, so a "
         "resumed run picks the same) is played again on another worker; the replay never changes the "
-        "standings. For matches whose entries all say deterministic: true in entry.yaml, a transcript "
-        "that differs flags both workers as suspect (docs/fleet.md). The run ends once every replay is "
+        "standings. For matches whose entries all say deterministic: true in entry.yaml, transcripts "
+        "that differ flag what they follow as suspect: an entry across worker pairs, or a worker "
+        "across entries (docs/fleet.md). The run ends once every replay is "
         "done or given up. Ignored by --inline.",
     )
 
@@ -417,7 +447,7 @@ class TournamentSchema(BaseModel):
             problem = sandbox_bind_problem(path)
             if problem is not None:
                 raise ValueError(problem)
-        return [posixpath.normpath(p) for p in v]
+        return [bind_path(p) for p in v]
 
     @field_validator("boards")
     @classmethod

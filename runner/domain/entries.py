@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from runner.domain.entry_tree import RefusedPath, check_root, read_named_file
+from runner.domain.entry_tree import EntryCaps, RefusedPath, check_root, read_named_file
 from runner.domain.games import GAME_NAMES, game_names, is_game_reference
 from runner.domain.match_values import EntryRef
 from runner.domain.names import entry_name_problem
@@ -223,14 +223,16 @@ def yaml_position(text: str, loc: tuple[str | int, ...]) -> tuple[int, int]:
     return best
 
 
-def load_entry(path: Path, *, include_base: bool = True) -> list[EntrySpec]:
+def load_entry(path: Path, *, include_base: bool = True, caps: EntryCaps | None = None) -> list[EntrySpec]:
     """The entries an entry directory provides: itself and each variant. ``EntryPathRefused``
-    for an entry that is, or holds, a link, fifo, socket, device or hard link (docs/config.md)."""
+    for an entry that is, or holds, a link, fifo, socket, device or hard link, or that passes
+    ``caps`` (default ``EntryCaps()``: a config's ``limits.entry_mb`` and friends; docs/config.md)."""
     try:
         check_root(path)  # before resolving, which would follow it
-        # walks it all, so a link is refused before entry.yaml is read; read_entry_yaml says
-        # what is missing when it is not a directory
-        digest = directory_digest(path) if path.is_dir() else ""
+        # walks it all (its listing against the caps first), so a link or an oversized file is
+        # refused before entry.yaml is read; read_entry_yaml says what is missing when it is not
+        # a directory
+        digest = directory_digest(path, caps or EntryCaps()) if path.is_dir() else ""
     except RefusedPath as e:
         raise EntryPathRefused(e) from None
     except OSError as e:

@@ -318,6 +318,10 @@ class MatchResult:
     build_logs: dict[str, str] = field(default_factory=dict)
     #: how its moves were timed (None: a result from before fair timing, or never played)
     timing: TimingConditions | None = None
+    #: a ``system_error`` that arose while the worker prepared one entry's artifact (its own
+    #: fault: disk full, cache unwritable): that entry's digest, so that one entry's artifact
+    #: counts at most once in a row against a worker (``runner.orchestration.workers_health``)
+    artifact_fault: str = ""
 
     @property
     def system_error(self) -> Verdict | None:

@@ -3,6 +3,15 @@
 Apart from ``runner.domain.entries`` (entry.yaml's pydantic models) because a
 worker unpacks artifacts for its first match, and importing pydantic there
 cost a pool process about 0.15 s before that match's first move.
+
+The digest and the artifact come from one read of each file
+(``runner.domain.entry_tree.read_entry``): ``pack_entry_to`` returns the digest
+of the very bytes it packed, so an entry rewritten while it is packed can never
+travel under the digest of what it was before.
+
+An artifact is a deterministic tar.gz, or, for an entry its organiser could not
+pack (``refused_artifact``), a short statement of why: the worker makes that the
+entry's ``build_failed`` (docs/config.md#builds), and the run goes on.
 """
 
 from __future__ import annotations
@@ -11,46 +20,77 @@ import gzip
 import hashlib
 import io
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
+from runner.domain.entry_tree import READ_CHUNK, UNCAPPED, EntryCaps, TreeItem, read_entry, walk_entry
 from runner.domain.entry_tree import RefusedPath as RefusedPath
-from runner.domain.entry_tree import TreeItem, walk_entry
+
+#: how an artifact that stands for a refusal starts (a tar.gz starts with 0x1f 0x8b)
+REFUSED_MAGIC = b"tourney-refused-artifact\n"
 
 
-def entry_files(root: Path) -> list[Path]:
+def entry_files(root: Path, caps: EntryCaps = UNCAPPED) -> list[Path]:
     """The files of an entry, as sorted relative paths (the digest's order); ``RefusedPath``
     for a link, fifo, socket, device or hard link anywhere in it (``runner.domain.entry_tree``)."""
-    return [Path(it.rel) for it in walk_entry(root) if not it.is_dir]
+    return [Path(it.rel) for it in walk_entry(root, caps) if not it.is_dir]
 
 
-def directory_digest(root: Path) -> str:
-    """sha256 of the entry's paths, executable bits and bytes. A directory with no file under
-    it is hashed by its path (an added empty ``support/`` changes the digest); any other
-    directory's path is already in its files' paths, so entries without empty directories keep
-    the digests they always had."""
-    return digest_items(walk_entry(root))
+def _hash_item(h: hashlib._Hash, it: TreeItem) -> None:
+    """The digest's record of one item before its bytes. A directory with no file under it is
+    hashed by its path (an added empty ``support/`` changes the digest); any other directory's
+    path is already in its files' paths, so entries without empty directories keep the digests
+    they always had."""
+    if it.is_dir:
+        if it.empty_dir:
+            h.update(it.rel.as_posix().encode() + b"/\0d")
+        return
+    h.update(it.rel.as_posix().encode() + b"\0")
+    h.update(b"x" if it.executable else b"-")
+    h.update(it.size.to_bytes(8, "big"))
 
 
-def digest_items(items: list[TreeItem]) -> str:
+def directory_digest(root: Path, caps: EntryCaps = UNCAPPED) -> str:
+    """sha256 of the entry's paths, executable bits and bytes (each file streamed, read once)."""
     h = hashlib.sha256()
-    for it in items:
-        if it.is_dir:
-            if it.empty_dir:
-                h.update(it.rel.as_posix().encode() + b"/\0d")
-            continue
-        h.update(it.rel.as_posix().encode() + b"\0")
-        h.update(b"x" if it.executable else b"-")
-        h.update(len(it.data).to_bytes(8, "big"))
-        h.update(it.data)
+    for it, chunks in read_entry(root, caps):
+        _hash_item(h, it)
+        for chunk in chunks:
+            h.update(chunk)
     return h.hexdigest()
 
 
-def pack_entry(root: Path) -> bytes:
-    """A deterministic tar.gz of the entry's directories and files (same bytes for the same
-    digest); ``RefusedPath`` as ``entry_files``."""
-    buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
-        for it in walk_entry(root):
+class _Feed(io.RawIOBase):
+    """A file's chunks as the reader ``tarfile`` copies from, each chunk hashed as it passes."""
+
+    def __init__(self, chunks: Iterator[bytes], h: hashlib._Hash) -> None:
+        self._chunks = chunks
+        self._h = h
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._left:
+            self._left = next(self._chunks, b"")
+            self._h.update(self._left)
+        n = len(self._left) if size < 0 else size
+        out, self._left = self._left[:n], self._left[n:]
+        return out
+
+
+def pack_entry_to(root: Path, out: BinaryIO, caps: EntryCaps = UNCAPPED) -> str:
+    """Write the entry's deterministic tar.gz (same bytes for the same digest) to ``out`` and
+    return the digest of what was written; ``RefusedPath`` (``EntryOverCap``) as ``read_entry``."""
+    h = hashlib.sha256()
+    with (
+        gzip.GzipFile(filename="", fileobj=out, mode="wb", mtime=0) as gz,  # no name in the header
+        tarfile.TarFile(fileobj=gz, mode="w", copybufsize=READ_CHUNK) as tar,
+    ):
+        for it, chunks in read_entry(root, caps):
+            _hash_item(h, it)
             info = tarfile.TarInfo(it.rel.as_posix())
             info.mtime = 0
             if it.is_dir:
@@ -58,10 +98,29 @@ def pack_entry(root: Path) -> bytes:
                 info.mode = 0o755
                 tar.addfile(info)
                 continue
-            info.size = len(it.data)
+            info.size = it.size
             info.mode = 0o755 if it.executable else 0o644
-            tar.addfile(info, io.BytesIO(it.data))
+            tar.addfile(info, _Feed(chunks, h))
+    return h.hexdigest()
+
+
+def pack_entry(root: Path, caps: EntryCaps = UNCAPPED) -> bytes:
+    """``pack_entry_to`` into memory: the artifact's bytes."""
+    buf = io.BytesIO()
+    pack_entry_to(root, buf, caps)
     return buf.getvalue()
+
+
+def refused_artifact(reason: str) -> bytes:
+    """What stands for an entry's artifact when it could not be packed: the reason, one line."""
+    return REFUSED_MAGIC + " ".join(reason.split()).encode()
+
+
+def artifact_refusal(blob: bytes) -> str | None:
+    """The reason in a ``refused_artifact``; None for an artifact proper."""
+    if not blob.startswith(REFUSED_MAGIC):
+        return None
+    return blob[len(REFUSED_MAGIC) :].decode(errors="replace")
 
 
 def _files_and_dirs_only(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:

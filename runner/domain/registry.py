@@ -158,16 +158,28 @@ SANDBOX_BIND_REFUSED: tuple[str, ...] = (
 )
 
 
-def sandbox_bind_problem(path: str) -> str | None:
-    """Why ``path`` cannot be shown read-only to entries (None: it can)."""
+def bind_path(path: str) -> str:
+    """``path`` as the kernel resolves its spelling: repeated slashes (``//root``: POSIX lets
+    ``normpath`` keep two leading ones), ``.`` and a trailing slash gone."""
+    norm = posixpath.normpath(path)
+    return "/" + norm.lstrip("/") if norm.startswith("/") else norm
+
+
+def sandbox_bind_problem(path: str, *, resolve: bool = True) -> str | None:
+    """Why ``path`` cannot be shown read-only to entries (None: it can). Compared once spelled
+    as the kernel reads it (``bind_path``: ``//root``, ``/./root``, ``/root/`` are ``/root``),
+    and, with ``resolve``, once more where its links lead on this machine (``/opt/x`` linking to
+    ``/root`` is ``/root``); ``..`` is refused outright."""
     if not path.startswith("/") or ".." in path.split("/"):
         return f"{path!r} is not an absolute path without '..'"
-    norm = posixpath.normpath(path)
-    if norm == "/":
-        return "'/' would show the whole machine"
-    for refused in SANDBOX_BIND_REFUSED:
-        if norm == refused or norm.startswith(refused + "/"):
-            return f"{norm} is under {refused}, which entries must never see"
+    norm = bind_path(path)
+    real = bind_path(os.path.realpath(norm)) if resolve else norm
+    for shown, where in ((norm, ""), (real, f" (where {norm} leads)")):
+        if shown == "/":
+            return f"{shown}{where} would show the whole machine"
+        for refused in SANDBOX_BIND_REFUSED:
+            if shown == refused or shown.startswith(refused + "/"):
+                return f"{shown}{where} is under {refused}, which entries must never see"
     return None
 
 

@@ -11,13 +11,23 @@ rules live here:
   game ended by a time verdict (``timeout``, ``cpu_limit``) or stopped by the wall bound
   depends on the machine's load, so such a match is recorded, not compared.
 
-A difference flags *both* workers: the records cannot tell which one lied.
+A difference alone cannot say who is at fault: either worker may have lied, or an entry of
+the match declared ``deterministic: true`` falsely. ``blame`` reads every difference of the run
+together and flags only what they follow (docs/fleet.md, "Verification"):
+
+* an entry whose differences no one worker shares (they follow it across different worker
+  pairs): the entry, never those workers;
+* a worker whose differences, those no flagged entry explains, no one entry shares (they follow
+  it across different entries): the worker (with two workers, both of the pair: the records
+  cannot tell which of them lied).
+
+Until the differences point somewhere, a difference is recorded and shown, and flags nobody.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,7 +62,7 @@ class Verification:
     def text(self) -> str:
         """One line for ``tourney matches`` and the report."""
         if self.state == "differs":
-            return f"verify: DIFFERS ({self.played_by} vs {self.verifier}; both flagged)"
+            return f"verify: DIFFERS ({self.played_by} vs {self.verifier})"
         if self.state in OPEN_STATES:
             return f"verify: {self.state}"
         by = f" on {self.verifier}" if self.verifier else ""
@@ -105,4 +115,53 @@ def compare(official: MatchResult, replay: MatchResult, deterministic: Mapping[s
     return Comparison("differs", f"transcripts differ at {where}: official {d.old} vs replay {d.new}")
 
 
-__all__ = ["OPEN_STATES", "TIME_VERDICTS", "Comparison", "Outcome", "Verification", "compare", "sampled"]
+@dataclass(frozen=True)
+class Difference:
+    """A verification replay that differed: the match, its two workers and its entries."""
+
+    match_id: str
+    workers: frozenset[str]
+    entries: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Blame:
+    """What the run's differences follow: each flagged worker and entry, with its differences."""
+
+    workers: dict[str, list[Difference]]
+    entries: dict[str, list[Difference]]
+
+
+def _common(sets: list[frozenset[str]]) -> frozenset[str]:
+    return frozenset.intersection(*sets) if sets else frozenset()
+
+
+def blame(differences: Sequence[Difference]) -> Blame:
+    """Who ``differences`` point at (the module's rule): an entry whose differences share no
+    worker, then a worker whose differences not explained by a flagged entry share no entry."""
+    entries: dict[str, list[Difference]] = {}
+    for name in sorted({e for d in differences for e in d.entries}):
+        mine = [d for d in differences if name in d.entries]
+        if len(mine) > 1 and not _common([d.workers for d in mine]):
+            entries[name] = mine
+    unexplained = [d for d in differences if not d.entries & entries.keys()]
+    workers: dict[str, list[Difference]] = {}
+    for name in sorted({w for d in unexplained for w in d.workers}):
+        mine = [d for d in unexplained if name in d.workers]
+        if len(mine) > 1 and not _common([d.entries for d in mine]):
+            workers[name] = mine
+    return Blame(workers, entries)
+
+
+__all__ = [
+    "OPEN_STATES",
+    "TIME_VERDICTS",
+    "Blame",
+    "Comparison",
+    "Difference",
+    "Outcome",
+    "Verification",
+    "blame",
+    "compare",
+    "sampled",
+]

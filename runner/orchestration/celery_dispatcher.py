@@ -24,6 +24,7 @@ import redis
 
 from runner.domain.fleet import Member, RegistryView
 from runner.domain.match_values import MatchSpec
+from runner.domain.packing import REFUSED_MAGIC
 from runner.domain.signing import (
     SignatureError,
     SigningKey,
@@ -160,7 +161,7 @@ class CeleryDispatcher:
             while True:
                 try:
                     with wire_errors():
-                        if self.redis.exists(key, sig_key) != 2:
+                        if self.redis.exists(key, sig_key) != 2 or self._refusal_to_replace(key, path):
                             blob = path.read_bytes()
                             with self.redis.pipeline(transaction=True) as pipe:
                                 pipe.set(key, blob)
@@ -171,6 +172,14 @@ class CeleryDispatcher:
                 except BrokerWireError as e:
                     self._failed(e)
                     self._wait(1.0)
+
+    def _refusal_to_replace(self, key: str, path: Path) -> bool:
+        """Whether Redis holds a refusal (``runner.storage.artifacts``) for a digest this run has
+        the tar.gz of now (an earlier session could not pack the entry as recorded; this one did)."""
+        if path.name.endswith(".refused"):
+            return False
+        head = self.redis.getrange(key, 0, len(REFUSED_MAGIC) - 1)
+        return isinstance(head, bytes) and head == REFUSED_MAGIC
 
     # dispatching ------------------------------------------------------------------
     def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:

@@ -252,7 +252,13 @@ class InboxHandling(CoordinatorState):
         if err is None:
             self.health.accepted(worker)
             return result
-        decision = self.health.failed(worker, note.match_id, err.detail, mismatch=mismatch is not None)
+        # a fault of the worker's while it prepared one of this match's entries counts once in
+        # a row for that entry (runner.orchestration.workers_health); any other digest is ignored
+        digests = {ref.digest for ref in spec.entries.values()}
+        entry = result.artifact_fault if mismatch is None and result.artifact_fault in digests else ""
+        decision = self.health.failed(
+            worker, note.match_id, err.detail, mismatch=mismatch is not None, entry=entry
+        )
         if decision.quarantine_now:
             self._quarantine(worker)
         # a result the referee rejects says nothing about the match: it never uses up an attempt

@@ -30,11 +30,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.domain.disputes import Acceptance, Candidate, CodeChoice
-from runner.domain.entries import EntrySpec, pack_entry
+from runner.domain.entries import EntrySpec
 from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import TournamentState
 from runner.domain.stages.tournament import advance, match_spec
 from runner.errors import UsageError
+from runner.storage.artifacts import pack_artifact
 from runner.storage.disputes import CandidateRefused, Disputes, code_meta
 from runner.storage.resolved import RESOLVED_FILE, ResolvedRun, read_resolved
 from runner.storage.run_dir import RunDir, live_run_config, load_run_config
@@ -163,10 +164,11 @@ def adopt_code(rd: RunDir, store: RunStore, cand: Candidate) -> dict[str, tuple[
             changes[name] = (spec.digest, live_specs[name].digest)
     for name, pair in cand.changed_code.items():
         changes.setdefault(name, pair)
+    caps = live.limits.entry_caps()
     for spec in replaced.values():
-        artifact = rd.artifacts / f"{spec.digest}.tar.gz"
-        if not artifact.exists():
-            artifact.write_bytes(pack_entry(spec.path))
+        packed = pack_artifact(rd.artifacts, spec.name, spec.path, spec.digest, caps)
+        if packed.refused:
+            raise UsageError(packed.refused)
     new = ResolvedRun(
         {n: replaced.get(n, s) for n, s in resolved.entries.items()},
         {n: replaced.get(n, s) for n, s in resolved.seed_opponents.items()},

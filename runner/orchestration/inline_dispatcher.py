@@ -18,6 +18,7 @@ from runner.domain.match_values import MatchSpec
 from runner.domain.wire import Finished, LiveMatch, Started
 from runner.orchestration.dispatcher import DispatchObserver, InboxNote
 from runner.orchestration.workers_gate import execute_here, live_state
+from runner.storage.artifacts import read_artifact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,7 +39,7 @@ class InlineDispatcher:
         self._playing: LiveState | None = None  # the match being played
 
     def _fetch(self, digest: str) -> bytes:
-        return (self.artifacts_dir / f"{digest}.tar.gz").read_bytes()
+        return read_artifact(self.artifacts_dir, digest)  # a tar.gz, or the refusal standing for it
 
     def observe(self, observer: DispatchObserver) -> None:
         self.on_live = observer.playing  # never waits for a broker: ``waiting`` is not called

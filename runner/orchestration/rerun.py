@@ -52,7 +52,7 @@ def changed_entries(
         path = recorded.resolve_player(name).path
         if not path.is_dir():
             gone.append(name)
-        elif directory_digest(path) != ref.digest:
+        elif directory_digest(path, recorded.limits.entry_caps()) != ref.digest:
             changed.append(name)
     if not changed:
         return {}, gone

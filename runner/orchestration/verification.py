@@ -9,10 +9,13 @@ replay's notes come back here, never to the store's match life: its result is ke
 
 The replay is judged like any result (bound to this run and the spec's code, re-judged by the
 referee); one refused for that counts against its worker as a refused result does. A good one
-is compared with the official result (``runner.domain.verification.compare``); a transcript
-that differs flags *both* workers suspect (the run's workers record, its events, the
-organiser's fleet registry), since the records cannot tell which one lied. A suspect worker is
-not quarantined: a quarantine is proof-based (docs/fleet.md, "Quarantine binds").
+is compared with the official result (``runner.domain.verification.compare``). A transcript
+that differs is recorded (``verify_mismatch``), and the run's differences read together
+(``runner.domain.verification.blame``) flag what they follow: an entry that falsely declares
+``deterministic: true`` (differences across worker pairs; the run's ``suspect_entries`` and an
+``entry_suspect`` event), never the honest workers that replayed it, or a worker (differences
+across entries; the run's workers record, its events, the organiser's fleet registry). A
+suspect worker is not quarantined: a quarantine is proof-based (docs/fleet.md, "Quarantine binds").
 
 The run does not end while a replay is open: one a worker plays is waited for while its
 heartbeat lives; one nobody took is given up ``WAIT_BEATS`` heartbeats after everything else
@@ -30,7 +33,7 @@ from runner.config import TournamentConfig
 from runner.domain.fleet import Fleet
 from runner.domain.match_values import MatchResult
 from runner.domain.progress import ProgressSink
-from runner.domain.verification import compare, sampled
+from runner.domain.verification import Difference, blame, compare, sampled
 from runner.domain.verify import ResultMismatch, verify_result
 from runner.domain.wire import Finished, Started
 from runner.orchestration.dispatcher import Dispatcher, Timing, worker_identity
@@ -175,13 +178,12 @@ class Verifier:
         if verdict.outcome != "differs":
             self._close(match_id, attempt, verdict.outcome, detail, worker=note.worker, result=result)
             return
-        detail += f"; both workers flagged suspect: {pending.played_by}, {worker}"
         self._close(
             match_id, attempt, "differs", detail, worker=note.worker, result=result, event="verify_mismatch"
         )
-        self._flag(pending.played_by, worker, match_id)
         log.warning("VERIFICATION MISMATCH for %s: %s", match_id, detail)
         self.progress.log(f"match {match_id}: VERIFICATION MISMATCH ({detail})")
+        self._blame()
 
     def _deterministic(self, name: str) -> bool:
         try:
@@ -189,14 +191,47 @@ class Verifier:
         except KeyError:
             return False
 
-    def _flag(self, played_by: str, verifier: str, match_id: str) -> None:
-        """Both workers of a differing replay are suspect: in this run's workers record (standings,
-        report) and in the organiser's fleet registry (``tourney fleet list``)."""
+    def _differences(self) -> list[Difference]:
+        out = []
+        for v in self.table.all(("differs",)):
+            try:
+                entries = frozenset(self.store.spec(v.match_id).entries)
+            except StoreError:
+                continue
+            workers = frozenset({v.played_by, worker_identity(v.verifier)})
+            out.append(Difference(v.match_id, workers, entries))
+        return out
+
+    def _blame(self) -> None:
+        """Flag what the run's differences follow (``blame``), once each: an entry in the run's
+        ``suspect_entries``; a worker in this run's workers record and in the organiser's fleet
+        registry (``tourney fleet list``)."""
+        found = blame(self._differences())
+        suspects = dict(self.store.meta().get("suspect_entries") or {})
+        for name, diffs in found.entries.items():
+            if name in suspects:
+                continue
+            pairs = "; ".join(sorted({" vs ".join(sorted(d.workers)) for d in diffs}))
+            why = (
+                f"declares deterministic: true, but replays of its matches differ on different worker "
+                f"pairs ({pairs}; matches {', '.join(d.match_id for d in diffs)}, run {self.run_id})"
+            )
+            suspects[name] = why
+            self.store.log("entry_suspect", diffs[-1].match_id, f"{name}: {why}")
+            self.progress.log(f"entry {name} SUSPECT: {why}")
+        self.store.set_meta(suspect_entries=suspects)
         fleet_dir = self.dispatcher.fleet_dir if self.dispatcher is not None else None
         fleet = Fleet(fleet_dir) if fleet_dir is not None else None
-        for worker, other in ((played_by, verifier), (verifier, played_by)):
-            why = f"transcript of match {match_id} (run {self.run_id}) differs from {other}'s"
+        for worker, diffs in found.workers.items():
+            if self.health.record(worker).suspect:
+                continue
+            others = sorted({w for d in diffs for w in d.workers} - {worker})
+            why = (
+                f"transcript of match {diffs[-1].match_id} (run {self.run_id}) differs from "
+                f"{', '.join(others)}'s, as in {len(diffs) - 1} more match(es) of other entries"
+            )
             self.health.flag_suspect(worker, why)
+            self.store.log("worker_suspect", diffs[-1].match_id, f"{worker}: {why}")
             if fleet is not None:
                 try:
                     fleet.flag_suspect(worker, why)

@@ -13,7 +13,11 @@ attempts in milliseconds each:
   every machine still ends;
 * ``QUARANTINE_AFTER`` failures in a row with nothing good in between
   quarantine the worker: the coordinator tells it through the broker to
-  stop consuming (``QuarantineNotice``), and progress and report say so.
+  stop consuming (``QuarantineNotice``), and progress and report say so;
+* a failure while the worker prepared one entry's artifact
+  (``MatchResult.artifact_fault``: its disk filled while it built that entry)
+  counts once in a row for that entry: the same entry again before a good
+  result adds nothing, so one entry's artifact never quarantines a worker.
 
 Pure bookkeeping; the coordinator does the I/O.
 """
@@ -42,6 +46,8 @@ class WorkerRecord:
     #: differed from the official one): flagged, not quarantined, since the records cannot tell
     #: which of the two lied (docs/fleet.md, "Verification")
     suspect: str = ""
+    #: the entries (digests) whose artifact faults are in ``failures_in_a_row`` already
+    fault_entries: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -74,14 +80,21 @@ class WorkersHealth:
         rec = self.record(worker)
         rec.accepted += 1
         rec.failures_in_a_row = 0
+        rec.fault_entries.clear()
 
-    def failed(self, worker: str, match_id: str, detail: str, *, mismatch: bool = False) -> FailureDecision:
+    def failed(
+        self, worker: str, match_id: str, detail: str, *, mismatch: bool = False, entry: str = ""
+    ) -> FailureDecision:
+        """``entry``: the digest of the entry whose artifact the failure arose from, if it did."""
         rec = self.record(worker)
         if mismatch:
             rec.mismatches += 1
         else:
             rec.system_errors += 1
-        rec.failures_in_a_row += 1
+        if not entry or entry not in rec.fault_entries:
+            rec.failures_in_a_row += 1
+            if entry:
+                rec.fault_entries.add(entry)
         quarantine_now = False
         if not rec.quarantined and rec.failures_in_a_row >= self.quarantine_after:
             rec.quarantined = True

@@ -311,13 +311,17 @@ def _failed(matches: Sequence[MatchRecord]) -> str:
 
 
 def print_workers(data: ReportData, console: Console) -> None:
-    """Quarantined and suspect workers (``runner.orchestration.workers_health``), if any."""
+    """Quarantined and suspect workers (``runner.orchestration.workers_health``), and suspect
+    entries (``runner.orchestration.verification``), if any."""
     workers = data.meta.get("workers") or {}
     for name, rec in sorted(workers.items()):
         if isinstance(rec, dict) and rec.get("quarantined"):
             console.print(_text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
         if isinstance(rec, dict) and rec.get("suspect"):  # a verification replay disagreed (docs/fleet.md)
             console.print(_text(f"Worker {name} SUSPECT: {rec['suspect']}", style="yellow"))
+    entries = data.meta.get("suspect_entries") or {}
+    for name, why in sorted(entries.items()):  # its replays differ across worker pairs (docs/fleet.md)
+        console.print(_text(f"Entry {name} SUSPECT: {why}", style="yellow"))
 
 
 def print_timing(data: ReportData, console: Console) -> None:

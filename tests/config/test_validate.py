@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import textwrap
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import yaml
 
 from runner.commands.validate import cmd_validate
 from runner.config import ConfigError, load_config
+from runner.domain.registry import sandbox_bind_problem
 
 ENTRY = {
     "boxing": ("potm-arena", ["./a.out", "{mark}"]),
@@ -214,6 +216,27 @@ def test_sandbox_binds_are_absolute_and_never_private(project: Path) -> None:
     assert got == ["3:16: sandbox_binds: 'opt/ghc' is not an absolute path without '..'"], got
     got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/home/me/ghc]"))
     assert got == ["3:16: sandbox_binds: /home/me/ghc is under /home, which entries must never see"], got
+
+
+@pytest.mark.parametrize(
+    "spelling", ["//root", "///root", "/./root", "/root/", "//root//.ssh/", "/usr/../root"]
+)
+def test_a_refused_bind_is_refused_however_it_is_spelled(project: Path, spelling: str) -> None:
+    """Issue 34 item 7: compared as the kernel reads the path, not as written."""
+    got = problems(project, edit("seed: 3", f"seed: 3\nsandbox_binds: ['{spelling}']"))
+    assert len(got) == 1 and got[0].startswith("3:16: sandbox_binds: "), got
+    assert "is under /root, which entries must never see" in got[0] or "without '..'" in got[0], got
+    # the worker's own check (``--sandbox-bind``, ``TOURNEY_SANDBOX_BINDS``) is the same rule
+    assert sandbox_bind_problem(spelling) is not None
+
+
+def test_a_bind_whose_links_lead_somewhere_refused_is_refused(project: Path) -> None:
+    """``/etc/mtab`` is a link into ``/proc`` on Linux: where a path leads is what the sandbox shows."""
+    if not os.path.islink("/etc/mtab") or not os.path.realpath("/etc/mtab").startswith("/proc/"):
+        pytest.skip("no /etc/mtab link into /proc here")
+    got = problems(project, edit("seed: 3", "seed: 3\nsandbox_binds: [/etc/mtab]"))
+    assert len(got) == 1 and "(where /etc/mtab leads) is under /proc" in got[0], got
+    assert sandbox_bind_problem("/usr/bin") is None and sandbox_bind_problem("/bin") is None  # usr/bin
 
 
 # -- what the seeds allow ----------------------------------------------------------

@@ -10,6 +10,7 @@ is flagged, together with the honest worker whose transcript differed from it.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -275,4 +276,61 @@ def test_replays_left_open_are_sent_again_on_resume_and_given_up_without_a_secon
     assert {m for m, _ in left_open} == set(done), done
     assert all(state == "agrees" and verifier.startswith(second) for state, verifier in done.values()), done
     assert len(sent) == 6  # sent again, not recorded again
+    assert_nothing_left([tag, str(run_dir)])
+
+
+URANDOM = Path(__file__).resolve().parent / "entries" / "urandom"
+
+
+def test_an_entry_falsely_declaring_itself_deterministic_gets_no_honest_worker_flagged(
+    tmp_path: Path,
+) -> None:
+    """Issue 34 item 7: ``liar`` says ``deterministic: true`` and draws its moves from
+    /dev/urandom, so the replays of its matches differ whoever plays them. Every difference
+    follows the entry, none follows a worker across entries: the two honest workers are not
+    flagged (the replays of the other entries' matches agree)."""
+    tag = unique("verliar")
+    organiser = Organiser(tmp_path / "home")
+    liar = tmp_path / "liar"
+    shutil.copytree(URANDOM, liar)
+    text = (liar / "entry.yaml").read_text().replace("name: urandom", "name: liar")
+    (liar / "entry.yaml").write_text(text + "deterministic: true\n")
+    config = _config(tmp_path, "verliar", tag)
+    doc = json.loads(config.read_text())
+    doc["entries"][0]["variants"]["count"] = 3
+    doc["entries"].insert(0, {"path": str(liar)})
+    config.write_text(json.dumps(doc))
+    run_dir = tmp_path / "runs" / "verliar"
+    log = tmp_path / "run.log"
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    names = [f"h1-{tag}", f"h2-{tag}"]
+    workers = [
+        start_worker(url, n, tmp_path / n, organiser.enrol(n), "--allow-unsandboxed", "--skip-health-check")
+        for n in names
+    ]
+    try:
+        _up(url, organiser, *names)
+        proc = start_tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress",
+                             cwd=tmp_path, log=log, extra_env=organiser.env())  # fmt: skip
+        assert proc.wait(180) == 0, _log(log)[-3000:]
+    finally:
+        for w in workers:
+            stop(w)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    with RunStore.open(run_dir) as store:
+        rows = {r.match_id: r for r in store.match_rows()}
+        mismatches = [str(e.match_id) for e in store.events("verify_mismatch")]
+        agrees = [str(e.match_id) for e in store.events("verify_agrees")]
+        workers_meta = store.meta().get("workers") or {}
+    assert mismatches, _log(log)[-3000:]  # the liar's matches differ ...
+    assert all(any("liar" in o for o in rows[m].plan.orders) for m in mismatches)
+    assert any(not any("liar" in o for o in rows[m].plan.orders) for m in agrees)  # ... no other's
+    assert not any(rec.get("suspect") for rec in workers_meta.values()), workers_meta
+    shown = tourney("standings", run_dir, cwd=tmp_path)
+    assert shown.returncode == 0 and "Worker" not in shown.stdout.split("SUSPECT")[0][-40:], shown.stdout
+    assert "SUSPECT" not in shown.stdout or "Entry liar SUSPECT" in shown.stdout, shown.stdout
+    fleet = tourney("fleet", "list", cwd=tmp_path, extra_env=organiser.env())
+    assert "SUSPECT" not in fleet.stdout, fleet.stdout
     assert_nothing_left([tag, str(run_dir)])

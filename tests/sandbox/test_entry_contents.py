@@ -10,6 +10,7 @@ cannot multiply on the worker's disk.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 from runner.domain.entries import EntryPathRefused
 from runner.domain.match_values import VerdictKind
-from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, local_fetch
+from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.sandbox.base import HostFactory
 from workers.sandbox.plain import PlainHostFactory
 
@@ -82,8 +83,10 @@ def test_a_link_to_a_run_key_never_reaches_a_sandbox(recorder: Recorder, tmp_pat
     (thief / "opp.c").unlink()
     ref = entry_ref(thief)
     (thief / "opp.c").symlink_to(key)
-    with pytest.raises(ArtifactError, match=r"opp\.c: a symbolic link"):
-        ArtifactCache(tmp_path / "cache2", recorder).ensure(ref, local_fetch({ref.digest: thief}))
+    # (the entry's own doing: its build_failed, never a worker's failure; issue 34 item 1)
+    got = ArtifactCache(tmp_path / "cache2", recorder).ensure(ref, local_fetch({ref.digest: thief}))
+    assert isinstance(got, BuildFailed) and re.search(r"opp\.c: a symbolic link", got.detail), got
+    assert SECRET not in got.detail
     assert recorder.sandboxes == []  # no sandbox was ever started for it
 
 

@@ -102,3 +102,22 @@ def test_a_failing_worker_is_quarantined_without_charging_matches() -> None:
     assert not health.failed("new2", "mx", "x").charge_match
     assert health.failed("new3", "mx", "x").charge_match
     assert health.summary()["broken"]["quarantined"] is True
+
+
+def test_one_entrys_artifact_counts_once_in_a_row_against_a_worker() -> None:
+    """Issue 34 item 1: a worker whose disk fills whenever it builds one entry is not quarantined
+    for it, however many of that entry's matches it fails; faults of other entries, or failures
+    that name none, still add up."""
+    health = WorkersHealth(quarantine_after=3)
+    for i in range(6):
+        assert not health.failed("w", f"m{i}", "ENOSPC building big", entry="big-digest").quarantine_now
+    assert not health.is_quarantined("w")
+    assert not health.failed("w", "n1", "ENOSPC building other", entry="other-digest").quarantine_now
+    assert health.failed("w", "n2", "sandbox failed").quarantine_now  # the third distinct cause
+    # a good result ends the streak: the same entry may count once again after it
+    health.accepted("v")
+    for i in range(4):
+        health.failed("v", f"k{i}", "ENOSPC", entry="big-digest")
+    health.accepted("v")
+    assert not health.failed("v", "k9", "ENOSPC", entry="big-digest").quarantine_now
+    assert not health.is_quarantined("v")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import shutil
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import workers.artifacts
 from runner.domain.entries import pack_entry
 from runner.domain.match_values import EntryRef
+from runner.domain.packing import refused_artifact
 from workers.artifacts import ArtifactCache, ArtifactError, BuildFailed, error_lines, local_fetch
 from workers.sandbox.plain import PlainHostFactory
 
@@ -140,14 +143,49 @@ def test_a_native_entry_builds_with_cc(tmp_path: Path) -> None:
     assert isinstance(built, Path) and (built / "a.out").exists()
 
 
-def test_an_artifact_that_does_not_match_its_digest_never_runs(tmp_path: Path) -> None:
+def test_an_artifact_that_does_not_match_its_digest_never_runs_and_is_the_entrys_build_failed(
+    tmp_path: Path,
+) -> None:
+    """Issue 34 item 1: every worker would find the same mismatch, so it is the entry's verdict,
+    never a worker's failure; not cached, so a good artifact later builds."""
     good = ref("mnk/first_empty")
     other = fixture("boxing/first_fit")
     cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
-    with pytest.raises(ArtifactError, match="digest mismatch"):
-        cache.ensure(good, lambda digest: pack_entry(other))
+    got = cache.ensure(good, lambda digest: pack_entry(other))
+    assert isinstance(got, BuildFailed) and got.digest == good.digest
+    assert got.detail.startswith("artifact digest mismatch: expected") and "\n" not in got.detail
     assert cache.cached(good.digest) is None
     assert not list((tmp_path / "cache").glob(".*-*"))  # no half-made directories left
+    assert isinstance(cache.ensure(good, local_fetch({good.digest: fixture("mnk/first_empty")})), Path)
+
+
+def test_what_the_organiser_could_not_pack_and_what_does_not_unpack_are_the_entrys(tmp_path: Path) -> None:
+    r = ref("mnk/first_empty")
+    cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
+    why = "entry first-empty: changed after the run read it (digest a when loaded, b when packed)"
+    got = cache.ensure(r, lambda digest: refused_artifact(why))
+    assert isinstance(got, BuildFailed) and got.detail == why
+    garbage = cache.ensure(r, lambda digest: b"\x1f\x8b not really gzip")
+    assert isinstance(garbage, BuildFailed) and "does not unpack" in garbage.detail
+    missing = cache.ensure(r, lambda digest: (tmp_path / "nowhere.tar.gz").read_bytes())
+    assert isinstance(missing, BuildFailed) and "cannot fetch its artifact" in missing.detail
+
+
+def test_a_full_disk_while_unpacking_is_the_machines_and_names_the_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one fault a worker can prove its own: it is retried elsewhere (``system_error``), with the
+    entry's digest so that the coordinator counts it once in a row for that entry."""
+    r = ref("mnk/first_empty")
+
+    def full(blob: bytes, dest: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(dest))
+
+    monkeypatch.setattr(workers.artifacts, "unpack_entry", full)
+    cache = ArtifactCache(tmp_path / "cache", PlainHostFactory())
+    with pytest.raises(ArtifactError, match="No space left") as e:
+        cache.ensure(r, local_fetch({r.digest: fixture("mnk/first_empty")}))
+    assert e.value.digest == r.digest
 
 
 def test_a_bad_digest_never_becomes_a_path(tmp_path: Path) -> None:

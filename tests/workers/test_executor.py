@@ -75,10 +75,15 @@ def test_a_machine_failure_is_a_system_error_for_every_planned_game(tmp_path: Pa
 
 
 def test_an_artifact_with_the_wrong_digest_never_runs(tmp_path: Path) -> None:
+    """Every worker would find the same mismatch: the entries' build_failed, never a system_error
+    (issue 34, item 1)."""
     spec, paths = spec_of("boxing/native", "boxing/first_fit")
     swapped = {d: fixture("boxing/segv") for d in paths}  # every digest now fetches another entry
     result = execute_match(spec, local_fetch(swapped), tmp_path, worker="w1")
-    assert result.system_error is not None and "digest mismatch" in result.system_error.detail
+    assert result.system_error is None and result.games
+    for g in result.games:
+        assert g.verdict.kind is VerdictKind.BUILD_FAILED and "digest mismatch" in g.verdict.detail
+        assert not g.moves
 
 
 def test_an_unknown_sandbox_is_a_system_error(tmp_path: Path) -> None:

@@ -7,24 +7,44 @@ an unreadable file, more files or more bytes than the caps make it
 with ``truncate -s 250M`` takes nothing on the sandbox's tmpfs but becomes
 250 MiB on the worker's disk once copied, and again in every game's sandbox.
 The whole tree is sized before anything is copied, so an output over the cap
-never reaches the worker's disk, not even in part.
+never reaches the worker's disk, not even in part; so is its shape: a path
+longer than an entry's paths may be (``MAX_PATH_BYTES``) or deeper than
+``BUILD_OUTPUT_DEPTH`` is refused before it is copied (twenty nested
+directories of 250-character names fit the build's tmpfs, never a full path
+on the worker's disk).
+
+Copying out can still fail on the worker's side. Only a failure this machine
+shows to be its own (``machine_fault``: its disk or quota full, a read-only
+or failing disk, out of memory or file descriptors, a cache it cannot write)
+is the host's ``HostError``; any other is the build's (``build_failed``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from runner.domain.entry_tree import MAX_PATH_BYTES
 from runner.domain.match_values import VerdictKind
 from runner.errors import EntryFault
 from workers.sandbox.base import RunOutcome
 
 #: what a build's output may add to its source, by apparent size (docs/config.md#builds)
 BUILD_OUTPUT_BYTES = 256 << 20
+
+#: how deep a build's output may nest (its paths are capped at ``MAX_PATH_BYTES`` too)
+BUILD_OUTPUT_DEPTH = 64
+
+#: the errors that are a machine's own, whatever it was doing (docs/config.md#builds)
+MACHINE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+)
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _COPY_CHUNK = 1 << 20
@@ -56,6 +76,38 @@ class _Budget:
 def _budget(max_files: int | None, max_bytes: int | None) -> _Budget:
     cap = max_bytes if max_bytes is not None else 1 << 62
     return _Budget(files=max_files if max_files is not None else 1 << 62, bytes=cap, cap=cap)
+
+
+def machine_fault(e: OSError, cache: Path) -> bool:
+    """Whether ``e`` is this machine's own fault, not the entry's: one of ``MACHINE_ERRNOS``, or
+    a refused permission where this machine cannot write its own ``cache`` any more (tried)."""
+    if e.errno in MACHINE_ERRNOS:
+        return True
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return not _writable(cache)
+    return False
+
+
+def _writable(directory: Path) -> bool:
+    try:
+        with tempfile.TemporaryFile(dir=directory, prefix=".probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def _check_shape(rel: str, name: str) -> None:
+    """Refuse an output path the worker could not hold (``MAX_PATH_BYTES``, ``BUILD_OUTPUT_DEPTH``)."""
+    path = f"{rel}{name}"
+    size = len(path.encode(errors="surrogateescape"))
+    if size > MAX_PATH_BYTES:
+        top = path.split("/", 1)[0]
+        raise BuildOutputError(
+            f"the build's output holds a path of {size} bytes (under {top[:60]!r}); paths are at most "
+            f"{MAX_PATH_BYTES} bytes"
+        )
+    if path.count("/") + 1 > BUILD_OUTPUT_DEPTH:
+        raise BuildOutputError(f"the build's output nests deeper than {BUILD_OUTPUT_DEPTH} directories")
 
 
 def _open_top(src: Path) -> int:
@@ -94,6 +146,7 @@ def _size_dir(dir_fd: int, budget: _Budget, rel: str) -> None:
         raise BuildOutputError(f"cannot list {rel or '.'}: {e.strerror}") from e
     for name in names:
         budget.charge_entry()
+        _check_shape(rel, name)
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError as e:
@@ -124,7 +177,8 @@ def copy_out(src: Path, dest: Path, *, max_files: int | None = None, max_bytes: 
     so a file that grows during the copy is refused rather than copied on.
     Anything the build's tree makes impossible (an unreadable file, a fifo or
     socket, more than ``max_files`` entries or ``max_bytes`` bytes) raises
-    ``BuildOutputError``; a failure to write ``dest`` is the host's ``OSError``.
+    ``BuildOutputError``; a failure to write ``dest`` is an ``OSError`` (whose fault:
+    ``machine_fault``).
     """
     check_output_size(src, max_files=max_files, max_bytes=max_bytes)
     budget = _budget(max_files, max_bytes)
@@ -144,6 +198,7 @@ def _copy_dir(dir_fd: int, dest: Path, budget: _Budget, rel: str) -> None:
     for entry in entries:
         name = f"{rel}{entry.name}"
         budget.charge_entry()
+        _check_shape(rel, entry.name)
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError as e:

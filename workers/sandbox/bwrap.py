@@ -21,7 +21,13 @@ from pathlib import Path
 from runner.domain.match_values import Limits, VerdictKind
 from runner.errors import EntryFault
 from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
-from workers.sandbox.build_output import BUILD_OUTPUT_BYTES, BuildOutputError, build_output_failure, copy_out
+from workers.sandbox.build_output import (
+    BUILD_OUTPUT_BYTES,
+    BuildOutputError,
+    build_output_failure,
+    copy_out,
+    machine_fault,
+)
 from workers.sandbox.bwrap_sandbox import Sandbox
 from workers.sandbox.bwrap_view import BUILD_SCRATCH_BYTES, SANDBOX_ENV, Layout, extra_binds, system_view
 from workers.sandbox.cgroups import LAUNCHER_SLACK_BYTES, PIDS_SLACK, Cgroups, SandboxCgroup, shared_cgroups
@@ -209,7 +215,10 @@ class BwrapHostFactory(HostFactory):
                 return build_output_failure(outcome, str(e))
             except OSError as e:
                 shutil.rmtree(fresh, ignore_errors=True)
-                raise HostError(f"cannot copy the build of {entry_dir} out of its sandbox: {e}") from e
+                if machine_fault(e, entry_dir.parent):
+                    raise HostError(f"cannot copy the build of {entry_dir} out of its sandbox: {e}") from e
+                # anything else the build's tree makes impossible is the build's (build_output)
+                return build_output_failure(outcome, f"cannot be copied out: {e.strerror or e}")
             shutil.rmtree(entry_dir)
             os.rename(fresh, entry_dir)
             return outcome
