@@ -44,7 +44,16 @@ from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
 from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
-from runner.domain.wire import Finished, Note, QuarantineNotice, Skipped, Started, TaskEnvelope, WireError
+from runner.domain.wire import (
+    Finished,
+    Note,
+    QuarantineNotice,
+    Skipped,
+    Started,
+    TaskEnvelope,
+    WireError,
+    task_digest,
+)
 from runner.errors import BrokerRefused, BrokerWireError
 from workers.broker_wire import TaskWire, wire_errors
 from workers.celery_app import KEYS, TASK_NAME, app
@@ -201,7 +210,8 @@ def play(
 
 #: the start of a match in one round trip: the quarantine and attempt checks and, only when
 #: both let the match be played, the ``started`` note, the first heartbeat and the first live
-#: record (a match is short: every round trip shows in the run's wall). Returns
+#: record, and the execution's own heartbeat (``KEYS.execution_heartbeat``: the proof that the
+#: execution the note names is playing; a match is short: every round trip shows in the run's wall). Returns
 #: ``[quarantine notice, wanted attempt, 1 if started]``; a notice, even one that is not ours,
 #: starts nothing here: ``execute`` reads it and starts the match itself if it is not genuine
 _BEGIN_LUA = """
@@ -213,6 +223,7 @@ end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 redis.call('EXPIRE', KEYS[3], ARGV[4])
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
+redis.call('SET', KEYS[6], ARGV[5], 'PX', ARGV[6])
 redis.call('HSET', KEYS[5], ARGV[1], ARGV[7])
 redis.call('EXPIRE', KEYS[5], ARGV[8])
 return {false, wanted, 1}
@@ -223,7 +234,7 @@ _begin_script: tuple[redis.Redis, Any] | None = None
 
 def _begin(
     r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, worker_key_id: str, started: bytes,
-    hb_ttl_ms: int, live: bytes, *, verify: bool = False,
+    hb_ttl_ms: int, live: bytes, *, execution_key: str, verify: bool = False,
 ) -> tuple[object, bytes | None, bool, bool]:  # fmt: skip
     """(quarantine notice, wanted attempt, checked, started): ``_BEGIN_LUA`` run, or, where the
     broker refuses scripts, the two checks alone (``started`` False: the caller sends it).
@@ -243,6 +254,7 @@ def _begin(
                 KEYS.inbox(run),
                 (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec_id, attempt),
                 KEYS.live(run),
+                execution_key,
             ]
             args: list[bytes | str | int] = [
                 spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
@@ -322,10 +334,12 @@ def execute(signed_envelope: str) -> dict[str, Any]:
     live_target = LiveTarget(KEYS.live(run), live, key)
     version, _, live_record = live_target.record()
     # names this execution: a second one of the same attempt means the broker redelivered it
+    # bound to this run and this very task (docs/fleet.md): it proves nothing for any other
     started = Started(
         spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time(), copy=bool(task.copy_of),
-        verify=verify,
+        verify=verify, run=run, task=task_digest(signed_envelope),
     )  # fmt: skip
+    exec_key = KEYS.execution_heartbeat(run, started.execution)
     # a verification replay has its own wanted-hash and heartbeat: the match itself is done
     hb_key = (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec.match_id, attempt)
     hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
@@ -339,6 +353,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         signed(started, key),
         hb_ttl_ms,
         live_record,
+        execution_key=exec_key,
         verify=verify,
     )
     quarantined = _quarantine_reason(notice, wk)
@@ -357,14 +372,16 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         return {"status": "skipped", **status}
     if began:
         live_target.published = version
-    else:  # a notice not ours stood in the way, or no script: started the plain way
-        _push(r, run, started, 60.0)
+    else:  # a notice not ours stood in the way, or no script: started the plain way, its
+        # execution's heartbeat in the same transaction (the note is believed only with it)
+        _push(r, run, started, 60.0, also=lambda pipe: pipe.set(exec_key, worker, px=hb_ttl_ms))
     t0 = time.monotonic()
     pushed = tidy = False
     try:
         with beacon().watch(
-            r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began
-        ) as watch:
+            r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began,
+            also_key=exec_key,
+        ) as watch:  # fmt: skip
             try:
                 mine = worker_policy().apply(spec, worker)
             except PolicyRefused as e:
@@ -383,7 +400,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
             beats = watch.beats
 
             def _tidy(pipe: redis.client.Pipeline) -> None:
-                pipe.delete(hb_key)
+                pipe.delete(hb_key, exec_key)
                 pipe.hdel(KEYS.live(run), spec.match_id)
 
             pushed = _push(
@@ -397,7 +414,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
     finally:
         if not tidy:  # a late beat, an undelivered result, or a failure of this code
             with contextlib.suppress(BrokerWireError), wire_errors(), r.pipeline(transaction=False) as pipe:
-                pipe.delete(hb_key)
+                pipe.delete(hb_key, exec_key)
                 if not pushed:
                     pipe.hdel(KEYS.live(run), spec.match_id)
                 pipe.execute()

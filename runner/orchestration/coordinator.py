@@ -176,6 +176,7 @@ class Coordinator(InboxHandling, LeaseKeeping):
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
+            self._unplayed_starts()
             self._stragglers()
             if self.on_tick is not None:
                 self.on_tick()

@@ -99,6 +99,15 @@ class CoordinatorState:
         self._last_straggler_check = 0.0
         #: match -> when it may be dispatched again (after a hand-back by an ignored worker)
         self._held: dict[str, float] = {}
+        #: (worker, match, attempt) -> when (monotonic) a ``started`` note without a heartbeat
+        #: counts against its key unless that key's result for the attempt came (docs/fleet.md)
+        self._unproven: dict[tuple[str, str, int], float] = {}
+        #: attempts an untrusted key's note named while queued (the sweeper never charges them)
+        self._untrusted_marked: set[tuple[str, int]] = set()
+        #: match -> attempts of it an untrusted key's note sent straight back to the queue
+        self._untrusted_quick = Counter[str]()
+        #: (event kind, worker) -> events of that kind about that worker (floods are counted)
+        self._limited = Counter[tuple[str, str]]()
         #: results must name this run (a result of another run is refused: docs/fleet.md)
         self.run_id = str(store.meta().get("run_id", ""))
         #: replays of sampled accepted matches on a second worker (``timing.verify_sample``)
@@ -150,8 +159,16 @@ class CoordinatorState:
             if fresh:
                 self.store.add_planned([self._spec(pm) for pm in fresh])
 
-    def _quarantine(self, worker: str) -> None:
+    def _quarantine(self, worker: str, *, every_run: bool = False) -> None:
         """Quarantine ``worker`` and hand back what it holds: the inbox part's (``InboxHandling``)."""
+        raise NotImplementedError
+
+    def _hand_back(self, match_id: str, attempt: int, why: str, *, ignored_worker: bool = False) -> None:
+        """Re-dispatch an attempt uncharged (bounded): the inbox part's (``InboxHandling``)."""
+        raise NotImplementedError
+
+    def _unplayed_starts(self) -> None:
+        """Count ``started`` notes nobody played against their keys: the inbox part's."""
         raise NotImplementedError
 
     def _failed(self, match_id: str) -> None:

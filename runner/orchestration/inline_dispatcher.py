@@ -86,8 +86,11 @@ class InlineDispatcher:
     def forget(self, match_id: str) -> None:
         pass  # nothing of it is queued: submit plays in order, poll returns its result
 
-    def quarantine(self, worker: str, reason: str) -> None:
+    def quarantine(self, worker: str, reason: str, *, every_run: bool = False) -> None:
         pass  # the only worker is this process, whose results the coordinator judges as any
+
+    def lift_quarantine(self, worker: str) -> None:
+        pass
 
     @property
     def results_name_their_run(self) -> bool:
@@ -95,6 +98,9 @@ class InlineDispatcher:
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         return True  # nothing is ever lost in-process
+
+    def execution_alive(self, execution: str) -> bool | None:
+        return None  # played in this process: its notes are its own
 
     def queue_empty(self) -> bool | None:
         return not self._queue

@@ -1,0 +1,150 @@
+"""What one stolen worker key (or a replay, or a key nobody enrolled) can do to a run, tried
+with real Redis, a real ``tourney run`` coordinator and a real honest ``tourney worker``
+(docs/fleet.md, "Notes are bound to their run and task", "Quarantine binds").
+
+The attackers are threads of this test speaking the wire protocol with real keys.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import redis
+
+from runner.domain.fleet import read_worker_key
+from runner.domain.signing import SigningKey, open_message, signed
+from runner.domain.wire import Started, TaskEnvelope, task_digest
+from runner.orchestration.redis_server import EmbeddedRedis
+from runner.storage.store import RunStore
+from tests.integration.helpers import (
+    Organiser,
+    assert_nothing_left,
+    assert_one_official_result_per_match,
+    kill_all,
+    standings,
+    start_tourney,
+    store_rows,
+    tourney,
+    unique,
+    wait_for,
+    write_config,
+)
+from tests.integration.test_trust import start_worker, stop
+from workers.celery_app import KEYS, queue_for
+
+
+def _log(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+class StartFlood(threading.Thread):
+    """A key holder that plays nothing and floods the run's inbox with signed ``started`` notes
+    for every attempt the run wants, each with a fresh execution id, bound to the run and to
+    the very task envelope (read off the queue, as any holder of the worker URL can)."""
+
+    lifetime_s = 150.0
+
+    def __init__(self, url: str, queue: str, run_id: str, key: SigningKey, organiser: SigningKey) -> None:
+        super().__init__(daemon=True)
+        self.r = redis.Redis.from_url(url)
+        self.queue, self.run_id, self.key, self.organiser = queue, run_id, key, organiser
+        self.stop = threading.Event()
+        self.sent = 0
+        self.tasks: dict[tuple[str, int], str] = {}  # (match, attempt) -> task digest
+
+    def _read_queue(self) -> None:
+        for raw in self.r.lrange(self.queue, 0, -1):
+            (envelope,), _, _ = json.loads(base64.b64decode(json.loads(raw)["body"]))
+            task, _ = open_message(envelope, TaskEnvelope, self.organiser.public)
+            if task.run == self.run_id and not task.copy_of and not task.verify_of:
+                self.tasks[(task.spec.match_id, task.attempt)] = task_digest(envelope)
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.lifetime_s
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            self._read_queue()
+            wanted = self.r.hgetall(KEYS.current(self.run_id))
+            notes = []
+            for match_id, attempt in wanted.items():
+                m, a = match_id.decode() if isinstance(match_id, bytes) else match_id, int(attempt)
+                for _ in range(2):
+                    note = Started(m, a, "flood", execution=uuid.uuid4().hex, run=self.run_id,
+                                   task=self.tasks.get((m, a), "0" * 32))  # fmt: skip
+                    notes.append(signed(note, self.key))
+            if notes:
+                self.r.rpush(KEYS.inbox(self.run_id), *notes)
+                self.sent += len(notes)
+            time.sleep(0.05)
+
+
+def test_a_flood_of_started_notes_fails_nothing_and_quarantines_the_flooding_key(tmp_path: Path) -> None:
+    """An enrolled key and a revoked key flood every wanted attempt with signed, bound ``started``
+    notes, beside one honest worker: no attempt is charged, the run ends with exit 0 and the
+    standings of a clean run, and the enrolled flooder is quarantined and named."""
+    tag = unique("flood")
+    organiser = Organiser(tmp_path / "home")
+    config = write_config(tmp_path, "flood", entrants=5, sleep=0.05, tag=tag)
+    reference = tourney(
+        "run", config, "--inline", "--no-progress", "--run-dir", tmp_path / "ref", cwd=tmp_path
+    )
+    assert reference.returncode == 0, reference.stderr
+    run_dir = tmp_path / "runs" / "flood"
+    log = tmp_path / "run.log"
+    thief, gone = f"thief-{tag}", f"gone-{tag}"
+    thief_key = read_worker_key(organiser.enrol(thief)).key
+    gone_key = read_worker_key(organiser.enrol(gone)).key
+    organiser.fleet.revoke(gone, "disk replaced")
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    honest: subprocess.Popen[bytes] | None = None
+    floods: list[StartFlood] = []
+    proc = start_tourney("run", config, "--broker", url, "--no-local-workers", cwd=tmp_path, log=log,
+                         extra_env=organiser.env())  # fmt: skip
+    try:
+        wait_for(lambda: bool(store_rows(run_dir)), 60, "the run to start")
+        with RunStore.open(run_dir) as store:
+            run_id = str(store.meta()["run_id"])
+        queue = queue_for(organiser.key.key_id)
+        floods = [StartFlood(url, queue, run_id, k, organiser.key) for k in (thief_key, gone_key)]
+        for f in floods:
+            f.start()
+        time.sleep(1.0)  # the flood is under way before anyone plays
+        honest = start_worker(
+            url, f"honest-{tag}", tmp_path / "honest", organiser.enrol(f"honest-{tag}"), "--allow-unsandboxed"
+        )
+        assert proc.wait(240) == 0, _log(log)[-3000:]
+    finally:
+        for f in floods:
+            f.stop.set()
+            f.join(10)
+        if proc.poll() is None:
+            proc.kill()
+        if honest is not None:
+            stop(honest)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    assert all(f.sent > 50 for f in floods), [f.sent for f in floods]
+    with RunStore.open(run_dir) as store:
+        rows = store.match_rows()
+        health = store.meta()["workers"]
+        redelivered = store.events("redelivered")
+        failed = store.events("failed")
+    assert not failed and not redelivered, (failed[:2], redelivered[:2])
+    assert all(row.failures == 0 for row in rows), [(row.match_id, row.failures) for row in rows]
+    assert {row.worker for row in rows} == {f"honest-{tag}"}
+    # the enrolled flooder: quarantined for starts it never played, and named
+    assert health[thief]["quarantined"] and "never played" in health[thief]["reason"], health[thief]
+    assert health[thief]["accepted"] == 0
+    assert not health.get(f"honest-{tag}", {}).get("quarantined"), health
+    assert f"worker {thief} QUARANTINED" in _log(log)
+    shown = tourney("standings", run_dir, cwd=tmp_path)
+    assert shown.returncode == 0 and f"Worker {thief} QUARANTINED" in shown.stdout, shown.stdout
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == standings(tmp_path / "ref")
+    assert_nothing_left([tag, str(run_dir)])
