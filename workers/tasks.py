@@ -215,7 +215,7 @@ def play(
 #: ``[quarantine notice, wanted attempt, 1 if started]``; a notice, even one that is not ours,
 #: starts nothing here: ``execute`` reads it and starts the match itself if it is not genuine
 _BEGIN_LUA = """
-local notice = redis.call('GET', KEYS[1])
+local notice = redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[7])
 local wanted = redis.call('HGET', KEYS[2], ARGV[1])
 if notice or wanted ~= ARGV[2] then
   return {notice, wanted, 0}
@@ -255,6 +255,7 @@ def _begin(
                 (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec_id, attempt),
                 KEYS.live(run),
                 execution_key,
+                KEYS.run_quarantine(run, worker_key_id),
             ]
             args: list[bytes | str | int] = [
                 spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
@@ -270,7 +271,9 @@ def _begin(
         with wire_errors(), r.pipeline(transaction=False) as pipe:
             pipe.get(KEYS.quarantine(worker_key_id))
             pipe.hget(wanted_key, spec_id)
-            notice, wanted = pipe.execute()
+            pipe.get(KEYS.run_quarantine(run, worker_key_id))
+            notice, wanted, run_notice = pipe.execute()
+            notice = notice or run_notice
     except BrokerWireError:
         log.warning("cannot check attempt of %s; playing it", spec_id)
         return None, None, False, False
@@ -357,12 +360,11 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         verify=verify,
     )
     quarantined = _quarantine_reason(notice, wk)
-    if quarantined is not None and verify:
-        return _pass_on_copy(r, signed_envelope, task, organiser_id)  # for a worker still trusted
     if quarantined is not None:
-        # hand it back uncharged (the coordinator requeues a refused attempt) and play nothing
-        _push(r, run, Skipped(spec.match_id, attempt, worker, f"quarantined: {quarantined}"), 60.0)
-        log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
+        # this key's notes count for nothing in that run: the task itself goes back on the queue,
+        # unplayed and unchanged, for a worker still trusted (the run sees nothing of it)
+        log.error("quarantined (%s): passing on %s attempt %d", quarantined, spec.match_id, attempt)
+        _pass_on_copy(r, signed_envelope, task, organiser_id)
         return {"status": "quarantined", **status}
     if checked and (wanted is None or int(wanted) != attempt):
         if verify:  # a verification the run no longer wants (done, given up): nothing to hand back
@@ -435,27 +437,30 @@ def _claimed(signed_envelope: object) -> str:
 def _pass_on_copy(
     r: redis.Redis, signed_envelope: str, task: TaskEnvelope, organiser_id: str
 ) -> dict[str, Any]:
-    """Put a straggler's second copy (or a verification replay) back on its queue for another
-    worker, only while the run still wants it: at the head of the queue (the next task any
-    worker takes; Celery's Redis transport pushes on the left and pops on the right), then
-    this worker's slot is held for a pause, so that it does not take the task straight back.
-    Pushed to the tail instead, tasks passed on by several workers at once kept their order
-    in the queue, and two workers could keep taking, in lock step, only their own ones."""
+    """Put a straggler's second copy (or a verification replay, or a task of a run that
+    quarantined this worker) back on its queue for another worker, only while the run still
+    wants it: at the head of the queue (the next task any worker takes; Celery's Redis
+    transport pushes on the left and pops on the right), then this worker's slot is held for
+    a pause, so that it does not take the task straight back. Pushed to the tail instead,
+    tasks passed on by several workers at once kept their order in the queue, and two
+    workers could keep taking, in lock step, only their own ones."""
     from workers.broker_keys import queue_for
 
     match_id = task.spec.match_id
     wanted = KEYS.verify(task.run) if task.verify_of else KEYS.current(task.run)
     with contextlib.suppress(BrokerWireError), wire_errors():
         if r.hget(wanted, match_id) == str(task.attempt).encode():
-            what = "verify" if task.verify_of else "copy"
+            what = "verify" if task.verify_of else "copy" if task.copy_of else ""
+            suffix = f".{what}" if what else ""
             TaskWire(r, _broker_url()).send(
-                queue_for(organiser_id), f"{task.run}.{match_id}.{task.attempt}.{what}", [signed_envelope],
-                argsrepr=f"[match {match_id} attempt {task.attempt} {what}]", at_head=True,
+                queue_for(organiser_id), f"{task.run}.{match_id}.{task.attempt}{suffix}", [signed_envelope],
+                argsrepr=f"[match {match_id} attempt {task.attempt}{' ' + what if what else ''}]",
+                at_head=True,
             )  # fmt: skip
     time.sleep(REFUSE_PAUSE_S)
     log.info(
         "passed on the %s of %s attempt %d (for another worker)",
-        "verification" if task.verify_of else "second copy",
+        "verification" if task.verify_of else "second copy" if task.copy_of else "task",
         match_id,
         task.attempt,
     )

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import redis
 
-from runner.domain.fleet import Member, RegistryView
+from runner.domain.fleet import RegistryView
 from runner.domain.match_values import MatchSpec
 from runner.domain.signing import (
     SignatureError,
@@ -33,7 +33,6 @@ from runner.domain.signing import (
     signed,
 )
 from runner.domain.wire import (
-    Finished,
     LiveMatch,
     Note,
     QuarantineNotice,
@@ -50,7 +49,7 @@ from runner.orchestration.dispatcher import (
     Revoked,
     Timing,
 )
-from runner.orchestration.note_binding import SentTasks
+from runner.orchestration.note_binding import SentTasks, attributed
 from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for, wire_errors
 
 # the run's log names each line's logger: the dispatcher's lines keep the name they had
@@ -372,9 +371,7 @@ class CeleryDispatcher:
                         ring = self.registry.keyring()
                         with contextlib.suppress(SignatureError):
                             note, key_id = open_note(blob, ring)
-                            notes.append(
-                                self._sent.bound(self._attributed(note, self.registry.by_key[key_id]))
-                            )
+                            notes.append(self._sent.bound(attributed(note, self.registry.by_key[key_id])))
                             continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
                     notes.append(
@@ -412,29 +409,7 @@ class CeleryDispatcher:
 
     def _read(self, note: Note, key_id: str) -> InboxNote:
         """A verified note as the coordinator reads it: attributed to its key, and bound."""
-        return self._sent.bound(self._attributed(note, self.registry.by_key[key_id]))
-
-    @staticmethod
-    def _attributed(note: Note, member: Member) -> InboxNote:
-        """``note`` as from the worker whose key signed it: named ``NAME`` (the registry's name
-        for that key), or ``NAME/INSTANCE`` when the worker process calls itself otherwise
-        (``tourney run``'s restarted local workers share one key). The identity is the part
-        before the slash (``worker_identity``): the key, never what the note says."""
-        if member.revoked:
-            return Rejected(
-                note.match_id,
-                note.attempt,
-                member.name,
-                f"the key of worker {member.name} is revoked ({member.reason})",
-                revoked=True,
-                kind=note.kind,
-            )
-        label = member.name if note.worker in ("", member.name) else f"{member.name}/{note.worker}"
-        if isinstance(note, Finished):
-            return dataclasses.replace(
-                note, worker=label, result=dataclasses.replace(note.result, worker=label)
-            )
-        return dataclasses.replace(note, worker=label)
+        return self._sent.bound(attributed(note, self.registry.by_key[key_id]))
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         try:

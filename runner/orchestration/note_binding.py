@@ -10,8 +10,11 @@ dropped, nobody charged.
 
 from __future__ import annotations
 
-from runner.domain.wire import Started, task_digest
-from runner.orchestration.dispatcher import InboxNote, Unbound
+import dataclasses
+
+from runner.domain.fleet import Member
+from runner.domain.wire import Finished, Note, Started, task_digest
+from runner.orchestration.dispatcher import InboxNote, Rejected, Unbound
 
 
 class SentTasks:
@@ -53,3 +56,23 @@ class SentTasks:
             if why is not None:
                 return Unbound(note.match_id, note.attempt, note.worker, why)
         return note
+
+
+def attributed(note: Note, member: Member) -> InboxNote:
+    """``note`` as from the worker whose key signed it: named ``NAME`` (the registry's name
+    for that key), or ``NAME/INSTANCE`` when the worker process calls itself otherwise
+    (``tourney run``'s restarted local workers share one key). The identity is the part
+    before the slash (``worker_identity``): the key, never what the note says."""
+    if member.revoked:
+        return Rejected(
+            note.match_id,
+            note.attempt,
+            member.name,
+            f"the key of worker {member.name} is revoked ({member.reason})",
+            revoked=True,
+            kind=note.kind,
+        )
+    label = member.name if note.worker in ("", member.name) else f"{member.name}/{note.worker}"
+    if isinstance(note, Finished):
+        return dataclasses.replace(note, worker=label, result=dataclasses.replace(note.result, worker=label))
+    return dataclasses.replace(note, worker=label)

@@ -19,7 +19,7 @@ import redis
 
 from runner.domain.fleet import read_worker_key
 from runner.domain.signing import SigningKey, open_message, signed
-from runner.domain.wire import Started, TaskEnvelope, task_digest
+from runner.domain.wire import Finished, Started, TaskEnvelope, task_digest
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
@@ -148,3 +148,94 @@ def test_a_flood_of_started_notes_fails_nothing_and_quarantines_the_flooding_key
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(tmp_path / "ref")
     assert_nothing_left([tag, str(run_dir)])
+
+
+def test_a_replay_of_another_runs_genuine_notes_frames_nobody(tmp_path: Path) -> None:
+    """Run A's genuine result and started notes (signed by the honest worker that played them)
+    pushed into run B, naming B's wanted attempts: B drops them, charges nobody, and the honest
+    worker goes on serving B to the end (it used to be quarantined in B and stop itself)."""
+    tag = unique("replay")
+    organiser = Organiser(tmp_path / "home")
+    config = write_config(tmp_path, "replay", entrants=4, sleep=0.1, tag=tag)
+    honest_name = f"honest-{tag}"
+    key_file = organiser.enrol(honest_name)
+    honest_key = read_worker_key(key_file).key
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
+    honest = start_worker(url, honest_name, tmp_path / "honest", key_file, "--allow-unsandboxed")
+    run_b = tmp_path / "runs" / "B"
+    log = tmp_path / "b.log"
+    proc: subprocess.Popen[bytes] | None = None
+    pushed = 0
+    try:
+        first = tourney(*args, "--run-dir", tmp_path / "runs" / "A", cwd=tmp_path, timeout=180,
+                        extra_env=organiser.env())  # fmt: skip
+        assert first.returncode == 0, first.stdout[-2000:] + first.stderr
+        with RunStore.open(tmp_path / "runs" / "A") as store:
+            run_a = str(store.meta()["run_id"])
+            played = [(r.match_id, r.result) for r in store.match_rows() if r.result is not None]
+        proc = start_tourney(*args, "--run-dir", run_b, cwd=tmp_path, log=log, extra_env=organiser.env())
+        wait_for(lambda: bool(store_rows(run_b)), 60, "run B to start")
+        with RunStore.open(run_b) as store:
+            run_id_b = str(store.meta()["run_id"])
+        r = redis.Redis.from_url(url)
+        wait_for(lambda: r.hlen(KEYS.current(run_id_b)) > 0, 60, "run B's matches to be dispatched")
+        current: dict[bytes, bytes] = r.hgetall(KEYS.current(run_id_b))  # type: ignore[assignment]
+        wanted = {k.decode(): int(v) for k, v in current.items()}
+        notes = []
+        for match_id, result in played:
+            if match_id not in wanted:
+                continue
+            attempt = wanted[match_id]  # what B wants now: only the run in the note is A's
+            notes.append(signed(Started(match_id, attempt, honest_name, execution=uuid.uuid4().hex,
+                                        run=run_a, task="0" * 32), honest_key))  # fmt: skip
+            notes.append(signed(Finished(match_id, attempt, result, honest_name, run_a), honest_key))
+        assert len(notes) >= 6, "fewer than three of A's results fit B's wanted matches"
+        r.rpush(KEYS.inbox(run_id_b), *notes)
+        pushed = len(notes)
+        r.close()
+        assert proc.wait(180) == 0, _log(log)[-3000:]
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        stop(honest)
+        server.stop()
+        kill_all([tag, str(tmp_path / "runs")])
+    with RunStore.open(run_b) as store:
+        rows = store.match_rows()
+        health = store.meta()["workers"]
+        wrong_run = [e.detail for e in store.events("result_wrong_run")]
+        unbound = [e.detail for e in store.events("unbound_note")]
+    assert pushed and wrong_run and run_a in wrong_run[0] and "nobody charged" in wrong_run[0], wrong_run
+    assert unbound and run_a in unbound[0], unbound
+    record = health[honest_name]
+    assert not record["quarantined"] and record["mismatches"] == 0 and record["system_errors"] == 0, record
+    assert all(row.failures == 0 for row in rows), [(row.match_id, row.failures) for row in rows]
+    assert {row.worker for row in rows} == {honest_name}
+    assert "quarantined" not in _log(tmp_path / "honest" / "worker.log")
+    assert_one_official_result_per_match(run_b)
+    assert standings(run_b) == standings(tmp_path / "runs" / "A")
+    assert_nothing_left([tag, str(tmp_path / "runs")])
+
+
+def test_unquarantine_lifts_a_runs_quarantine(tmp_path: Path) -> None:
+    """``tourney fleet unquarantine NAME`` (docs/deploy.md) records the lift in the registry,
+    which ends a quarantine made before it (what a coordinator does when it reads the registry);
+    a revoked key cannot be lifted."""
+    from runner.orchestration.workers_health import WorkersHealth
+
+    tag = unique("lift")
+    organiser = Organiser(tmp_path / "home")
+    organiser.enrol(f"w-{tag}")
+    health = WorkersHealth()
+    for i in range(3):
+        health.failed(f"w-{tag}", f"m{i}", "broken sandbox")
+    assert health.is_quarantined(f"w-{tag}")
+    lifted = tourney("fleet", "unquarantine", f"w-{tag}", cwd=tmp_path, extra_env=organiser.env())
+    assert lifted.returncode == 0 and "lifted the quarantine" in lifted.stdout, lifted.stderr
+    member = organiser.fleet.members()[f"w-{tag}"]
+    assert health.lift(member.name, member.lifted) and not health.is_quarantined(f"w-{tag}")
+    organiser.fleet.revoke(f"w-{tag}", "stolen")
+    refused = tourney("fleet", "unquarantine", f"w-{tag}", cwd=tmp_path, extra_env=organiser.env())
+    assert refused.returncode == 2 and "revoked" in refused.stderr, refused.stderr
