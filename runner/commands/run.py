@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
+from runner.domain.fleet import rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.timing import split_cores
@@ -360,6 +361,7 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     store.set_meta(
         workers=coordinator.health.summary(),
         rejected_notes=dict(coordinator.rejected_notes),
+        rejected_keys=coordinator.rejected_keys,
         verification={
             "cpu_s": round(coordinator.verify_cpu_s, 4),
             "coordinator_cpu_s": round(coordinator.cpu_s, 4),
@@ -369,6 +371,8 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     quarantined = coordinator.health.quarantined()
     if quarantined:
         progress.log("quarantined worker(s): " + ", ".join(f"{r.name} ({r.reason})" for r in quarantined))
+    for line in rejected_key_lines(coordinator.rejected_keys):
+        progress.log(line)
     log.info(
         "referee replay of results: %.3fs CPU of the coordinator's %.3fs (%.2f%%)",
         coordinator.verify_cpu_s,

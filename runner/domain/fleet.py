@@ -331,3 +331,16 @@ class RegistryView:
     def keyring(self) -> dict[str, PublicKey]:
         """Every enrolled key, revoked ones too (a revoked key's notes are still named)."""
         return {k: m.public for k, m in self.by_key.items()}
+
+
+def rejected_key_lines(rejected_keys: dict[str, Any]) -> list[str]:
+    """One line per key whose notes a run refused (no enrolled worker holds it): the run's
+    summary, ``tourney standings`` and the report name such a taker (docs/fleet.md)."""
+    lines = []
+    for key_id, rec in sorted(rejected_keys.items()):
+        if not isinstance(rec, dict):
+            continue
+        claimed = ", ".join(str(c) for c in rec.get("claimed") or []) or "?"
+        who = "unsigned notes" if key_id == "unsigned" else f"Key {key_id} (not enrolled by this organiser)"
+        lines.append(f"{who} REJECTED: {rec.get('notes', 0)} note(s), claiming worker(s) {claimed}")
+    return lines

@@ -374,6 +374,7 @@ class CeleryDispatcher:
                             notes.append(self._sent.bound(attributed(note, self.registry.by_key[key_id])))
                             continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
+                    sig = signed.get("sig")
                     notes.append(
                         Rejected(
                             str(signed.get("match_id", "?")),
@@ -381,6 +382,7 @@ class CeleryDispatcher:
                             str(signed.get("worker", "?")),
                             str(first),  # "signed with another key (<id>)": no enrolled worker's
                             kind=str(signed.get("kind", "")),
+                            key_id=str(sig.get("key", ""))[:16] if isinstance(sig, dict) else "",
                         )
                     )
                     continue

@@ -261,8 +261,14 @@ class InboxHandling(CoordinatorState):
         )
 
     def _revoked(self, note: Revoked) -> None:
-        """The organiser revoked a worker's key: it is quarantined for good, told to stop, and
-        what it holds goes to the others."""
+        """The organiser revoked a worker's key: it is told to stop and, if it took part in this
+        run, quarantined here for good and what it holds goes to the others (one that took no
+        part is not named in this run's standings and report)."""
+        if note.worker not in self.health.workers and not any(
+            worker_identity(f.worker) == note.worker for f in self.store.in_flight_leases()
+        ):
+            self.dispatcher.quarantine(note.worker, f"key revoked: {note.reason}", every_run=True)
+            return
         if self.health.revoke(note.worker, f"key revoked: {note.reason}"):
             self.store.log("worker_revoked", None, f"{note.worker}: {note.reason}")
             self._quarantine(note.worker, every_run=True)
@@ -319,6 +325,8 @@ class InboxHandling(CoordinatorState):
         if note.revoked and note.kind == "skipped":
             return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
+        if not note.revoked:
+            self._name_rejected_key(note)
         n = self.rejected_notes[note.claimed_worker]
         if n > REJECTED_LOGGED_PER_WORKER:
             return
@@ -328,6 +336,17 @@ class InboxHandling(CoordinatorState):
         log.warning("REJECTED a note no enrolled worker key signed for %s: %s", note.match_id, detail)
         self.store.log("rejected_note", note.match_id, detail)
         self.progress.log(f"rejected a note for {note.match_id} ({detail})")
+
+    def _name_rejected_key(self, note: Rejected) -> None:
+        """Count a refused note against the key its signature names, with the names it claimed
+        (kept in the run's metadata: ``tourney standings`` and the report name the key)."""
+        key = note.key_id or "unsigned"
+        rec = self.rejected_keys.setdefault(key, {"notes": 0, "claimed": []})
+        rec["notes"] = int(str(rec.get("notes", 0))) + 1
+        claimed = rec.setdefault("claimed", [])
+        if isinstance(claimed, list) and note.claimed_worker not in claimed and len(claimed) < 5:
+            claimed.append(note.claimed_worker)
+            self.store.set_meta(rejected_keys=self.rejected_keys)  # once per key and name: cheap
 
     def _judge(self, note: Finished) -> MatchResult | None:
         """The result to record for ``note``: as sent if the referee replay agrees, else a

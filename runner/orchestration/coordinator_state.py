@@ -86,6 +86,9 @@ class CoordinatorState:
         self.health = WorkersHealth.from_summary(store.meta().get("workers") or {})
         #: claimed worker -> notes no enrolled key signed (or a revoked one)
         self.rejected_notes = Counter[str]()
+        #: key id a refused note's signature names ("unsigned" for none) -> notes, and the worker
+        #: names those notes claimed: a taker nobody enrolled is named in the summary and report
+        self.rejected_keys: dict[str, dict[str, object]] = dict(store.meta().get("rejected_keys") or {})
         #: (worker, reason) of every refusal already reported (each is said once)
         self._refusals: set[tuple[str, str]] = set()
         #: match -> worker -> the ceiling it refused the match for (``_check_servable``)

@@ -58,6 +58,8 @@ class Rejected:
     reason: str
     revoked: bool = False
     kind: str = ""
+    #: the key id the note's signature names (not enrolled here: it could not be checked), or ""
+    key_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from runner.domain.fleet import rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import StageState
@@ -318,6 +319,8 @@ def print_workers(data: ReportData, console: Console) -> None:
             console.print(_text(f"Worker {name} QUARANTINED: {rec.get('reason', '')}", style="yellow"))
         if isinstance(rec, dict) and rec.get("suspect"):  # a verification replay disagreed (docs/fleet.md)
             console.print(_text(f"Worker {name} SUSPECT: {rec['suspect']}", style="yellow"))
+    for line in rejected_key_lines(data.meta.get("rejected_keys") or {}):
+        console.print(_text(line, style="yellow"))
 
 
 def print_timing(data: ReportData, console: Console) -> None:

@@ -239,3 +239,71 @@ def test_unquarantine_lifts_a_runs_quarantine(tmp_path: Path) -> None:
     organiser.fleet.revoke(f"w-{tag}", "stolen")
     refused = tourney("fleet", "unquarantine", f"w-{tag}", cwd=tmp_path, extra_env=organiser.env())
     assert refused.returncode == 2 and "revoked" in refused.stderr, refused.stderr
+
+
+def test_strangers_nobody_enrolled_cost_nothing_and_are_named(tmp_path: Path) -> None:
+    """Two real ``tourney worker`` processes whose keys this organiser never enrolled (a forged
+    key file: a fresh key beside the organiser's public key; another organiser's worker whose
+    key file also lists this organiser) take tasks beside an honest worker: every note of theirs
+    is refused, what they took is requeued uncharged, the run ends with exit 0 and the
+    standings of a clean run, and the summary, standings and report name their keys."""
+    from runner.domain.fleet import WorkerKey, write_new_private
+
+    tag = unique("stranger")
+    alice, bob = Organiser(tmp_path / "alice"), Organiser(tmp_path / "bob")
+    config = write_config(tmp_path, "stranger", entrants=5, sleep=0.05, tag=tag)
+    reference = tourney(
+        "run", config, "--inline", "--no-progress", "--run-dir", tmp_path / "ref", cwd=tmp_path
+    )
+    assert reference.returncode == 0, reference.stderr
+    forged = WorkerKey(f"forged-{tag}", SigningKey.generate(), (alice.key.public,))
+    forged_file = tmp_path / "forged.key"
+    write_new_private(forged_file, forged.to_json())
+    bobs = read_worker_key(bob.enrol(f"bobs-{tag}"))
+    both = WorkerKey(bobs.name, bobs.key, (bob.key.public, alice.key.public))
+    both_file = tmp_path / "both.key"
+    write_new_private(both_file, both.to_json())
+    run_dir = tmp_path / "runs" / "stranger"
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    workers = [
+        start_worker(url, f"forged-{tag}", tmp_path / "forged", forged_file, "--allow-unsandboxed"),
+        start_worker(url, f"bobs-{tag}", tmp_path / "bobs", both_file, "--allow-unsandboxed"),
+    ]
+    try:
+        r = redis.Redis.from_url(url)
+        for name in (f"forged-{tag}", f"bobs-{tag}"):
+            presence = KEYS.worker(alice.key.key_id, name)
+
+            def up(presence: str = presence) -> bool:
+                return bool(r.exists(presence))
+
+            wait_for(up, 90, f"{name} to come up")
+        r.close()
+        workers.append(start_worker(url, f"honest-{tag}", tmp_path / "honest", alice.enrol(f"honest-{tag}"),
+                                    "--allow-unsandboxed"))  # fmt: skip
+        done = tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path,
+                       timeout=300, extra_env=alice.env())  # fmt: skip
+    finally:
+        for w in workers:
+            stop(w)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    with RunStore.open(run_dir) as store:
+        rows = store.match_rows()
+        rejected = store.meta().get("rejected_keys") or {}
+        lost = [e.detail for e in store.events("retry") + store.events("failed")]
+    assert {row.worker for row in rows} == {f"honest-{tag}"}
+    assert all(row.failures == 0 for row in rows) and not lost, lost[:3]
+    for taker in ("forged", "bobs"):  # they did take tasks and play them
+        assert "played " in _log(tmp_path / taker / "worker.log"), taker
+    # both takers played and were refused; each is named by its key
+    for key in (forged.key, bobs.key):
+        assert key.key_id in rejected, (key.key_id, rejected)
+        assert f"Key {key.key_id} (not enrolled by this organiser) REJECTED" in done.stdout + done.stderr
+    shown = tourney("standings", run_dir, cwd=tmp_path)
+    assert forged.key.key_id in shown.stdout and bobs.key.key_id in shown.stdout, shown.stdout
+    assert forged.key.key_id in (run_dir / "report.html").read_text()
+    assert standings(run_dir) == standings(tmp_path / "ref")
+    assert_nothing_left([tag, str(run_dir)])
