@@ -9,8 +9,9 @@ built once per digest in this machine's cache (``workers.executor.work_dir``).
 
 What the task does, in order:
 
-1. skip unless the run still wants this attempt (``current`` hash), so a
-   redelivered or superseded message costs nothing;
+1. skip unless the run is alive (its coordinator's ``alive`` key: one that stopped
+   withdrew it) and still wants this attempt (``current`` hash), so a redelivered,
+   superseded or orphaned message costs nothing;
 2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing
    and until the result is delivered (step 1, this note, the first beat and the
    first live record are one Lua script, one round trip: ``_BEGIN_LUA``; the
@@ -216,6 +217,9 @@ def play(
 #: starts nothing here: ``execute`` reads it and starts the match itself if it is not genuine
 _BEGIN_LUA = """
 local notice = redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[7])
+if redis.call('EXISTS', KEYS[8]) == 0 then
+  return {notice, false, 0}
+end
 local wanted = redis.call('HGET', KEYS[2], ARGV[1])
 if notice or wanted ~= ARGV[2] then
   return {notice, wanted, 0}
@@ -256,6 +260,7 @@ def _begin(
                 KEYS.live(run),
                 execution_key,
                 KEYS.run_quarantine(run, worker_key_id),
+                KEYS.alive(run),  # a run whose coordinator stopped wants nothing played
             ]
             args: list[bytes | str | int] = [
                 spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
@@ -272,8 +277,11 @@ def _begin(
             pipe.get(KEYS.quarantine(worker_key_id))
             pipe.hget(wanted_key, spec_id)
             pipe.get(KEYS.run_quarantine(run, worker_key_id))
-            notice, wanted, run_notice = pipe.execute()
+            pipe.exists(KEYS.alive(run))
+            notice, wanted, run_notice, alive = pipe.execute()
             notice = notice or run_notice
+            if not alive:
+                wanted = None
     except BrokerWireError:
         log.warning("cannot check attempt of %s; playing it", spec_id)
         return None, None, False, False

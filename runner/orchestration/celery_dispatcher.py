@@ -481,7 +481,19 @@ class CeleryDispatcher:
         self._live_cache = (time.monotonic(), found)
         return found
 
+    def withdraw(self) -> None:
+        """The coordinator stops (cleanly, finished or not): its ``alive`` key and wanted attempts
+        go (a worker checks both before it starts a task) and its queued tasks are taken off the
+        queue; a resumed coordinator sets them again and dispatches afresh."""
+        with contextlib.suppress(BrokerWireError), wire_errors():
+            self.redis.delete(self.keys.alive(self.run_id), self.keys.current(self.run_id))
+            for raw in self.redis.lrange(self.queue, 0, -1):
+                with contextlib.suppress(ValueError, KeyError, TypeError):  # not a task of ours
+                    if str(json.loads(raw)["headers"]["id"]).startswith(f"{self.run_id}."):
+                        self.redis.lrem(self.queue, 0, raw)  # type: ignore[arg-type]
+
     def close(self) -> None:
+        self.withdraw()
         self._flush_forgotten()
         self.wire.close()
         with contextlib.suppress(Exception):

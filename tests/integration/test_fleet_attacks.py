@@ -307,3 +307,52 @@ def test_strangers_nobody_enrolled_cost_nothing_and_are_named(tmp_path: Path) ->
     assert forged.key.key_id in (run_dir / "report.html").read_text()
     assert standings(run_dir) == standings(tmp_path / "ref")
     assert_nothing_left([tag, str(run_dir)])
+
+
+def test_a_stopped_coordinators_tasks_are_not_played_for_nobody(tmp_path: Path) -> None:
+    """A coordinator stopped cleanly (Ctrl-C) withdraws its queued tasks and its ``alive`` key;
+    the worker plays nothing more of that run (at most the match it was playing), and the
+    resumed run finishes as a clean one."""
+    import signal
+
+    tag = unique("stopped")
+    organiser = Organiser(tmp_path / "home")
+    config = write_config(tmp_path, "stopped", entrants=5, sleep=0.1, tag=tag)
+    reference = tourney(
+        "run", config, "--inline", "--no-progress", "--run-dir", tmp_path / "ref", cwd=tmp_path
+    )
+    assert reference.returncode == 0, reference.stderr
+    run_dir = tmp_path / "runs" / "stopped"
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
+    name = f"w-{tag}"
+    worker = start_worker(url, name, tmp_path / "w", organiser.enrol(name), "--allow-unsandboxed")
+    worker_log = tmp_path / "w" / "worker.log"
+    proc = start_tourney(*args, cwd=tmp_path, log=tmp_path / "run.log", extra_env=organiser.env())
+    r = redis.Redis.from_url(url)
+    try:
+        wait_for(lambda: _log(worker_log).count("played ") >= 2, 120, "two matches played")
+        with RunStore.open(run_dir) as store:
+            run_id = str(store.meta()["run_id"])
+        queue = queue_for(organiser.key.key_id)
+        assert r.llen(queue) > 0  # the round robin's tasks wait for the one worker
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+        played_at_stop = _log(worker_log).count("played ")
+        left = [m for m in r.lrange(queue, 0, -1) if run_id.encode() in m]
+        assert not left and not r.exists(KEYS.alive(run_id)), len(left)
+        time.sleep(5.0)
+        assert _log(worker_log).count("played ") <= played_at_stop + 1  # the one in progress
+        resumed = tourney(*args, cwd=tmp_path, timeout=240, extra_env=organiser.env())
+        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr
+    finally:
+        r.close()
+        if proc.poll() is None:
+            proc.kill()
+        stop(worker)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    assert_one_official_result_per_match(run_dir)
+    assert standings(run_dir) == standings(tmp_path / "ref")
+    assert_nothing_left([tag, str(run_dir)])
