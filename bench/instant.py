@@ -97,7 +97,7 @@ class InstantDispatcher:
     def observe(self, observer: DispatchObserver) -> None:
         pass  # a match is over when polled, and there is no broker to wait for
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         self._queue.append((spec, attempt))
         self.submitted += 1
 

@@ -323,6 +323,10 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         # played (a verification is worth something only from another machine): another worker's
         return _pass_on_copy(r, signed_envelope, task, organiser_id)
     verify = bool(task.verify_of)
+    if worker in task.refused_by:
+        # this worker's ceilings refused the match before: another connected worker gets it
+        # (the coordinator stops once every one of them has refused it: docs/fleet.md)
+        return _pass_on_copy(r, signed_envelope, task, organiser_id)
     try:
         worker_policy().limits_for(spec.limits)
     except CeilingRefused as e:

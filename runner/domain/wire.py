@@ -95,6 +95,9 @@ class TaskEnvelope:
     #: a verification replay of an accepted attempt (``timing.verify_sample``, docs/fleet.md): the
     #: worker that played it (its enrolled name), which hands this one back for another to take
     verify_of: str = ""
+    #: the worker processes (``--name``) whose ceilings refused this match: each passes it on to
+    #: another worker, so a match reaches every connected worker within a few offers
+    refused_by: tuple[str, ...] = ()
     v: int = ENVELOPE_VERSION
 
     def __post_init__(self) -> None:

@@ -185,12 +185,13 @@ class CeleryDispatcher:
             heartbeat_ttl_s=self.timing.heartbeat_ttl_s,
         )
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
         entry first: Redis runs a connection's commands in order, so no worker can take the
         task before it). The message is Celery's own (``workers.broker_wire``)."""
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
-        args = [signed(self.envelope(spec, attempt), self.key).decode()]
+        envelope = dataclasses.replace(self.envelope(spec, attempt), refused_by=refused_by)
+        args = [signed(envelope, self.key).decode()]
         self._sent.sent(spec.match_id, attempt, args[0])
         current = self.keys.current(self.run_id)
         while True:
@@ -199,7 +200,6 @@ class CeleryDispatcher:
                     self.queue,
                     f"{self.run_id}.{spec.match_id}.{attempt}",
                     args,
-                    # what a worker's log shows for the task: the match, not its whole signed envelope
                     argsrepr=f"[match {spec.match_id} attempt {attempt}]",
                     first=lambda pipe: pipe.hset(current, spec.match_id, str(attempt)),
                 )

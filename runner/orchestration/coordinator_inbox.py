@@ -15,7 +15,7 @@ import time
 
 from runner.domain.match_values import MatchResult, system_error_result
 from runner.domain.verify import ResultMismatch, verify_result
-from runner.orchestration.coordinator_state import CoordinatorState
+from runner.orchestration.coordinator_state import CoordinatorState, limits_key
 from runner.orchestration.dispatcher import (
     Finished,
     InboxNote,
@@ -246,7 +246,10 @@ class InboxHandling(CoordinatorState):
         """A worker refused a match for a limit above its ceiling: once every connected worker
         has refused it, no one can serve it; say which limit and which workers, in one line,
         and stop (resumable) instead of waiting forever."""
-        refusals = self._ceiling_refusals.setdefault(note.match_id, {})
+        # a ceiling refuses limits, not a match: a refusal holds for every match with the same
+        # limits (most runs have one set), so the stop comes once each worker refused any of them
+        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+        refusals = self._ceiling_refusals.setdefault(limits_key(spec), {})
         # the worker process's own name (its presence key): the part after the key's name
         refusals[note.worker.split("/", 1)[-1]] = note.reason.removeprefix("ceiling: ")
         present = self.dispatcher.present()  # None where no worker process can be counted

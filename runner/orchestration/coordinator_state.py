@@ -20,12 +20,18 @@ from runner.domain.progress import ProgressSink
 from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import match_spec
+from runner.domain.wire import encode
 from runner.orchestration.dispatcher import Dispatcher, Timing
 from runner.orchestration.verification import Verifier
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
 ATTEMPT_CAP = DEFAULT_ATTEMPT_CAP
+
+
+def limits_key(spec: MatchSpec) -> bytes:
+    """What a worker's ceiling refuses a match for: its limits (and sandbox), as one key."""
+    return encode((spec.limits, spec.sandbox))
 
 
 class CoordinatorState:
@@ -91,8 +97,8 @@ class CoordinatorState:
         self.rejected_keys: dict[str, dict[str, object]] = dict(store.meta().get("rejected_keys") or {})
         #: (worker, reason) of every refusal already reported (each is said once)
         self._refusals: set[tuple[str, str]] = set()
-        #: match -> worker -> the ceiling it refused the match for (``_check_servable``)
-        self._ceiling_refusals: dict[str, dict[str, str]] = {}
+        #: limits (``limits_key``) -> worker -> the ceiling it refused them for (``_check_servable``)
+        self._ceiling_refusals: dict[bytes, dict[str, str]] = {}
         #: match -> when (monotonic) its current attempt started, for the median match time
         self._started_mono: dict[str, float] = {}
         #: how long accepted matches took in this session (the last 1,000)

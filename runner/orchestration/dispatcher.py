@@ -166,8 +166,9 @@ class Dispatcher(Protocol):
     def observe(self, observer: DispatchObserver) -> None:
         """Call ``observer`` back from now on (the coordinator's loop sets it as it starts)."""
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
-        """Send one attempt of a match to be played."""
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
+        """Send one attempt of a match to be played (``refused_by``: the worker processes whose
+        ceilings refused it, which pass it on to the others)."""
 
     def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
         """Send a second copy of ``attempt`` (a straggler) to a worker other than ``avoid``

@@ -43,7 +43,7 @@ class InlineDispatcher:
     def observe(self, observer: DispatchObserver) -> None:
         self.on_live = observer.playing  # never waits for a broker: ``waiting`` is not called
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         self._queue.append((spec, attempt))
 
     def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:

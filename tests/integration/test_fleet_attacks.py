@@ -356,3 +356,47 @@ def test_a_stopped_coordinators_tasks_are_not_played_for_nobody(tmp_path: Path) 
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(tmp_path / "ref")
     assert_nothing_left([tag, str(run_dir)])
+
+
+def test_ceiling_refusals_of_every_connected_worker_stop_the_run_in_a_few_offers(tmp_path: Path) -> None:
+    """Two workers whose ceilings both refuse the config's limit: a refused match goes next to a
+    worker that has not refused it (the task names who did), so the one-line stop comes after
+    a few offers, not hundreds of hand-backs in lock step."""
+    tag = unique("ceil2")
+    organiser = Organiser(tmp_path / "home")
+    config = write_config(tmp_path, "ceil2", entrants=6, sleep=0.05, tag=tag)  # limits.move_wall_s 5.0
+    run_dir = tmp_path / "runs" / "ceil2"
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    url = server.url()
+    names = [f"tight{i}-{tag}" for i in (1, 2)]
+    workers = [
+        start_worker(url, n, tmp_path / n, organiser.enrol(n), "--allow-unsandboxed",
+                     "--max-move-wall-s", "0.02")
+        for n in names
+    ]  # fmt: skip
+    try:
+        r = redis.Redis.from_url(url)
+        for n in names:
+            presence = KEYS.worker(organiser.key.key_id, n)
+
+            def up(presence: str = presence) -> bool:
+                return bool(r.exists(presence))
+
+            wait_for(up, 90, f"{n} to come up")
+        r.close()
+        refused = tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path,
+                          timeout=300, extra_env=organiser.env())  # fmt: skip
+    finally:
+        for w in workers:
+            stop(w)
+        server.stop()
+        kill_all([tag, str(run_dir)])
+    assert refused.returncode == 3, refused.stdout[-2000:] + refused.stderr
+    assert "no connected worker can serve match" in refused.stderr
+    assert all(n in refused.stderr for n in names), refused.stderr
+    offers = sum(_log(tmp_path / n / "worker.log").count("handed back") for n in names)
+    with RunStore.open(run_dir) as store:
+        requeued = [e for e in store.events("requeued") if "handed back" in e.detail]
+    # 15 matches, 2 workers: a ceiling refuses limits (the run's, the same for every match), so
+    # once each worker refused one match the run stops (it took hundreds of hand-backs before)
+    assert offers <= 6 and len(requeued) <= 6, (offers, len(requeued))
