@@ -97,7 +97,7 @@ class InstantDispatcher:
     def observe(self, observer: DispatchObserver) -> None:
         pass  # a match is over when polled, and there is no broker to wait for
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         self._queue.append((spec, attempt))
         self.submitted += 1
 
@@ -135,7 +135,10 @@ class InstantDispatcher:
     def forget(self, match_id: str) -> None:
         pass
 
-    def quarantine(self, worker: str, reason: str) -> None:
+    def quarantine(self, worker: str, reason: str, *, every_run: bool = False) -> None:
+        pass
+
+    def lift_quarantine(self, worker: str) -> None:
         pass
 
     @property
@@ -153,6 +156,9 @@ class InstantDispatcher:
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         return True
+
+    def execution_alive(self, execution: str) -> bool | None:
+        return None  # its notes are its own
 
     def queue_empty(self) -> bool | None:
         return not self._queue

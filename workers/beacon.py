@@ -69,6 +69,8 @@ class Watch:
     every_s: float
     ttl_ms: int
     live: LiveTarget | None
+    #: a second key beaten with ``key`` (the task execution's own heartbeat), or ""
+    also_key: str = ""
     #: beats written so far (the caller's first one included when it says so)
     beats: int = 0
     next_beat: float = 0.0
@@ -106,7 +108,13 @@ class Watch:
     # -- the thread's side (called with the beacon's lock held) --------------------
     def beat(self, now: float) -> None:
         with contextlib.suppress(BrokerWireError), wire_errors():
-            self.r.set(self.key, self.worker, px=self.ttl_ms)
+            if self.also_key:
+                with self.r.pipeline(transaction=False) as pipe:
+                    pipe.set(self.key, self.worker, px=self.ttl_ms)
+                    pipe.set(self.also_key, self.worker, px=self.ttl_ms)
+                    pipe.execute()
+            else:
+                self.r.set(self.key, self.worker, px=self.ttl_ms)
             self.beats += 1
         self.next_beat = now + self.every_s
 
@@ -144,11 +152,12 @@ class Beacon:
         live: LiveTarget | None = None,
         *,
         beaten: bool,
+        also_key: str = "",
     ) -> Watch:
         """Keep ``key`` beating (and ``live`` fresh) from now until the watch ends; ``beaten``:
         the caller just wrote the first beat (and the live record at ``live.published``)."""
         now = time.monotonic()
-        w = Watch(self, r, key, worker, every_s, max(1, int(ttl_s * 1000)), live)
+        w = Watch(self, r, key, worker, every_s, max(1, int(ttl_s * 1000)), live, also_key)
         w.beats = 1 if beaten else 0
         w.next_beat = now + every_s if beaten else now
         if live is not None:

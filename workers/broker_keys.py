@@ -22,6 +22,9 @@ Besides Celery's own keys the run uses (``KEYS``):
   wants; a task for any other attempt is skipped without running;
 * ``tourney:run:<run>:hb:<match>:<attempt>``: a heartbeat with a TTL while a
   worker plays the match (the coordinator's lease follows it);
+* ``tourney:run:<run>:hbx:<execution>``: the same heartbeat, per task execution (the
+  ``execution`` of its ``started`` note): proof that the execution a note names is playing, so
+  a ``started`` note nobody plays changes nothing (docs/fleet.md);
 * ``tourney:run:<run>:verify``: hash match id -> the accepted attempt the coordinator wants
   replayed on a second worker (``timing.verify_sample``); a verification task for any other
   is skipped; ``tourney:run:<run>:vhb:<match>:<attempt>``: its heartbeat while one plays it;
@@ -29,7 +32,9 @@ Besides Celery's own keys the run uses (``KEYS``):
   concurrency, one key per organiser it serves: a coordinator counts and names only the
   workers of its own organiser (``worker_pattern``), never another's on the same broker;
 * ``tourney:quarantine:<worker key id>``: a notice signed by the organiser that the
-  worker holding that key must stop taking work (quarantined or revoked).
+  worker holding that key must stop taking work (revoked: every run of the organiser);
+* ``tourney:run:<run>:quarantine:<worker key id>``: the same for one run (a run's
+  quarantine): the worker passes that run's tasks on and serves the others.
 """
 
 from __future__ import annotations
@@ -81,6 +86,11 @@ class KEYS:
         return f"tourney:run:{run}:hb:{match_id}:{attempt}"
 
     @staticmethod
+    def execution_heartbeat(run: str, execution: str) -> str:
+        """The heartbeat of one task execution (its ``started`` note's ``execution``)."""
+        return f"tourney:run:{run}:hbx:{execution}"
+
+    @staticmethod
     def live(run: str) -> str:
         """Hash match id -> signed ``LiveMatch``: what workers are doing now (display only)."""
         return f"tourney:run:{run}:live"
@@ -109,5 +119,11 @@ class KEYS:
         """Set (signed) by a coordinator: the worker holding that key stops consuming
         (``orchestration.workers_health``)."""
         return f"tourney:quarantine:{worker_key_id}"
+
+    @staticmethod
+    def run_quarantine(run: str, worker_key_id: str) -> str:
+        """Set (signed) by a run's coordinator: the worker holding that key takes no more of
+        this run's tasks (it passes them on); other runs of the organiser are not concerned."""
+        return f"tourney:run:{run}:quarantine:{worker_key_id}"
 
     ALIVE_PATTERN = "tourney:run:*:alive"

@@ -9,8 +9,9 @@ built once per digest in this machine's cache (``workers.executor.work_dir``).
 
 What the task does, in order:
 
-1. skip unless the run still wants this attempt (``current`` hash), so a
-   redelivered or superseded message costs nothing;
+1. skip unless the run is alive (its coordinator's ``alive`` key: one that stopped
+   withdrew it) and still wants this attempt (``current`` hash), so a redelivered,
+   superseded or orphaned message costs nothing;
 2. ``RPUSH`` a ``started`` note and keep a heartbeat key alive while playing
    and until the result is delivered (step 1, this note, the first beat and the
    first live record are one Lua script, one round trip: ``_BEGIN_LUA``; the
@@ -44,7 +45,16 @@ from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
 from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
-from runner.domain.wire import Finished, Note, QuarantineNotice, Skipped, Started, TaskEnvelope, WireError
+from runner.domain.wire import (
+    Finished,
+    Note,
+    QuarantineNotice,
+    Skipped,
+    Started,
+    TaskEnvelope,
+    WireError,
+    task_digest,
+)
 from runner.errors import BrokerRefused, BrokerWireError, RetryElsewhere
 from workers.broker_wire import TaskWire, wire_errors
 from workers.celery_app import KEYS, TASK_NAME, app
@@ -208,11 +218,15 @@ def play(
 
 #: the start of a match in one round trip: the quarantine and attempt checks and, only when
 #: both let the match be played, the ``started`` note, the first heartbeat and the first live
-#: record (a match is short: every round trip shows in the run's wall). Returns
+#: record, and the execution's own heartbeat (``KEYS.execution_heartbeat``: the proof that the
+#: execution the note names is playing; a match is short: every round trip shows in the run's wall). Returns
 #: ``[quarantine notice, wanted attempt, 1 if started]``; a notice, even one that is not ours,
 #: starts nothing here: ``execute`` reads it and starts the match itself if it is not genuine
 _BEGIN_LUA = """
-local notice = redis.call('GET', KEYS[1])
+local notice = redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[7])
+if redis.call('EXISTS', KEYS[8]) == 0 then
+  return {notice, false, 0}
+end
 local wanted = redis.call('HGET', KEYS[2], ARGV[1])
 if notice or wanted ~= ARGV[2] then
   return {notice, wanted, 0}
@@ -220,6 +234,7 @@ end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 redis.call('EXPIRE', KEYS[3], ARGV[4])
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
+redis.call('SET', KEYS[6], ARGV[5], 'PX', ARGV[6])
 redis.call('HSET', KEYS[5], ARGV[1], ARGV[7])
 redis.call('EXPIRE', KEYS[5], ARGV[8])
 return {false, wanted, 1}
@@ -230,7 +245,7 @@ _begin_script: tuple[redis.Redis, Any] | None = None
 
 def _begin(
     r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, worker_key_id: str, started: bytes,
-    hb_ttl_ms: int, live: bytes, *, verify: bool = False,
+    hb_ttl_ms: int, live: bytes, *, execution_key: str, verify: bool = False,
 ) -> tuple[object, bytes | None, bool, bool]:  # fmt: skip
     """(quarantine notice, wanted attempt, checked, started): ``_BEGIN_LUA`` run, or, where the
     broker refuses scripts, the two checks alone (``started`` False: the caller sends it).
@@ -250,6 +265,9 @@ def _begin(
                 KEYS.inbox(run),
                 (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec_id, attempt),
                 KEYS.live(run),
+                execution_key,
+                KEYS.run_quarantine(run, worker_key_id),
+                KEYS.alive(run),  # a run whose coordinator stopped wants nothing played
             ]
             args: list[bytes | str | int] = [
                 spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
@@ -265,7 +283,12 @@ def _begin(
         with wire_errors(), r.pipeline(transaction=False) as pipe:
             pipe.get(KEYS.quarantine(worker_key_id))
             pipe.hget(wanted_key, spec_id)
-            notice, wanted = pipe.execute()
+            pipe.get(KEYS.run_quarantine(run, worker_key_id))
+            pipe.exists(KEYS.alive(run))
+            notice, wanted, run_notice, alive = pipe.execute()
+            notice = notice or run_notice
+            if not alive:
+                wanted = None
     except BrokerWireError:
         log.warning("cannot check attempt of %s; playing it", spec_id)
         return None, None, False, False
@@ -307,6 +330,10 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         # played (a verification is worth something only from another machine): another worker's
         return _pass_on_copy(r, signed_envelope, task, organiser_id)
     verify = bool(task.verify_of)
+    if worker in task.refused_by:
+        # this worker's ceilings refused the match before: another connected worker gets it
+        # (the coordinator stops once every one of them has refused it: docs/fleet.md)
+        return _pass_on_copy(r, signed_envelope, task, organiser_id)
     try:
         worker_policy().limits_for(spec.limits)
     except CeilingRefused as e:
@@ -329,10 +356,12 @@ def execute(signed_envelope: str) -> dict[str, Any]:
     live_target = LiveTarget(KEYS.live(run), live, key)
     version, _, live_record = live_target.record()
     # names this execution: a second one of the same attempt means the broker redelivered it
+    # bound to this run and this very task (docs/fleet.md): it proves nothing for any other
     started = Started(
         spec.match_id, attempt, worker, execution=uuid.uuid4().hex, ts=time.time(), copy=bool(task.copy_of),
-        verify=verify,
+        verify=verify, run=run, task=task_digest(signed_envelope),
     )  # fmt: skip
+    exec_key = KEYS.execution_heartbeat(run, started.execution)
     # a verification replay has its own wanted-hash and heartbeat: the match itself is done
     hb_key = (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec.match_id, attempt)
     hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
@@ -346,15 +375,15 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         signed(started, key),
         hb_ttl_ms,
         live_record,
+        execution_key=exec_key,
         verify=verify,
     )
     quarantined = _quarantine_reason(notice, wk)
-    if quarantined is not None and verify:
-        return _pass_on_copy(r, signed_envelope, task, organiser_id)  # for a worker still trusted
     if quarantined is not None:
-        # hand it back uncharged (the coordinator requeues a refused attempt) and play nothing
-        _push(r, run, Skipped(spec.match_id, attempt, worker, f"quarantined: {quarantined}"), 60.0)
-        log.error("quarantined (%s): handed back %s attempt %d", quarantined, spec.match_id, attempt)
+        # this key's notes count for nothing in that run: the task itself goes back on the queue,
+        # unplayed and unchanged, for a worker still trusted (the run sees nothing of it)
+        log.error("quarantined (%s): passing on %s attempt %d", quarantined, spec.match_id, attempt)
+        _pass_on_copy(r, signed_envelope, task, organiser_id)
         return {"status": "quarantined", **status}
     if checked and (wanted is None or int(wanted) != attempt):
         if verify:  # a verification the run no longer wants (done, given up): nothing to hand back
@@ -364,14 +393,16 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         return {"status": "skipped", **status}
     if began:
         live_target.published = version
-    else:  # a notice not ours stood in the way, or no script: started the plain way
-        _push(r, run, started, 60.0)
+    else:  # a notice not ours stood in the way, or no script: started the plain way, its
+        # execution's heartbeat in the same transaction (the note is believed only with it)
+        _push(r, run, started, 60.0, also=lambda pipe: pipe.set(exec_key, worker, px=hb_ttl_ms))
     t0 = time.monotonic()
     pushed = tidy = False
     try:
         with beacon().watch(
-            r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began
-        ) as watch:
+            r, hb_key, worker, task.heartbeat_s, task.heartbeat_ttl_s, live_target, beaten=began,
+            also_key=exec_key,
+        ) as watch:  # fmt: skip
             try:
                 mine = worker_policy().apply(spec, worker)
             except PolicyRefused as e:
@@ -390,7 +421,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
             beats = watch.beats
 
             def _tidy(pipe: redis.client.Pipeline) -> None:
-                pipe.delete(hb_key)
+                pipe.delete(hb_key, exec_key)
                 pipe.hdel(KEYS.live(run), spec.match_id)
 
             pushed = _push(
@@ -404,7 +435,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
     finally:
         if not tidy:  # a late beat, an undelivered result, or a failure of this code
             with contextlib.suppress(BrokerWireError), wire_errors(), r.pipeline(transaction=False) as pipe:
-                pipe.delete(hb_key)
+                pipe.delete(hb_key, exec_key)
                 if not pushed:
                     pipe.hdel(KEYS.live(run), spec.match_id)
                 pipe.execute()
@@ -425,27 +456,30 @@ def _claimed(signed_envelope: object) -> str:
 def _pass_on_copy(
     r: redis.Redis, signed_envelope: str, task: TaskEnvelope, organiser_id: str
 ) -> dict[str, Any]:
-    """Put a straggler's second copy (or a verification replay) back on its queue for another
-    worker, only while the run still wants it: at the head of the queue (the next task any
-    worker takes; Celery's Redis transport pushes on the left and pops on the right), then
-    this worker's slot is held for a pause, so that it does not take the task straight back.
-    Pushed to the tail instead, tasks passed on by several workers at once kept their order
-    in the queue, and two workers could keep taking, in lock step, only their own ones."""
+    """Put a straggler's second copy (or a verification replay, or a task of a run that
+    quarantined this worker) back on its queue for another worker, only while the run still
+    wants it: at the head of the queue (the next task any worker takes; Celery's Redis
+    transport pushes on the left and pops on the right), then this worker's slot is held for
+    a pause, so that it does not take the task straight back. Pushed to the tail instead,
+    tasks passed on by several workers at once kept their order in the queue, and two
+    workers could keep taking, in lock step, only their own ones."""
     from workers.broker_keys import queue_for
 
     match_id = task.spec.match_id
     wanted = KEYS.verify(task.run) if task.verify_of else KEYS.current(task.run)
     with contextlib.suppress(BrokerWireError), wire_errors():
         if r.hget(wanted, match_id) == str(task.attempt).encode():
-            what = "verify" if task.verify_of else "copy"
+            what = "verify" if task.verify_of else "copy" if task.copy_of else ""
+            suffix = f".{what}" if what else ""
             TaskWire(r, _broker_url()).send(
-                queue_for(organiser_id), f"{task.run}.{match_id}.{task.attempt}.{what}", [signed_envelope],
-                argsrepr=f"[match {match_id} attempt {task.attempt} {what}]", at_head=True,
+                queue_for(organiser_id), f"{task.run}.{match_id}.{task.attempt}{suffix}", [signed_envelope],
+                argsrepr=f"[match {match_id} attempt {task.attempt}{' ' + what if what else ''}]",
+                at_head=True,
             )  # fmt: skip
     time.sleep(REFUSE_PAUSE_S)
     log.info(
         "passed on the %s of %s attempt %d (for another worker)",
-        "verification" if task.verify_of else "second copy",
+        "verification" if task.verify_of else "second copy" if task.copy_of else "task",
         match_id,
         task.attempt,
     )

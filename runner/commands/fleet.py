@@ -1,4 +1,4 @@
-"""``tourney fleet add|list|revoke``: the organiser's enrolled workers (docs/fleet.md).
+"""``tourney fleet add|list|revoke|unquarantine``: the organiser's enrolled workers (docs/fleet.md).
 
 ``add NAME`` makes a worker key pair, records its public half in the registry and
 writes the worker key file (its private half and the organiser's public key,
@@ -33,6 +33,12 @@ def add_fleet_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     r = fleet.add_parser("revoke", help="refuse a worker's key from now on", allow_abbrev=False)
     r.add_argument("name")
     r.add_argument("--reason", required=True, help="why (shown by `fleet list` and the coordinator)")
+    u = fleet.add_parser(
+        "unquarantine",
+        help="lift a worker's quarantine in every run of this organiser (running ones within a second)",
+        allow_abbrev=False,
+    )
+    u.add_argument("name")
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
@@ -49,6 +55,13 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if args.fleet_command == "revoke":
         member = fleet.revoke(args.name, args.reason)
         print(f"revoked worker {member.name} (key {member.public.key_id}): {member.reason}")
+        return 0
+    if args.fleet_command == "unquarantine":
+        member = fleet.unquarantine(args.name)
+        print(
+            f"lifted the quarantine of worker {member.name} (key {member.public.key_id}) in every run "
+            "of this organiser; running coordinators read it within a second, resumed ones at start"
+        )
         return 0
     if args.fleet_command == "list":
         members = fleet.members()

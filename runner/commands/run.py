@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
+from runner.domain.fleet import rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.timing import split_cores
@@ -392,6 +393,7 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     store.set_meta(
         workers=coordinator.health.summary(),
         rejected_notes=dict(coordinator.rejected_notes),
+        rejected_keys=coordinator.rejected_keys,
         verification={
             "cpu_s": round(coordinator.verify_cpu_s, 4),
             "coordinator_cpu_s": round(coordinator.cpu_s, 4),
@@ -401,6 +403,8 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     quarantined = coordinator.health.quarantined()
     if quarantined:
         progress.log("quarantined worker(s): " + ", ".join(f"{r.name} ({r.reason})" for r in quarantined))
+    for line in rejected_key_lines(coordinator.rejected_keys):
+        progress.log(line)
     log.info(
         "referee replay of results: %.3fs CPU of the coordinator's %.3fs (%.2f%%)",
         coordinator.verify_cpu_s,

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -151,6 +152,9 @@ class Member:
     #: set by a coordinator whose verification replay disagreed with this worker's transcript
     #: (docs/fleet.md, "Verification"): shown by ``tourney fleet list``; the key still works
     suspect: str = ""
+    #: when (seconds since the epoch) the organiser last lifted its quarantine
+    #: (``tourney fleet unquarantine``): every run's quarantine made before then ends
+    lifted: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -161,6 +165,8 @@ class Member:
         }
         if self.suspect:
             d["suspect"] = self.suspect
+        if self.lifted:
+            d["lifted"] = self.lifted
         return d
 
 
@@ -179,6 +185,7 @@ def _read_registry(path: Path) -> dict[str, Member]:
                 bool(d["revoked"]),
                 d["reason"],
                 str(d.get("suspect", "")),
+                float(d.get("lifted", 0.0)),
             )
             for name, d in workers.items()
         }
@@ -241,6 +248,20 @@ class Fleet:
             members[name] = replace(members[name], revoked=True, reason=reason)
             return members[name]
 
+    def unquarantine(self, name: str) -> Member:
+        """Lift ``name``'s quarantine in every run of this organiser (a running coordinator reads
+        it within a second; a resumed one at start). A revoked key stays revoked."""
+        with self._locked() as members:
+            if name not in members:
+                raise FleetError(f"no worker {name!r} is enrolled (`tourney fleet list` shows them)")
+            if members[name].revoked:
+                raise FleetError(
+                    f"worker {name!r} is revoked ({members[name].reason}); enrol the machine again "
+                    "under a new name (`tourney fleet add`)"
+                )
+            members[name] = replace(members[name], lifted=time.time(), suspect="")
+            return members[name]
+
     def flag_suspect(self, name: str, why: str) -> None:
         """Mark an enrolled worker suspect (a verification replay disagreed with it); nothing if
         ``name`` is not enrolled here."""
@@ -276,6 +297,8 @@ class RegistryView:
         self._stamp: tuple[int, int] | None = None
         self._checked = float("-inf")
         self.by_key: dict[str, Member] = {}
+        #: members whose quarantine was lifted since ``take_lifts`` was last called
+        self._lifts: list[Member] = []
 
     def refresh(self, now: float, *, force: bool = False) -> list[Member]:
         """Read the registry again if it changed (``force``: checked now, whenever it last was);
@@ -293,8 +316,31 @@ class RegistryView:
         self._stamp = stamp
         before = self.by_key
         self.by_key = {m.public.key_id: m for m in _read_registry(self.path).values()}
+        self._lifts += [
+            m
+            for k, m in self.by_key.items()
+            if m.lifted and (k not in before or before[k].lifted != m.lifted)
+        ]
         return [m for k, m in self.by_key.items() if m.revoked and not (k in before and before[k].revoked)]
+
+    def take_lifts(self) -> list[Member]:
+        """The members whose quarantine was lifted (at ``Member.lifted``) since the last call."""
+        lifts, self._lifts = self._lifts, []
+        return lifts
 
     def keyring(self) -> dict[str, PublicKey]:
         """Every enrolled key, revoked ones too (a revoked key's notes are still named)."""
         return {k: m.public for k, m in self.by_key.items()}
+
+
+def rejected_key_lines(rejected_keys: dict[str, Any]) -> list[str]:
+    """One line per key whose notes a run refused (no enrolled worker holds it): the run's
+    summary, ``tourney standings`` and the report name such a taker (docs/fleet.md)."""
+    lines = []
+    for key_id, rec in sorted(rejected_keys.items()):
+        if not isinstance(rec, dict):
+            continue
+        claimed = ", ".join(str(c) for c in rec.get("claimed") or []) or "?"
+        who = "unsigned notes" if key_id == "unsigned" else f"Key {key_id} (not enrolled by this organiser)"
+        lines.append(f"{who} REJECTED: {rec.get('notes', 0)} note(s), claiming worker(s) {claimed}")
+    return lines

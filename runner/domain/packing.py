@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,12 +127,34 @@ def artifact_refusal(blob: bytes) -> str | None:
 def _files_and_dirs_only(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
     # the packer makes nothing else, so anything else is a forged artifact (docs/config.md)
     if not (member.isfile() or member.isdir()):
-        raise tarfile.FilterError(f"{member.name}: not a regular file or directory")
+        raise tarfile.TarError(f"{member.name}: not a regular file or directory")
     return tarfile.data_filter(member, dest)
+
+
+def _checked_member(member: tarfile.TarInfo, dest: Path) -> tarfile.TarInfo:
+    """``tarfile.data_filter``'s checks for Pythons without extraction filters (3.11.0-3.11.3,
+    Debian 12's 3.11.2): a regular file or directory only, a relative path that stays inside
+    ``dest``, no set-id or group/other write bits, owned by whoever unpacks it."""
+    if not (member.isfile() or member.isdir()):
+        raise tarfile.TarError(f"{member.name}: not a regular file or directory")
+    name = member.name
+    if name.startswith("/") or ".." in Path(name).parts:
+        raise tarfile.TarError(f"{name}: an absolute path or one with '..'")
+    target = (dest / name).resolve()
+    if target != dest and dest not in target.parents:
+        raise tarfile.TarError(f"{name}: outside the destination")
+    member.mode = (member.mode or 0o644) & 0o755
+    member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
+    return member
 
 
 def unpack_entry(blob: bytes, dest: Path) -> None:
     """Unpack an artifact made by ``pack_entry`` into ``dest`` (refusing unsafe paths)."""
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
-        tar.extractall(dest, filter=_files_and_dirs_only)
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            tar.extractall(dest, filter=_files_and_dirs_only)
+            return
+        root = dest.resolve()
+        members = [_checked_member(m, root) for m in tar.getmembers()]  # all checked, then written
+        tar.extractall(root, members=members)

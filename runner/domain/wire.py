@@ -18,6 +18,7 @@ them (kept there, so that reading a value costs no cryptography import).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -94,6 +95,9 @@ class TaskEnvelope:
     #: a verification replay of an accepted attempt (``timing.verify_sample``, docs/fleet.md): the
     #: worker that played it (its enrolled name), which hands this one back for another to take
     verify_of: str = ""
+    #: the worker processes (``--name``) whose ceilings refused this match: each passes it on to
+    #: another worker, so a match reaches every connected worker within a few offers
+    refused_by: tuple[str, ...] = ()
     v: int = ENVELOPE_VERSION
 
     def __post_init__(self) -> None:
@@ -101,10 +105,21 @@ class TaskEnvelope:
             raise ValueError(f"unknown envelope version {self.v!r}; upgrade this worker")
 
 
+def task_digest(signed_envelope: str | bytes) -> str:
+    """What binds a ``started`` note to the task it answers: a digest of the signed envelope as
+    the worker received it (the coordinator keeps the digest of each one it sends)."""
+    raw = signed_envelope.encode() if isinstance(signed_envelope, str) else signed_envelope
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class Started:
     """A worker began playing an attempt. ``execution`` is unique per task execution,
-    so a second one for the same attempt means the broker redelivered the task."""
+    so a second one for the same attempt means the broker redelivered the task (and is
+    believed only once the first execution's heartbeat is gone: docs/fleet.md).
+
+    ``run`` and ``task`` (``task_digest`` of the envelope) bind the note to the task it
+    answers: a note for another run, or for no task the coordinator sent, proves nothing."""
 
     match_id: str
     attempt: int
@@ -115,6 +130,9 @@ class Started:
     copy: bool = False
     #: it plays a verification replay (``TaskEnvelope.verify_of``)
     verify: bool = False
+    #: the run and the task (``task_digest`` of its signed envelope) this start answers
+    run: str = ""
+    task: str = ""
     kind: Literal["started"] = "started"
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import redis
 
-from runner.domain.fleet import Member, RegistryView
+from runner.domain.fleet import RegistryView
 from runner.domain.match_values import MatchSpec
 from runner.domain.packing import REFUSED_MAGIC
 from runner.domain.signing import (
@@ -34,7 +34,6 @@ from runner.domain.signing import (
     signed,
 )
 from runner.domain.wire import (
-    Finished,
     LiveMatch,
     Note,
     QuarantineNotice,
@@ -46,10 +45,12 @@ from runner.orchestration.dispatcher import (
     BrokerDown,
     DispatchObserver,
     InboxNote,
+    Lifted,
     Rejected,
     Revoked,
     Timing,
 )
+from runner.orchestration.note_binding import SentTasks, attributed
 from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for, wire_errors
 
 # the run's log names each line's logger: the dispatcher's lines keep the name they had
@@ -92,7 +93,9 @@ class CeleryDispatcher:
         #: it, a submit waiting for the broker froze the display for up to ``PATIENCE_S``)
         self.on_wait: Callable[[], None] | None = None
         #: revocations read from the registry, not yet handed to the coordinator
-        self._revocations: list[Revoked] = []
+        self._revocations: list[Revoked | Lifted] = []
+        #: the envelopes sent: a ``started`` note must answer one of them
+        self._sent = SentTasks(run_id)
 
     def observe(self, observer: DispatchObserver) -> None:
         self.on_wait = observer.waiting  # no match plays in this process: ``playing`` is not called
@@ -191,12 +194,14 @@ class CeleryDispatcher:
             heartbeat_ttl_s=self.timing.heartbeat_ttl_s,
         )
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         """Want ``attempt`` of the match and queue its task, in one round trip (the ``current``
         entry first: Redis runs a connection's commands in order, so no worker can take the
         task before it). The message is Celery's own (``workers.broker_wire``)."""
         self._to_forget.discard(spec.match_id)  # wanted again: a forget not yet sent must not undo it
-        args = [signed(self.envelope(spec, attempt), self.key).decode()]
+        envelope = dataclasses.replace(self.envelope(spec, attempt), refused_by=refused_by)
+        args = [signed(envelope, self.key).decode()]
+        self._sent.sent(spec.match_id, attempt, args[0])
         current = self.keys.current(self.run_id)
         while True:
             try:
@@ -204,7 +209,6 @@ class CeleryDispatcher:
                     self.queue,
                     f"{self.run_id}.{spec.match_id}.{attempt}",
                     args,
-                    # what a worker's log shows for the task: the match, not its whole signed envelope
                     argsrepr=f"[match {spec.match_id} attempt {attempt}]",
                     first=lambda pipe: pipe.hset(current, spec.match_id, str(attempt)),
                 )
@@ -228,11 +232,14 @@ class CeleryDispatcher:
         else:
             envelope = dataclasses.replace(envelope, copy_of=avoid)
         verify_key = self.keys.verify(self.run_id)
+        body = signed(envelope, self.key).decode()
+        if not verification:
+            self._sent.copy_sent(spec.match_id, attempt, body)
         with contextlib.suppress(BrokerWireError):
             self.wire.send(
                 self.queue,
                 f"{self.run_id}.{spec.match_id}.{attempt}.{what}",
-                [signed(envelope, self.key).decode()],
+                [body],
                 argsrepr=f"[match {spec.match_id} attempt {attempt} {what}]",
                 first=(lambda pipe: pipe.hset(verify_key, spec.match_id, str(attempt)))
                 if verification
@@ -292,6 +299,7 @@ class CeleryDispatcher:
         next ``poll`` (the same round trip: the coordinator forgets a match per result, and polls
         right after), or by ``close``; ``submit``/``want`` of the match before that cancel it."""
         self._to_forget.add(match_id)
+        self._sent.forget(match_id)
 
     def _flush_forgotten(self) -> None:
         forget = sorted(self._to_forget)
@@ -300,14 +308,24 @@ class CeleryDispatcher:
                 self.redis.hdel(self.keys.current(self.run_id), *forget)
                 self._to_forget.difference_update(forget)
 
-    def quarantine(self, worker: str, reason: str) -> None:
-        """Tell the worker enrolled as ``worker`` (signed, so nobody else can) to stop taking
-        this organiser's work; the notice names its key, not its name."""
+    def quarantine(self, worker: str, reason: str, *, every_run: bool = False) -> None:
+        """Tell the worker enrolled as ``worker`` (signed, so nobody else can) to take no more of
+        this run's tasks, or (``every_run``: revoked) of any run of the organiser; the notice
+        names its key, not its name."""
         key_ids = [k for k, m in self.registry.by_key.items() if m.name == worker]
         for key_id in key_ids:
             notice = signed(QuarantineNotice(worker, key_id, self.run_id, reason), self.key)
+            where = (
+                self.keys.quarantine(key_id) if every_run else self.keys.run_quarantine(self.run_id, key_id)
+            )
             with contextlib.suppress(BrokerWireError), wire_errors():
-                self.redis.set(self.keys.quarantine(key_id), notice, ex=QUARANTINE_TTL_S)
+                self.redis.set(where, notice, ex=QUARANTINE_TTL_S)
+
+    def lift_quarantine(self, worker: str) -> None:
+        """The run's notice for ``worker`` goes: it takes this run's tasks again."""
+        for key_id in [k for k, m in self.registry.by_key.items() if m.name == worker]:
+            with contextlib.suppress(BrokerWireError), wire_errors():
+                self.redis.delete(self.keys.run_quarantine(self.run_id, key_id))
 
     def forget_run(self) -> None:
         """The run is over: drop its keys from the broker (artifacts stay: other runs share them)."""
@@ -319,6 +337,7 @@ class CeleryDispatcher:
                 self.keys.alive(self.run_id),
                 self.keys.live(self.run_id),
                 self.keys.verify(self.run_id),
+                *(self.keys.run_quarantine(self.run_id, k) for k in self.registry.by_key),
             )
 
     def poll(self, timeout: float) -> list[InboxNote]:
@@ -361,9 +380,10 @@ class CeleryDispatcher:
                         ring = self.registry.keyring()
                         with contextlib.suppress(SignatureError):
                             note, key_id = open_note(blob, ring)
-                            notes.append(self._attributed(note, self.registry.by_key[key_id]))
+                            notes.append(self._sent.bound(attributed(note, self.registry.by_key[key_id])))
                             continue
                     signed = json.loads(blob)  # decoded whole only to name what it claims
+                    sig = signed.get("sig")
                     notes.append(
                         Rejected(
                             str(signed.get("match_id", "?")),
@@ -371,10 +391,11 @@ class CeleryDispatcher:
                             str(signed.get("worker", "?")),
                             str(first),  # "signed with another key (<id>)": no enrolled worker's
                             kind=str(signed.get("kind", "")),
+                            key_id=str(sig.get("key", ""))[:16] if isinstance(sig, dict) else "",
                         )
                     )
                     continue
-                notes.append(self._attributed(note, self.registry.by_key[key_id]))
+                notes.append(self._read(note, key_id))
             except (ValueError, WireError, TypeError, AttributeError) as e:
                 log.warning("ignoring a malformed note in %s: %s", inbox, e)
         return notes
@@ -384,28 +405,22 @@ class CeleryDispatcher:
         the revocations it brings go out with the next poll."""
         for m in self.registry.refresh(time.monotonic(), force=force):
             self._revocations.append(Revoked(m.name, m.reason or "no reason given"))
+        for m in self.registry.take_lifts():
+            self._revocations.append(Lifted(m.name, m.lifted))
 
-    @staticmethod
-    def _attributed(note: Note, member: Member) -> InboxNote:
-        """``note`` as from the worker whose key signed it: named ``NAME`` (the registry's name
-        for that key), or ``NAME/INSTANCE`` when the worker process calls itself otherwise
-        (``tourney run``'s restarted local workers share one key). The identity is the part
-        before the slash (``worker_identity``): the key, never what the note says."""
-        if member.revoked:
-            return Rejected(
-                note.match_id,
-                note.attempt,
-                member.name,
-                f"the key of worker {member.name} is revoked ({member.reason})",
-                revoked=True,
-                kind=note.kind,
-            )
-        label = member.name if note.worker in ("", member.name) else f"{member.name}/{note.worker}"
-        if isinstance(note, Finished):
-            return dataclasses.replace(
-                note, worker=label, result=dataclasses.replace(note.result, worker=label)
-            )
-        return dataclasses.replace(note, worker=label)
+    def execution_alive(self, execution: str) -> bool | None:
+        """Whether the execution a ``started`` note names still beats (``KEYS.execution_heartbeat``)."""
+        if not execution:
+            return False
+        try:
+            with wire_errors():
+                return bool(self.redis.exists(self.keys.execution_heartbeat(self.run_id, execution)))
+        except BrokerWireError:
+            return None
+
+    def _read(self, note: Note, key_id: str) -> InboxNote:
+        """A verified note as the coordinator reads it: attributed to its key, and bound."""
+        return self._sent.bound(attributed(note, self.registry.by_key[key_id]))
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         try:
@@ -475,7 +490,19 @@ class CeleryDispatcher:
         self._live_cache = (time.monotonic(), found)
         return found
 
+    def withdraw(self) -> None:
+        """The coordinator stops (cleanly, finished or not): its ``alive`` key and wanted attempts
+        go (a worker checks both before it starts a task) and its queued tasks are taken off the
+        queue; a resumed coordinator sets them again and dispatches afresh."""
+        with contextlib.suppress(BrokerWireError), wire_errors():
+            self.redis.delete(self.keys.alive(self.run_id), self.keys.current(self.run_id))
+            for raw in self.redis.lrange(self.queue, 0, -1):
+                with contextlib.suppress(ValueError, KeyError, TypeError):  # not a task of ours
+                    if str(json.loads(raw)["headers"]["id"]).startswith(f"{self.run_id}."):
+                        self.redis.lrem(self.queue, 0, raw)  # type: ignore[arg-type]
+
     def close(self) -> None:
+        self.withdraw()
         self._flush_forgotten()
         self.wire.close()
         with contextlib.suppress(Exception):

@@ -56,7 +56,7 @@ from runner.domain.stages.tournament import advance, match_spec
 from runner.domain.wire import to_builtins
 from runner.orchestration.coordinator_inbox import InboxHandling
 from runner.orchestration.coordinator_leases import LeaseKeeping
-from runner.orchestration.coordinator_state import ATTEMPT_CAP
+from runner.orchestration.coordinator_state import ATTEMPT_CAP, limits_key
 from runner.orchestration.dispatcher import DispatchObserver, NoWorkerCanServe
 from runner.storage.disputes import Disputes
 from runner.storage.run_dir import ResumeRefused
@@ -176,6 +176,7 @@ class Coordinator(InboxHandling, LeaseKeeping):
             dirty |= self._handle(self.dispatcher.poll(0.5))
             self._check_broker_data()
             self._sweep()
+            self._unplayed_starts()
             self._stragglers()
             if self.on_tick is not None:
                 self.on_tick()
@@ -221,7 +222,8 @@ class Coordinator(InboxHandling, LeaseKeeping):
                 continue  # handed back by a worker we do not listen to: not straight back to it
             self._held.pop(mid, None)
             spec, attempt = self.store.dispatch(mid)
-            self.dispatcher.submit(spec, attempt)
+            refused = self._ceiling_refusals.get(limits_key(spec))
+            self.dispatcher.submit(spec, attempt, refused_by=tuple(sorted(refused)) if refused else ())
 
     def _store_counts(self, mono: float, force: bool) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
         """The store's per-stage and per-state counts for the progress line. They scan every

@@ -15,18 +15,19 @@ import time
 
 from runner.domain.match_values import MatchResult, system_error_result
 from runner.domain.verify import ResultMismatch, verify_result
-from runner.orchestration.coordinator_state import CoordinatorState
+from runner.orchestration.coordinator_state import CoordinatorState, limits_key
 from runner.orchestration.dispatcher import (
     Finished,
     InboxNote,
+    Lifted,
     NoWorkerCanServe,
     Rejected,
     Revoked,
     Skipped,
     Started,
+    Unbound,
     worker_identity,
 )
-from runner.storage.store import StoreError
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -36,6 +37,10 @@ REJECTED_LOGGED_PER_WORKER = 100
 HOLD_AFTER_IGNORED_S = 1.0
 #: how often such a worker's taking a match re-dispatches it uncharged (then the sweeper decides)
 IGNORED_HANDBACKS_PER_MATCH = 100
+#: attempts of one match an untrusted key's note sends back to the queue at once (then marked only)
+UNTRUSTED_QUICK_PER_MATCH = 3
+#: unproven ``started`` notes remembered at most (a flood beyond it is not even remembered)
+UNPROVEN_KEPT = 10_000
 
 
 class InboxHandling(CoordinatorState):
@@ -48,35 +53,25 @@ class InboxHandling(CoordinatorState):
                 self.verifier.on_note(note)  # a replay: never the match's own life
             elif isinstance(note, Revoked):
                 self._revoked(note)
-            elif isinstance(note, (Started, Finished)) and self.health.is_quarantined(
+            elif isinstance(note, Lifted):
+                self._lifted(note)
+            elif isinstance(note, Unbound):
+                self._unbound(note)
+            elif isinstance(note, (Started, Finished, Skipped)) and self.health.is_quarantined(
                 worker_identity(note.worker)
             ):
-                # quarantine binds: nothing a quarantined worker's key signs is acted on
-                why = f"worker {note.worker} is quarantined"
-                self._hand_back(note.match_id, note.attempt, why, ignored_worker=True)
+                # quarantine binds: nothing a quarantined worker's key signs is acted on (what it
+                # held was handed back once, when it was quarantined); a task it took now goes back
+                self._untrusted_took(note.match_id, note.attempt, f"worker {note.worker} is quarantined")
             elif isinstance(note, Started) and note.copy:
                 detail = f"attempt {note.attempt}: the second copy started on {note.worker}"
                 self.store.log("straggler_copy_started", note.match_id, detail)
             elif isinstance(note, Started):
-                acc = self.store.mark_started(
-                    note.match_id,
-                    note.attempt,
-                    note.worker,
-                    time.time() + self.timing.lease_s,
-                    execution=note.execution,
-                    attempt_cap=self.attempt_cap,
-                )
-                if acc.status == "accepted":
-                    self._started_mono[note.match_id] = time.monotonic()
-                if acc.status == "failed":
-                    changed = True
-                    self._failed(note.match_id)
-                    self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
-                elif acc.status == "redelivered":
-                    self.progress.log(f"match {note.match_id}: {acc.detail}")
+                changed |= self._started(note)
             elif isinstance(note, Rejected):
                 self._rejected(note)
             elif isinstance(note, Finished):
+                self._unproven.pop((worker_identity(note.worker), note.match_id, note.attempt), None)
                 if not self._bound(note):
                     continue
                 trusted = self._judge(note)
@@ -107,16 +102,119 @@ class InboxHandling(CoordinatorState):
                     log.info("ignored result for %s attempt %d: %s", note.match_id, note.attempt, acc.detail)
             elif isinstance(note, Skipped) and note.reason:
                 self._refusing(note.worker, note.reason)
-                self.store.requeue(
-                    note.match_id, note.attempt, f"handed back by {note.worker}: {note.reason}"
-                )
+                if self._holds(note):
+                    self.store.requeue(
+                        note.match_id, note.attempt, f"handed back by {note.worker}: {note.reason}"
+                    )
                 if note.reason.startswith("ceiling:"):
                     self._check_servable(note)
-            elif isinstance(note, Skipped) and self.store.requeue(
-                note.match_id, note.attempt, f"worker {note.worker} found the attempt unknown to the broker"
+            elif (
+                isinstance(note, Skipped)
+                and self._holds(note)
+                and self.store.requeue(
+                    note.match_id,
+                    note.attempt,
+                    f"worker {note.worker} found the attempt unknown to the broker",
+                )
             ):
                 log.info("requeued %s: skipped by %s", note.match_id, note.worker)
         return changed
+
+    def _holds(self, note: Skipped) -> bool:
+        """Whether the worker handing an attempt back may: it is queued (nobody started it), or
+        running on that worker's own key. A hand-back never takes an attempt from another worker."""
+        flight = self.store.flight(note.match_id)
+        if flight is None or flight.attempt != note.attempt:
+            return False
+        return flight.state == "queued" or worker_identity(flight.worker) == worker_identity(note.worker)
+
+    def _started(self, note: Started) -> bool:
+        """A worker says it started an attempt. Believed only with its execution's heartbeat
+        (``Dispatcher.execution_alive``): a note nobody plays is remembered, and if no result of
+        its signer follows within a lease it counts against that key (``_unplayed_starts``). A
+        second execution is charged only once the first one's heartbeat is gone (the store's
+        ``previous_alive``). True if the match was given up."""
+        proof = self.dispatcher.execution_alive(note.execution)
+        if proof is False:
+            if len(self._unproven) < UNPROVEN_KEPT:
+                key = (worker_identity(note.worker), note.match_id, note.attempt)
+                self._unproven.setdefault(key, time.monotonic() + self.timing.lease_s)
+            return False
+        acc = self.store.mark_started(
+            note.match_id,
+            note.attempt,
+            note.worker,
+            time.time() + self.timing.lease_s,
+            execution=note.execution,
+            attempt_cap=self.attempt_cap,
+            previous_alive=None if proof is None else self.dispatcher.execution_alive,
+        )
+        if acc.status == "accepted":
+            self._started_mono[note.match_id] = time.monotonic()
+        elif acc.status == "failed":
+            self._failed(note.match_id)
+            self.progress.log(f"match {note.match_id} FAILED: {acc.detail}")
+            return True
+        elif acc.status == "redelivered":
+            self.progress.log(f"match {note.match_id}: {acc.detail}")
+        elif acc.status == "conflict":
+            detail = f"attempt {note.attempt} from {note.worker}: {acc.detail}; nothing charged"
+            self._note_limited("start_conflict", note.worker, note.match_id, detail)
+        return False
+
+    def _unplayed_starts(self) -> None:
+        """``started`` notes that were never backed by a heartbeat nor followed by their signer's
+        result within a lease: the key signed starts of attempts it never played (a stolen key's
+        flood). Each counts as a failure of that key (3 in a row quarantine it), never of a match."""
+        if not self._unproven:
+            return
+        now = time.monotonic()
+        due = [k for k, deadline in self._unproven.items() if deadline <= now]
+        for key in due:
+            del self._unproven[key]
+            worker, match_id, attempt = key
+            if self.health.is_quarantined(worker):
+                continue
+            detail = f"started attempt {attempt} of {match_id} and never played it (no heartbeat, no result)"
+            self._note_limited("unplayed_start", worker, match_id, f"{worker}: {detail}")
+            if self.health.unplayed_start(worker, detail):
+                self._quarantine(worker)
+
+    def _note_limited(self, kind: str, worker: str, match_id: str | None, detail: str) -> None:
+        """An event of ``kind`` about ``worker``, written out for the first
+        ``REJECTED_LOGGED_PER_WORKER`` of them (then only counted): a flood costs no disk."""
+        self._limited[(kind, worker_identity(worker))] += 1
+        n = self._limited[(kind, worker_identity(worker))]
+        if n > REJECTED_LOGGED_PER_WORKER:
+            return
+        if n == REJECTED_LOGGED_PER_WORKER:
+            detail += " (further ones are only counted)"
+        self.store.log(kind, match_id, detail)
+
+    def _unbound(self, note: Unbound) -> None:
+        """A ``started`` note not bound to a task sent here proves nothing: dropped, nobody charged."""
+        detail = f"attempt {note.attempt} from {note.worker}: {note.reason}; ignored"
+        self._note_limited("unbound_note", note.worker, note.match_id, detail)
+
+    def _untrusted_took(self, match_id: str, attempt: int, why: str) -> None:
+        """A key whose notes are not acted on (unknown, revoked, quarantined) says it has the
+        attempt. If nobody trusted started it yet it goes back to the queue uncharged at once,
+        for the first ``UNTRUSTED_QUICK_PER_MATCH`` such attempts of a match (a flood of such
+        notes would otherwise keep every match from being played); later ones are only marked,
+        and the sweeper requeues a marked attempt nobody started uncharged instead of charging
+        it as a lost message. An attempt a trusted worker plays is never touched."""
+        flight = self.store.flight(match_id)
+        if flight is None or flight.attempt != attempt or flight.state != "queued":
+            return
+        if (match_id, attempt) in self._untrusted_marked:
+            return
+        self._untrusted_marked.add((match_id, attempt))
+        if self._untrusted_quick[match_id] >= UNTRUSTED_QUICK_PER_MATCH:
+            return
+        if not self.health.may_requeue_uncharged(match_id, IGNORED_HANDBACKS_PER_MATCH):
+            return  # the sweeper decides
+        self._untrusted_quick[match_id] += 1
+        self._hand_back(match_id, attempt, why, ignored_worker=True)
 
     # -- who may answer (docs/fleet.md) ----------------------------------------------------
     def _hand_back(self, match_id: str, attempt: int, why: str, *, ignored_worker: bool = False) -> None:
@@ -130,6 +228,7 @@ class InboxHandling(CoordinatorState):
             acc = self.store.lease_lost(match_id, attempt, why, attempt_cap=self.attempt_cap)
             self._lost(match_id, acc.status, acc.detail)
         elif self.store.requeue(match_id, attempt, why):
+            self.health.requeued_uncharged(match_id, cap)  # only one that happened counts
             log.info("re-dispatching %s attempt %d: %s", match_id, attempt, why)
             if ignored_worker:
                 self._held[match_id] = time.monotonic() + HOLD_AFTER_IGNORED_S
@@ -147,7 +246,10 @@ class InboxHandling(CoordinatorState):
         """A worker refused a match for a limit above its ceiling: once every connected worker
         has refused it, no one can serve it; say which limit and which workers, in one line,
         and stop (resumable) instead of waiting forever."""
-        refusals = self._ceiling_refusals.setdefault(note.match_id, {})
+        # a ceiling refuses limits, not a match: a refusal holds for every match with the same
+        # limits (most runs have one set), so the stop comes once each worker refused any of them
+        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+        refusals = self._ceiling_refusals.setdefault(limits_key(spec), {})
         # the worker process's own name (its presence key): the part after the key's name
         refusals[note.worker.split("/", 1)[-1]] = note.reason.removeprefix("ceiling: ")
         present = self.dispatcher.present()  # None where no worker process can be counted
@@ -162,34 +264,53 @@ class InboxHandling(CoordinatorState):
         )
 
     def _revoked(self, note: Revoked) -> None:
-        """The organiser revoked a worker's key: it is quarantined for good, told to stop, and
-        what it holds goes to the others."""
+        """The organiser revoked a worker's key: it is told to stop and, if it took part in this
+        run, quarantined here for good and what it holds goes to the others (one that took no
+        part is not named in this run's standings and report)."""
+        if note.worker not in self.health.workers and not any(
+            worker_identity(f.worker) == note.worker for f in self.store.in_flight_leases()
+        ):
+            self.dispatcher.quarantine(note.worker, f"key revoked: {note.reason}", every_run=True)
+            return
         if self.health.revoke(note.worker, f"key revoked: {note.reason}"):
             self.store.log("worker_revoked", None, f"{note.worker}: {note.reason}")
-            self._quarantine(note.worker)
+            self._quarantine(note.worker, every_run=True)
+
+    def _lifted(self, note: Lifted) -> None:
+        """The organiser lifted a worker's quarantine (``tourney fleet unquarantine``): if this run
+        quarantined it before then, it takes this run's tasks again."""
+        if self.health.lift(note.worker, note.at):
+            self.store.log("unquarantined", None, f"{note.worker}: lifted by the organiser")
+            self.store.set_meta(workers=self.health.summary())
+            self.dispatcher.lift_quarantine(note.worker)
+            self.progress.log(f"worker {note.worker}: quarantine lifted by the organiser")
 
     def _bound(self, note: Finished) -> bool:
-        """Whether a result is for this run, a match of it, and played the code the spec names;
-        if not, a named event (``result_wrong_run``, ``result_wrong_code``), the result is
-        dropped and counted against the worker whose key signed it (no honest worker sends
-        one), and the attempt goes to another worker uncharged."""
+        """Whether a result is for this run, the current attempt of a match of it, and played
+        the code the spec names. A result for another run (``result_wrong_run``) or for an
+        attempt that is not current proves nothing about the key that signed it (a replay of
+        genuine notes): dropped, nobody charged, the attempt goes on. One for the current
+        attempt that played other code (``result_wrong_code``) counts against its worker (no
+        honest worker sends one) and the attempt goes to another worker uncharged."""
         worker = worker_identity(note.worker)
         if self.dispatcher.results_name_their_run and note.run != self.run_id:
-            kind = "result_wrong_run"
             detail = f"attempt {note.attempt} from {note.worker} names run {note.run!r}, not {self.run_id!r}"
-        else:
-            try:
-                spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
-            except StoreError:
-                log.warning("ignoring a result from %s for no match of this run (%s)", worker, note.match_id)
-                return False
-            wanted = {name: ref.digest for name, ref in spec.entries.items()}
-            got = note.result.digests
-            if got == wanted or note.result.system_error is not None:
-                return True  # a machine's failure played no code: judged as such (``_judge``)
-            changed = sorted(n for n in set(wanted) | set(got) if wanted.get(n) != got.get(n))
-            kind = "result_wrong_code"
-            detail = f"attempt {note.attempt} from {note.worker} played other code for {', '.join(changed)}"
+            log.warning("dropped a result for %s: %s", note.match_id, detail)
+            self._note_limited("result_wrong_run", note.worker, note.match_id, f"{detail}; nobody charged")
+            return False
+        flight = self.store.flight(note.match_id)
+        if flight is None or flight.attempt != note.attempt:
+            # late, duplicate or never sent: the store says why it is ignored, nobody is charged
+            self.store.accept(note.match_id, note.attempt, note.result, attempt_cap=self.attempt_cap)
+            return False
+        spec = self._specs.get(note.match_id) or self.store.spec(note.match_id)
+        wanted = {name: ref.digest for name, ref in spec.entries.items()}
+        got = note.result.digests
+        if got == wanted or note.result.system_error is not None:
+            return True  # a machine's failure played no code: judged as such (``_judge``)
+        changed = sorted(n for n in set(wanted) | set(got) if wanted.get(n) != got.get(n))
+        kind = "result_wrong_code"
+        detail = f"attempt {note.attempt} from {note.worker} played other code for {', '.join(changed)}"
         log.warning("REJECTED result for %s: %s", note.match_id, detail)
         self.store.log(kind, note.match_id, detail)
         decision = self.health.failed(worker, note.match_id, detail, mismatch=True)
@@ -202,11 +323,13 @@ class InboxHandling(CoordinatorState):
         """Log a note that is not ours with the worker it claims; a flood of them (anyone with
         the URL can push) is counted, and only the first ones per claimed name are written out.
         A revoked worker's started or result note hands its attempt back to the others."""
-        if note.revoked:
-            self._hand_back(note.match_id, note.attempt, note.reason, ignored_worker=True)
-            if note.kind == "skipped":
-                return  # a revoked worker handing a task back does what it should
+        # whoever signed it may hold the task: back to the queue if nobody trusted started it
+        self._untrusted_took(note.match_id, note.attempt, note.reason)
+        if note.revoked and note.kind == "skipped":
+            return  # a revoked worker handing a task back does what it should
         self.rejected_notes[note.claimed_worker] += 1
+        if not note.revoked:
+            self._name_rejected_key(note)
         n = self.rejected_notes[note.claimed_worker]
         if n > REJECTED_LOGGED_PER_WORKER:
             return
@@ -216,6 +339,17 @@ class InboxHandling(CoordinatorState):
         log.warning("REJECTED a note no enrolled worker key signed for %s: %s", note.match_id, detail)
         self.store.log("rejected_note", note.match_id, detail)
         self.progress.log(f"rejected a note for {note.match_id} ({detail})")
+
+    def _name_rejected_key(self, note: Rejected) -> None:
+        """Count a refused note against the key its signature names, with the names it claimed
+        (kept in the run's metadata: ``tourney standings`` and the report name the key)."""
+        key = note.key_id or "unsigned"
+        rec = self.rejected_keys.setdefault(key, {"notes": 0, "claimed": []})
+        rec["notes"] = int(str(rec.get("notes", 0))) + 1
+        claimed = rec.setdefault("claimed", [])
+        if isinstance(claimed, list) and note.claimed_worker not in claimed and len(claimed) < 5:
+            claimed.append(note.claimed_worker)
+            self.store.set_meta(rejected_keys=self.rejected_keys)  # once per key and name: cheap
 
     def _judge(self, note: Finished) -> MatchResult | None:
         """The result to record for ``note``: as sent if the referee replay agrees, else a
@@ -267,16 +401,20 @@ class InboxHandling(CoordinatorState):
         reason = f"failure on {worker} not charged: {err.detail}"[:500]
         if not self.store.requeue(note.match_id, note.attempt, reason):
             return result  # not in flight (late or duplicate): the store records why it is ignored
+        if not decision.charge_match:
+            self.health.requeued_uncharged(note.match_id)  # only one that happened counts
         self.progress.log(f"match {note.match_id}: re-dispatching (failed on {worker}; not charged)")
         return None
 
-    def _quarantine(self, worker: str) -> None:
+    def _quarantine(self, worker: str, *, every_run: bool = False) -> None:
+        """Quarantine ``worker`` in this run (``every_run``: its key was revoked) and hand back,
+        once, what it holds."""
         rec = self.health.record(worker)
         log.warning("worker %s QUARANTINED: %s", worker, rec.reason)
         self.store.log("quarantined", None, f"{worker}: {rec.reason}")
         self.store.set_meta(workers=self.health.summary())
         self.progress.log(f"worker {worker} QUARANTINED ({rec.reason}); its matches go to other workers")
-        self.dispatcher.quarantine(worker, rec.reason)
+        self.dispatcher.quarantine(worker, rec.reason, every_run=every_run)
         # quarantine binds: what it holds goes to the others now, not when its leases run out
         for f in self.store.in_flight_leases():
             if worker_identity(f.worker) == worker:

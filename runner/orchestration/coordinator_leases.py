@@ -131,6 +131,11 @@ class LeaseKeeping(CoordinatorState):
                 and f.dispatched_at is not None
                 and now - f.dispatched_at > self.timing.lost_s
             ):
+                if (f.match_id, f.attempt) in self._untrusted_marked:
+                    # a key nobody trusts said it had this task: it costs the match nothing
+                    why = "taken by a worker whose notes are refused (not enrolled, revoked, quarantined)"
+                    self._hand_back(f.match_id, f.attempt, why, ignored_worker=True)
+                    continue
                 acc = self.store.lease_lost(
                     f.match_id, f.attempt, "no worker started it (message lost)", attempt_cap=self.attempt_cap
                 )

@@ -20,12 +20,18 @@ from runner.domain.progress import ProgressSink
 from runner.domain.stages.base import PlanWindow, TournamentState
 from runner.domain.stages.memo import StageMemo
 from runner.domain.stages.tournament import match_spec
+from runner.domain.wire import encode
 from runner.orchestration.dispatcher import Dispatcher, Timing
 from runner.orchestration.verification import Verifier
 from runner.orchestration.workers_health import WorkersHealth
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
 ATTEMPT_CAP = DEFAULT_ATTEMPT_CAP
+
+
+def limits_key(spec: MatchSpec) -> bytes:
+    """What a worker's ceiling refuses a match for: its limits (and sandbox), as one key."""
+    return encode((spec.limits, spec.sandbox))
 
 
 class CoordinatorState:
@@ -86,10 +92,13 @@ class CoordinatorState:
         self.health = WorkersHealth.from_summary(store.meta().get("workers") or {})
         #: claimed worker -> notes no enrolled key signed (or a revoked one)
         self.rejected_notes = Counter[str]()
+        #: key id a refused note's signature names ("unsigned" for none) -> notes, and the worker
+        #: names those notes claimed: a taker nobody enrolled is named in the summary and report
+        self.rejected_keys: dict[str, dict[str, object]] = dict(store.meta().get("rejected_keys") or {})
         #: (worker, reason) of every refusal already reported (each is said once)
         self._refusals: set[tuple[str, str]] = set()
-        #: match -> worker -> the ceiling it refused the match for (``_check_servable``)
-        self._ceiling_refusals: dict[str, dict[str, str]] = {}
+        #: limits (``limits_key``) -> worker -> the ceiling it refused them for (``_check_servable``)
+        self._ceiling_refusals: dict[bytes, dict[str, str]] = {}
         #: match -> when (monotonic) its current attempt started, for the median match time
         self._started_mono: dict[str, float] = {}
         #: how long accepted matches took in this session (the last 1,000)
@@ -99,6 +108,15 @@ class CoordinatorState:
         self._last_straggler_check = 0.0
         #: match -> when it may be dispatched again (after a hand-back by an ignored worker)
         self._held: dict[str, float] = {}
+        #: (worker, match, attempt) -> when (monotonic) a ``started`` note without a heartbeat
+        #: counts against its key unless that key's result for the attempt came (docs/fleet.md)
+        self._unproven: dict[tuple[str, str, int], float] = {}
+        #: attempts an untrusted key's note named while queued (the sweeper never charges them)
+        self._untrusted_marked: set[tuple[str, int]] = set()
+        #: match -> attempts of it an untrusted key's note sent straight back to the queue
+        self._untrusted_quick = Counter[str]()
+        #: (event kind, worker) -> events of that kind about that worker (floods are counted)
+        self._limited = Counter[tuple[str, str]]()
         #: results must name this run (a result of another run is refused: docs/fleet.md)
         self.run_id = str(store.meta().get("run_id", ""))
         #: replays of sampled accepted matches on a second worker (``timing.verify_sample``)
@@ -150,8 +168,16 @@ class CoordinatorState:
             if fresh:
                 self.store.add_planned([self._spec(pm) for pm in fresh])
 
-    def _quarantine(self, worker: str) -> None:
+    def _quarantine(self, worker: str, *, every_run: bool = False) -> None:
         """Quarantine ``worker`` and hand back what it holds: the inbox part's (``InboxHandling``)."""
+        raise NotImplementedError
+
+    def _hand_back(self, match_id: str, attempt: int, why: str, *, ignored_worker: bool = False) -> None:
+        """Re-dispatch an attempt uncharged (bounded): the inbox part's (``InboxHandling``)."""
+        raise NotImplementedError
+
+    def _unplayed_starts(self) -> None:
+        """Count ``started`` notes nobody played against their keys: the inbox part's."""
         raise NotImplementedError
 
     def _failed(self, match_id: str) -> None:

@@ -33,12 +33,14 @@ __all__ = [
     "Dispatcher",
     "Finished",
     "InboxNote",
+    "Lifted",
     "NoWorkerCanServe",
     "Rejected",
     "Revoked",
     "Skipped",
     "Started",
     "Timing",
+    "Unbound",
     "worker_identity",
 ]
 
@@ -56,6 +58,20 @@ class Rejected:
     reason: str
     revoked: bool = False
     kind: str = ""
+    #: the key id the note's signature names (not enrolled here: it could not be checked), or ""
+    key_id: str = ""
+
+
+@dataclass(frozen=True)
+class Unbound:
+    """A ``started`` note an enrolled key signed that is not bound to a task this coordinator
+    sent (another run, an attempt not current, or no envelope of it): it proves nothing about
+    its signer and changes nothing (docs/fleet.md). Never on the wire."""
+
+    match_id: str
+    attempt: int
+    worker: str
+    reason: str
 
 
 def worker_identity(label: str) -> str:
@@ -74,9 +90,18 @@ class Revoked:
     reason: str
 
 
+@dataclass(frozen=True)
+class Lifted:
+    """The organiser lifted a worker's quarantine (``tourney fleet unquarantine``) at ``at``
+    (seconds since the epoch): a quarantine made before then ends. Never on the wire."""
+
+    worker: str
+    at: float
+
+
 #: what the coordinator reads from the inbox: the workers' notes, the ones refused, and
-#: revocations read from the fleet registry
-InboxNote = Note | Rejected | Revoked
+#: revocations and lifted quarantines read from the fleet registry
+InboxNote = Note | Rejected | Revoked | Unbound | Lifted
 
 
 @dataclass(frozen=True)
@@ -141,8 +166,9 @@ class Dispatcher(Protocol):
     def observe(self, observer: DispatchObserver) -> None:
         """Call ``observer`` back from now on (the coordinator's loop sets it as it starts)."""
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
-        """Send one attempt of a match to be played."""
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
+        """Send one attempt of a match to be played (``refused_by``: the worker processes whose
+        ceilings refused it, which pass it on to the others)."""
 
     def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
         """Send a second copy of ``attempt`` (a straggler) to a worker other than ``avoid``
@@ -174,8 +200,12 @@ class Dispatcher(Protocol):
     def forget(self, match_id: str) -> None:
         """The run wants no attempt of this match any more (done, failed, obsolete)."""
 
-    def quarantine(self, worker: str, reason: str) -> None:
-        """Tell the worker enrolled as ``worker`` to stop taking this organiser's work."""
+    def quarantine(self, worker: str, reason: str, *, every_run: bool = False) -> None:
+        """Tell the worker enrolled as ``worker`` to take no more of this run's tasks (``every_run``:
+        of any run of this organiser, and to stop: its key was revoked)."""
+
+    def lift_quarantine(self, worker: str) -> None:
+        """The run's quarantine of ``worker`` is lifted: it may take this run's tasks again."""
 
     @property
     def results_name_their_run(self) -> bool:
@@ -184,6 +214,9 @@ class Dispatcher(Protocol):
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         """Whether a worker is known to be playing the attempt now (None: cannot tell)."""
+
+    def execution_alive(self, execution: str) -> bool | None:
+        """Whether the task execution a ``started`` note names still beats (None: cannot tell)."""
 
     def queue_empty(self) -> bool | None:
         """Whether no submitted task is waiting for a worker (None: cannot tell)."""

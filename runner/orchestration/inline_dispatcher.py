@@ -44,7 +44,7 @@ class InlineDispatcher:
     def observe(self, observer: DispatchObserver) -> None:
         self.on_live = observer.playing  # never waits for a broker: ``waiting`` is not called
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         self._queue.append((spec, attempt))
 
     def submit_copy(self, spec: MatchSpec, attempt: int, avoid: str, *, verification: bool = False) -> None:
@@ -87,8 +87,11 @@ class InlineDispatcher:
     def forget(self, match_id: str) -> None:
         pass  # nothing of it is queued: submit plays in order, poll returns its result
 
-    def quarantine(self, worker: str, reason: str) -> None:
+    def quarantine(self, worker: str, reason: str, *, every_run: bool = False) -> None:
         pass  # the only worker is this process, whose results the coordinator judges as any
+
+    def lift_quarantine(self, worker: str) -> None:
+        pass
 
     @property
     def results_name_their_run(self) -> bool:
@@ -96,6 +99,9 @@ class InlineDispatcher:
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         return True  # nothing is ever lost in-process
+
+    def execution_alive(self, execution: str) -> bool | None:
+        return None  # played in this process: its notes are its own
 
     def queue_empty(self) -> bool | None:
         return not self._queue

@@ -125,7 +125,13 @@ class Verifier:
         """A verification replay's ``started`` or ``result`` note."""
         worker = worker_identity(note.worker)
         pending = self._open.get(note.match_id)
-        if pending is None or pending.attempt != note.attempt or self.health.is_quarantined(worker):
+        other_run = bool(note.run) and note.run != self.run_id  # a replay of another run's notes
+        if (
+            pending is None
+            or pending.attempt != note.attempt
+            or self.health.is_quarantined(worker)
+            or other_run
+        ):
             log.info(
                 "ignored a verification note for %s attempt %d from %s", note.match_id, note.attempt, worker
             )
@@ -145,9 +151,7 @@ class Verifier:
         spec = self.store.spec(match_id)
         result = note.result
         refused = ""
-        if note.run != self.run_id:
-            refused = f"the replay from {note.worker} names run {note.run!r}"
-        elif result.system_error is not None:
+        if result.system_error is not None:
             self._close(match_id, attempt, "given_up", f"the verifier {note.worker}'s machine failed: "
                         f"{result.system_error.detail}"[:500], worker=note.worker)  # fmt: skip
             return

@@ -24,6 +24,7 @@ Pure bookkeeping; the coordinator does the I/O.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -40,8 +41,12 @@ class WorkerRecord:
     system_errors: int = 0
     mismatches: int = 0
     failures_in_a_row: int = 0
+    #: ``started`` notes for attempts it never played (no heartbeat of theirs, no result)
+    unplayed_starts: int = 0
     quarantined: bool = False
     reason: str = ""
+    #: when (seconds since the epoch) it was quarantined: an organiser's lift after it ends it
+    quarantined_at: float = 0.0
     #: a verification replay's transcript differed from this worker's (or this worker's replay
     #: differed from the official one): flagged, not quarantined, since the records cannot tell
     #: which of the two lied (docs/fleet.md, "Verification")
@@ -97,31 +102,57 @@ class WorkersHealth:
                 rec.fault_entries.add(entry)
         quarantine_now = False
         if not rec.quarantined and rec.failures_in_a_row >= self.quarantine_after:
-            rec.quarantined = True
+            rec.quarantined, rec.quarantined_at = True, time.time()
             rec.reason = f"{rec.failures_in_a_row} failures in a row; last: {detail[:200]}"
             quarantine_now = True
         proven = rec.accepted > 0 and not rec.quarantined
         capped = self._uncharged[match_id] >= self.uncharged_per_match
         if proven or capped:
             return FailureDecision(True, quarantine_now, detail, capped)
-        self._uncharged[match_id] += 1
+        # counted by the caller once the requeue happened (``requeued_uncharged``)
         return FailureDecision(False, quarantine_now, detail)
 
     def may_requeue_uncharged(self, match_id: str, cap: int | None = None) -> bool:
-        """Counts one uncharged re-dispatch of ``match_id`` if it has any left (of ``cap``,
-        default ``uncharged_per_match``; hand-backs from ignored workers have their own count)."""
+        """Whether ``match_id`` has uncharged re-dispatches left (of ``cap``, default
+        ``uncharged_per_match``; hand-backs from ignored workers have their own count). Only one
+        that happened is counted (``requeued_uncharged``): a hand-back of an attempt no longer in
+        flight uses nothing."""
         counter = self._uncharged if cap is None else self._ignored
-        if counter[match_id] >= (self.uncharged_per_match if cap is None else cap):
-            return False
-        counter[match_id] += 1
-        return True
+        return counter[match_id] < (self.uncharged_per_match if cap is None else cap)
+
+    def requeued_uncharged(self, match_id: str, cap: int | None = None) -> None:
+        """One uncharged re-dispatch of ``match_id`` happened (``may_requeue_uncharged``'s count)."""
+        (self._uncharged if cap is None else self._ignored)[match_id] += 1
+
+    def unplayed_start(self, worker: str, detail: str) -> bool:
+        """``worker`` signed a ``started`` note for an attempt it never played: it counts as a
+        failure in a row (3 quarantine it), never against a match. True if it quarantined now."""
+        rec = self.record(worker)
+        rec.unplayed_starts += 1
+        rec.failures_in_a_row += 1
+        if not rec.quarantined and rec.failures_in_a_row >= self.quarantine_after:
+            rec.quarantined, rec.quarantined_at = True, time.time()
+            rec.reason = f"{rec.failures_in_a_row} failures in a row; last: {detail[:200]}"
+            return True
+        return False
 
     def revoke(self, worker: str, reason: str) -> bool:
         """Quarantine ``worker`` for ``reason`` (its key was revoked); False if it already was."""
         rec = self.record(worker)
         if rec.quarantined and rec.reason == reason:
             return False
-        rec.quarantined, rec.reason = True, reason
+        rec.quarantined, rec.reason, rec.quarantined_at = True, reason, time.time()
+        return True
+
+    def lift(self, worker: str, at: float) -> bool:
+        """End ``worker``'s quarantine if it began before ``at`` (the organiser lifted it then);
+        a revoked key stays out. True if it was lifted now."""
+        rec = self.workers.get(worker)
+        if rec is None or not rec.quarantined or rec.quarantined_at > at:
+            return False
+        if rec.reason.startswith("key revoked"):
+            return False
+        rec.quarantined, rec.reason, rec.failures_in_a_row = False, "", 0
         return True
 
     @classmethod
@@ -134,8 +165,10 @@ class WorkersHealth:
                 accepted=int(str(d.get("accepted", 0))),
                 system_errors=int(str(d.get("system_errors", 0))),
                 mismatches=int(str(d.get("mismatches", 0))),
+                unplayed_starts=int(str(d.get("unplayed_starts", 0))),
                 quarantined=bool(d.get("quarantined", False)),
                 reason=str(d.get("reason", "")),
+                quarantined_at=float(str(d.get("quarantined_at", 0.0))),
                 suspect=str(d.get("suspect", "")),
             )
         return health
@@ -161,8 +194,10 @@ class WorkersHealth:
                 "accepted": r.accepted,
                 "system_errors": r.system_errors,
                 "mismatches": r.mismatches,
+                **({"unplayed_starts": r.unplayed_starts} if r.unplayed_starts else {}),
                 "quarantined": r.quarantined,
                 "reason": r.reason,
+                **({"quarantined_at": r.quarantined_at} if r.quarantined else {}),
                 **({"suspect": r.suspect} if r.suspect else {}),
             }
             for r in self.workers.values()

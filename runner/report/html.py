@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from runner.domain.fleet import rejected_key_lines
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord
 from runner.domain.match_values import GameRecord, VerdictKind
@@ -270,6 +271,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["num"] = lambda x: f"{x:g}" if isinstance(x, float) else str(x)
     env.globals["bracket_label"] = bracket_label
+    env.globals["rejected_key_lines"] = rejected_key_lines
     env.globals["dispute_fields"] = dispute_fields
     env.globals["origin_text"] = origin_text
     env.globals["entry_anchor"] = entry_anchor

@@ -17,6 +17,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from runner.domain.fleet import rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.match_record import MatchRecord
 from runner.domain.stages.base import StageState
@@ -322,6 +323,8 @@ def print_workers(data: ReportData, console: Console) -> None:
     entries = data.meta.get("suspect_entries") or {}
     for name, why in sorted(entries.items()):  # its replays differ across worker pairs (docs/fleet.md)
         console.print(_text(f"Entry {name} SUSPECT: {why}", style="yellow"))
+    for line in rejected_key_lines(data.meta.get("rejected_keys") or {}):
+        console.print(_text(line, style="yellow"))
 
 
 def print_timing(data: ReportData, console: Console) -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,7 +53,7 @@ MatchState = Literal["pending", "queued", "running", "done", "failed", "obsolete
 class Accepted:
     """What became of a received result."""
 
-    status: Literal["accepted", "retry", "failed", "ignored", "redelivered"]
+    status: Literal["accepted", "retry", "failed", "ignored", "redelivered", "conflict"]
     detail: str = ""
 
 
@@ -90,12 +91,16 @@ class MatchLife(StoreConnection):
         *,
         execution: str = "",
         attempt_cap: int = DEFAULT_ATTEMPT_CAP,
+        previous_alive: Callable[[str], bool | None] | None = None,
     ) -> Accepted:
         """A worker began ``attempt`` (``execution`` names that try, unique per task execution).
 
         A second execution of the same attempt means the broker handed the task out again
         because whoever had it died (``task_reject_on_worker_lost``): that counts as a failure,
         so a match that keeps killing its workers reaches the attempt cap instead of looping.
+        Only once the first execution is really gone, though: ``previous_alive`` tells whether
+        it still beats, and while it does (or cannot be told) the second one changes nothing
+        (``conflict``): a ``started`` note alone never charges an attempt (docs/fleet.md).
         """
         now = time.time()
         with self._tx() as c:
@@ -107,6 +112,8 @@ class MatchLife(StoreConnection):
             if r is None:
                 return Accepted("ignored", "not in flight")
             if r["state"] == "running" and execution and r["execution"] and execution != r["execution"]:
+                if previous_alive is not None and previous_alive(str(r["execution"])) is not False:
+                    return Accepted("conflict", f"attempt {attempt} is still played by its first execution")
                 failures = int(r["failures"]) + 1
                 reason = f"attempt {attempt} handed out again (its previous worker died); now on {worker}"
                 if failures >= attempt_cap:

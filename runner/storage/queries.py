@@ -161,6 +161,19 @@ class StoreQueries(StoreConnection):
             )
         ]
 
+    def flight(self, match_id: str) -> InFlight | None:
+        """``match_id``'s current attempt if it is queued or running (None: it is not in flight)."""
+        r = self._conn.execute(
+            "SELECT id, state, attempt, worker, lease_expires, dispatched_at FROM matches "
+            "WHERE id=? AND state IN ('queued','running')",
+            (match_id,),
+        ).fetchone()
+        if r is None:
+            return None
+        return InFlight(
+            r["id"], r["state"], r["attempt"], r["worker"], r["lease_expires"], r["dispatched_at"]
+        )
+
     def in_flight(self) -> list[MatchRecord]:
         """Queued and running matches, in plan order (a handful: at most one per worker slot)."""
         return self.match_records(states=IN_FLIGHT)

@@ -199,6 +199,21 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
         wanted = {k.decode(): int(v) for k, v in current.items()}
         stranger = SigningKey.generate()
         pushed = 0
+        # an enrolled worker that lies about the game: the referee replay catches it (sent first:
+        # the forged notes below send the attempts they name back to the queue, and a result
+        # for an attempt that is no longer current proves nothing and is not judged)
+        lie_id, lie_attempt = next(iter(wanted.items()))
+        with RunStore.open(run_dir) as store:
+            lie_spec = store.spec(lie_id)
+        lie_games = [
+            {"order": order, "winner": order[0], "scores": {order[0]: 24, order[1]: 0},
+             "verdict": {"kind": "normal", "player": None, "detail": "won"}, "moves": [], "reason": "won"}
+            for order in lie_spec.orders
+        ]  # fmt: skip
+        liar = {"kind": "result", "run": run_id, "match_id": lie_id, "attempt": lie_attempt, "worker": "liar",
+                "result": {"match_id": lie_id, "games": lie_games, "worker": "liar",
+                           "digests": {n: e.digest for n, e in lie_spec.entries.items()}}}  # fmt: skip
+        r.rpush(KEYS.inbox(run_id), sign_bytes(json.dumps(liar).encode(), liar_key))
         for match_id, attempt in wanted.items():
             with RunStore.open(run_dir) as store:
                 spec = store.spec(match_id)
@@ -225,14 +240,6 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
             # signed with another key
             r.rpush(KEYS.inbox(run_id), sign_bytes(json.dumps(note).encode(), stranger))
             pushed += 2
-        # an enrolled worker that lies about the game: the referee replay catches it
-        liar: dict[str, Any] = {**note, "worker": "liar"}
-        liar["result"] = {
-            **note["result"],
-            "worker": "liar",
-            "digests": {n: e.digest for n, e in spec.entries.items()},
-        }
-        r.rpush(KEYS.inbox(run_id), sign_bytes(json.dumps(liar).encode(), liar_key))
 
         def seen(kind: str, n: int) -> bool:
             try:

@@ -113,10 +113,10 @@ class _OneAlwaysFails(InstantDispatcher):
         super().__init__(batch=2)
         self.victim: MatchSpec | None = None
 
-    def submit(self, spec: MatchSpec, attempt: int) -> None:
+    def submit(self, spec: MatchSpec, attempt: int, *, refused_by: tuple[str, ...] = ()) -> None:
         if self.victim is None and spec.plan.round == 2:
             self.victim = spec
-        super().submit(spec, attempt)
+        super().submit(spec, attempt, refused_by=refused_by)
 
     def poll(self, timeout: float) -> list[InboxNote]:
         victim = self.victim

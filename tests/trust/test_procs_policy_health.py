@@ -99,7 +99,11 @@ def test_a_failing_worker_is_quarantined_without_charging_matches() -> None:
     assert health.failed("good", "m9", "odd").charge_match
     # a match that breaks every machine still ends: uncharged retries are bounded per match
     assert not health.failed("new1", "mx", "x").charge_match
+    health.requeued_uncharged("mx")
+    # a failure whose requeue did not happen (the attempt was no longer in flight) uses nothing
     assert not health.failed("new2", "mx", "x").charge_match
+    assert not health.failed("new2b", "mx", "x").charge_match
+    health.requeued_uncharged("mx")
     assert health.failed("new3", "mx", "x").charge_match
     assert health.summary()["broken"]["quarantined"] is True
 
