@@ -191,6 +191,9 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
                 console.print(_text(f"  excluded: {entry}: {inert(why, one_line=True)}"), style="yellow")
         for note in stage.notes:
             console.print(_text(f"  note: {note}"), style="dim")
+        clocked = data.clock_decided(stage.name)
+        if clocked:
+            console.print(_text(f"  note: {clocked}"), style="yellow")
         console.print()
 
 
