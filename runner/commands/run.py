@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
 from runner.domain.entries import pack_entry
+from runner.domain.fleet import check_organiser_home
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.timing import split_cores
@@ -52,6 +53,7 @@ from runner.storage.run_dir import (
     create_run,
     default_run_dir,
     open_for_resume,
+    run_dir_problem,
 )
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
@@ -150,7 +152,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             split_cores(os.sched_getaffinity(0), config.timing.reserved_cores)
         except ValueError as e:
             raise UsageError(str(e)) from e
-    rd = RunDir((Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve())
+    run_path = (Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve()
+    problem = run_dir_problem(run_path)
+    if problem:
+        raise UsageError(("--run-dir " if args.run_dir else "run directory ") + problem)
+    if not args.inline:  # the organiser's key signs every task: a home that cannot hold it stops us now
+        check_organiser_home()
+    rd = RunDir(run_path)
     with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
         return _run(args, config, config_path, rd)
 

@@ -91,7 +91,8 @@ def _build_failure(failure: str, first_error: str) -> str:
 def _refuse(problems: list[str], config_path: str) -> int:
     for p in problems:
         print(inert(p))  # problems quote values from entry.yaml files
-    print(f"{len(problems)} problem(s) in {config_path}", file=sys.stderr)
+    if len(problems) > 1:  # one problem is its own one line
+        print(f"{len(problems)} problems in {config_path}", file=sys.stderr)
     return 2
 
 

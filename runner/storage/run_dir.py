@@ -100,6 +100,22 @@ class RunDir:
         return self.store.is_file()
 
 
+def run_dir_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a run directory (it, or a directory above it, is a file or a
+    device), or None; said before anything is made, in one line."""
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            what = "a file" if p.is_file() else "not a directory (a device or a socket)"
+            if p == path:
+                return f"{path} is {what}; give a directory: a new one, or a run's to resume it"
+            return f"{path}: {p} is {what}, so nothing can be made under it; give a directory"
+        if p.is_dir():
+            if not os.access(p, os.W_OK | os.X_OK) and p != path:
+                return f"{path}: cannot create it in {p} (permission denied)"
+            break
+    return None
+
+
 def default_run_dir(config: TournamentConfig) -> Path:
     return Path("runs") / config.name
 
@@ -194,7 +210,12 @@ def _config_dir(rd: RunDir) -> Path:
 @contextlib.contextmanager
 def coordinator_lock(rd: RunDir) -> Iterator[None]:
     """One coordinator per run directory; the kernel drops the lock if it is killed."""
-    rd.path.mkdir(parents=True, exist_ok=True)
+    try:
+        rd.path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            run_dir_problem(rd.path) or f"{rd.path}: cannot create the run directory: {e.strerror or e}"
+        ) from None
     # results, artifacts and the broker's files: nobody else's business
     rd.path.chmod(0o700)
     f: IO[str] = open(rd.path / ".coordinator.lock", "a+")  # noqa: SIM115 (held for the whole run)
