@@ -310,9 +310,15 @@ def _rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
     return shlex.join(words)
 
 
+#: the command that resumes a run, as its caller gave it (the Makefile's `make tournament` sets
+#: it: who used make may not have tourney on PATH)
+RESUME_HINT_ENV = "TOURNEY_RESUME_HINT"
+
+
 def _resume_text(args: argparse.Namespace) -> str:
     """What an interrupted run prints last: the command that resumes it."""
-    return f"resume with: {_rerun_command(args, Path(args.run_dir) if args.run_dir else None)}"
+    hint = os.environ.get(RESUME_HINT_ENV, "").strip()
+    return f"resume with: {hint or _rerun_command(args, Path(args.run_dir) if args.run_dir else None)}"
 
 
 def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from runner.config.bound_run import TournamentConfig
 from runner.config.checks import Checker
 from runner.config.errors import ConfigError, ConfigProblem
-from runner.config.schema_errors import schema_problem
+from runner.config.schema_errors import relevant_errors, schema_problem
 from runner.config.source_map import parse_yaml
 
 
@@ -33,7 +33,7 @@ def load_config_text(text: str, *, file: str = "<config>", base_dir: Path | None
     try:
         config = TournamentConfig.model_validate(data)
     except ValidationError as e:
-        problems.extend(schema_problem(err, smap) for err in e.errors())
+        problems.extend(schema_problem(err, smap) for err in relevant_errors(e.errors()))
     checker = Checker(data, smap, base)
     checker.run()
     problems.extend(checker.problems)

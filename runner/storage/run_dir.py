@@ -31,12 +31,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+import yaml
 
 from runner.config import TournamentConfig, load_config
 from runner.errors import UsageError
@@ -151,6 +154,45 @@ def create_run(rd: RunDir, config_path: Path, config: TournamentConfig, run_id: 
     )
 
 
+#: differing keys a refused resume names before "and N more"
+SHOWN_CHANGES = 5
+
+
+def _flat(value: Any, at: str = "") -> dict[str, Any]:
+    """A parsed YAML document as ``dotted.key[0]`` -> leaf value."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{at}.{k}" if at else str(k)))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, v in enumerate(value):
+            out.update(_flat(v, f"{at}[{i}]"))
+        return out
+    return {at or "(the whole file)": value}
+
+
+def config_changes(frozen: Path, config_path: Path) -> list[str]:
+    """What differs between a run's frozen config and ``config_path``, by content, not bytes
+    (comments, quoting and layout are no change): ``key: old -> new`` per differing key; a
+    frozen copy that cannot be read or parsed counts as differing as a whole."""
+    try:
+        old = _flat(yaml.safe_load(frozen.read_text(encoding="utf-8")))
+        new = _flat(yaml.safe_load(config_path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        return [f"the whole file (the frozen copy cannot be read: {e})"]
+    missing = object()
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        a, b = old.get(key, missing), new.get(key, missing)
+        if a != b:
+            before = "(absent)" if a is missing else json.dumps(a)
+            after = "(absent)" if b is missing else json.dumps(b)
+            changes.append(f"{key}: {before} -> {after}")
+    return changes
+
+
 def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> RunStore:
     """The existing run's store if ``config_path`` is the same config with the same entry
     code; else ``ResumeRefused`` saying what differs."""
@@ -161,11 +203,16 @@ def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> 
     meta = store.meta()
     want = str(meta.get("config_digest", ""))
     got = file_digest(config_path)
-    if want != got:
+    differs = config_changes(rd.config, config_path) if want != got else []
+    if differs:
         store.close()
+        shown = "; ".join(differs[:SHOWN_CHANGES]) + (
+            f"; and {len(differs) - SHOWN_CHANGES} more" if len(differs) > SHOWN_CHANGES else ""
+        )
         raise ResumeRefused(
-            f"{rd.path} holds a run of a different config (frozen config digest {want[:12]}, "
-            f"{config_path} has {got[:12]}); use --run-dir to start a new run, or restore the config"
+            f"{rd.path} holds a run of another config: {config_path} differs from the run's frozen copy "
+            f"{rd.config} in {shown}; restore those values (or copy {rd.config} back), or start a new "
+            "run with --run-dir DIR"
         )
     now = {n: s.digest for n, s in [*config.entry_specs().items(), *config.seed_opponent_specs().items()]}
     recorded = {**meta.get("entries", {}), **meta.get("seed_opponents", {})}

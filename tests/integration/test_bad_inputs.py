@@ -46,6 +46,8 @@ class Bad:
     says: Sequence[str]
     extra_env: dict[str, str] = field(default_factory=dict)
     code: int = 2
+    #: words the line must not hold (advice the command cannot take)
+    lacks: Sequence[str] = ()
 
 
 TABLE = [
@@ -135,6 +137,33 @@ TABLE = [
         ["run", "{d}/small.yaml", "--broker-file", "{d}/nofile", "--run-dir", "{d}/runs/x"],
         ["--broker-file"],
     ),
+    Bad(
+        "run: broker without password",
+        ["run", "{d}/small.yaml", "--broker", "redis://127.0.0.1:1/0", "--run-dir", "{d}/runs/x"],
+        ["has no password", "tourney run accepts only a broker with a password", "leave out --broker"],
+        lacks=["--allow-no-password"],
+    ),
+    Bad(
+        "worker: broker without password",
+        ["worker", "--broker", "redis://127.0.0.1:1/0"],
+        ["has no password", "Pass --allow-no-password"],
+    ),
+    Bad(
+        "validate: advance top 0",
+        ["validate", "{d}/top0.yaml"],
+        ["top0.yaml:10:", "stages[0].advance.top: Input should be greater than or equal to 1"],
+        lacks=["is not allowed"],
+    ),
+    Bad(
+        "resume with another config",
+        ["run", "{d}/changed.yaml", "--inline", "--run-dir", "{d}/runs/done"],
+        [
+            "holds a run of another config",
+            "stages[0].games_per_pairing: 2 -> 4",
+            "the run's frozen copy {d}/runs/done/config.yaml",
+            "start a new run with --run-dir",
+        ],
+    ),
     # -- reading runs --------------------------------------------------------------------------
     Bad("matches: no such run", ["matches", "{d}/nothere"], ["nothere: no such run directory"]),
     Bad("matches: a file", ["matches", "{d}/afile"], ["afile is a file, not a run directory"]),
@@ -191,6 +220,11 @@ def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "list.yaml").write_text("- a\n")
     (d / "unknown.yaml").write_text(small.replace("seed: 1\n", "bogus: 3\nseed: 1\n"))
     (d / "cfgdir").mkdir()
+    stages = "  - {name: rr, planner: round_robin, boards: [b], games_per_pairing: 2}\n"
+    (d / "top0.yaml").write_text(small.replace(stages, stages.replace("}", ", advance: {top: 0}}")))
+    (d / "changed.yaml").write_text(small.replace("games_per_pairing: 2", "games_per_pairing: 4"))
+    (d / "broken").mkdir()
+    (d / "broken" / "entry.yaml").write_text("name: b\ngame: mnk\nprotocol: mnk\nrun: [x\n")
     run = [
         *TOURNEY,
         "run",
@@ -222,6 +256,9 @@ def _answer(bad: Bad, d: Path) -> str | None:
     missing = [w for w in _words(bad.says, d) if w not in lines[0]]
     if missing:
         return f"{bad.label}: the line lacks {missing}: {lines[0]!r}"
+    wrong = [w for w in bad.lacks if w in lines[0]]
+    if wrong:
+        return f"{bad.label}: the line says {wrong}: {lines[0]!r}"
     return None
 
 
@@ -231,3 +268,24 @@ def test_every_bad_input_gets_one_line_exit_2_and_no_traceback(table_dir: Path) 
     assert problems == [], "\n".join(problems)
     # refused before anything was made: no run directory for any of them
     assert sorted(p.name for p in (table_dir / "runs").iterdir()) == ["done"]
+
+
+def test_resume_ignores_comments_and_layout(table_dir: Path) -> None:
+    """The config is compared by content, not bytes: a comment or a re-indent resumes."""
+    small = (table_dir / "small.yaml").read_text()
+    (table_dir / "commented.yaml").write_text(
+        "# the organiser's note\n" + small.replace("seed: 1", "seed:   1  # same")
+    )
+    argv = [
+        *TOURNEY,
+        "run",
+        str(table_dir / "commented.yaml"),
+        "--inline",
+        "--run-dir",
+        str(table_dir / "runs/done"),
+    ]
+    done = subprocess.run(
+        argv, env=env(**private_tmp(table_dir)), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "is complete: nothing left to play" in done.stdout
