@@ -23,8 +23,10 @@ PATH_HINT = @echo "tourney is $(BIN)/tourney; '. $(BIN)/activate' puts it on PAT
 venv: $(STAMP)
 	$(PATH_HINT)
 
+# an interrupted run says how to resume it: with the make command that started it (tourney
+# itself may not be on PATH for someone who used make)
 tournament: $(STAMP)
-	$(BIN)/tourney run $(CONFIG) $(ARGS)
+	TOURNEY_RESUME_HINT="make tournament CONFIG='$(CONFIG)'$(if $(ARGS), ARGS='$(ARGS)')" $(BIN)/tourney run $(CONFIG) $(ARGS)
 	$(PATH_HINT)
 
 # the contest's submission server (docs/submissions.md): loopback, embedded Redis and a local worker

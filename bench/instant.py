@@ -176,6 +176,9 @@ class InstantDispatcher:
     def workers(self) -> int:
         return 1
 
+    def processes(self) -> dict[str, int]:
+        return {"instant": 1}  # one worker: a straggler never gets a copy
+
     def live(self) -> list[LiveMatch]:
         return []  # nothing is ever seen in progress: a match is over when polled
 

@@ -1,7 +1,7 @@
 """What each entry wrote on stderr during one game, kept for the organiser.
 
 An entry that notices something about itself says so on stderr: the TRYST'98
-look-ahead writes a line when its time budget (a safety net) cut its search
+look-ahead writes a line when its work budget (positions examined) cut its search
 below the foresight it was asked to play. Without the runner that line
 reaches nobody. So the referee loop passes every per-move run of an entry
 through ``RecordingHost``, and ``StderrNotes`` keeps, per entry and game, the

@@ -51,8 +51,20 @@ class BrokerURLError(UsageError, ValueError):
     pass
 
 
-def check_broker_url(url: str, *, allow_no_password: bool) -> None:
-    """Refuse what is not a Redis URL, and one without a password unless allowed."""
+#: what a password-less broker URL is told, by the command that got it: only `tourney worker`
+#: has --allow-no-password; a coordinator never talks to a broker without one
+NO_PASSWORD_ADVICE = {
+    "worker": "Pass --allow-no-password to use it anyway.",
+    "run": (
+        "tourney run accepts only a broker with a password: give it in the URL, or leave out "
+        "--broker and tourney run starts its own Redis with one."
+    ),
+}
+
+
+def check_broker_url(url: str, *, allow_no_password: bool, command: str = "worker") -> None:
+    """Refuse what is not a Redis URL, and one without a password unless allowed (``command``:
+    who asks, for the advice that command can follow)."""
     parts = urlsplit(url)
     if parts.scheme not in ("redis", "rediss"):
         raise BrokerURLError(
@@ -69,7 +81,7 @@ def check_broker_url(url: str, *, allow_no_password: bool) -> None:
     if not parts.password and not allow_no_password:
         raise BrokerURLError(
             "broker URL has no password; Redis must always have one (redis://:PASSWORD@HOST:PORT/0). "
-            "Pass --allow-no-password to use it anyway."
+            + NO_PASSWORD_ADVICE[command]
         )
 
 

@@ -9,8 +9,10 @@ coordinator writes (the store is SQLite in WAL mode). Exit codes: 0 done,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from rich.text import Text
@@ -40,10 +42,24 @@ from runner.storage.verifications import Verifications
 
 
 def _load(args: argparse.Namespace) -> ReportData:
+    run_dir = Path(args.run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is a file, not a run directory (give the directory `tourney run` made)")
     try:
-        return load_report_data(Path(args.run_dir))
+        return load_report_data(run_dir)
     except (FileNotFoundError, StoreError, ConfigError) as e:
         raise UsageError(str(e)) from e
+
+
+@contextlib.contextmanager
+def _writing(option: str, path: str) -> Iterator[None]:
+    """An output file that cannot be written is the user's to fix: one line, exit 2."""
+    try:
+        yield
+    except OSError as e:
+        blocker = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is not a directory" if blocker is not None else (e.strerror or str(e))
+        raise UsageError(f"{option} {path}: cannot write it: {why}") from None
 
 
 # -- matches --------------------------------------------------------------------
@@ -133,7 +149,8 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
 def cmd_standings(args: argparse.Namespace) -> int:
     data = _load(args)
     if getattr(args, "csv", None):
-        write_text(Path(args.csv), standings_csv(data))
+        with _writing("--csv", args.csv):
+            write_text(Path(args.csv), standings_csv(data))
     if args.json:
         print(standings_json(data))
     else:
@@ -181,15 +198,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     written = []
     if html:
         layout = layout_named(getattr(args, "layout", None) or "auto")
-        written += [str(p) for p in write_html_report(data, Path(html), layout=layout)]
+        with _writing("--html", html):
+            written += [str(p) for p in write_html_report(data, Path(html), layout=layout)]
     if csv_path:
-        write_text(Path(csv_path), standings_csv(data))
+        with _writing("--csv", csv_path):
+            write_text(Path(csv_path), standings_csv(data))
         written.append(csv_path)
     if json_path:
-        write_text(Path(json_path), standings_json(data))
+        with _writing("--json", json_path):
+            write_text(Path(json_path), standings_json(data))
         written.append(json_path)
     if jsonl:
-        n = write_games_jsonl_file(data, Path(jsonl))
+        with _writing("--games-jsonl", jsonl):
+            n = write_games_jsonl_file(data, Path(jsonl))
         written.append(f"{jsonl} ({n} games)")
     for w in written:
         print(f"wrote {w}")

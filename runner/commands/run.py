@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from runner.config import TournamentConfig, load_config
-from runner.domain.fleet import rejected_key_lines
+from runner.domain.fleet import check_organiser_home, rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.timing import split_cores
@@ -54,6 +54,7 @@ from runner.storage.run_dir import (
     create_run,
     default_run_dir,
     open_for_resume,
+    run_dir_problem,
 )
 from runner.storage.store import DEFAULT_ATTEMPT_CAP, RunStore
 
@@ -156,7 +157,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             split_cores(os.sched_getaffinity(0), config.timing.reserved_cores)
         except ValueError as e:
             raise UsageError(str(e)) from e
-    rd = RunDir((Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve())
+    run_path = (Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve()
+    problem = run_dir_problem(run_path)
+    if problem:
+        raise UsageError(("--run-dir " if args.run_dir else "run directory ") + problem)
+    if not args.inline:  # the organiser's key signs every task: a home that cannot hold it stops us now
+        check_organiser_home()
+    rd = RunDir(run_path)
     with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
         return _run(args, config, config_path, rd)
 
@@ -331,9 +338,15 @@ def _rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
     return shlex.join(words)
 
 
+#: the command that resumes a run, as its caller gave it (the Makefile's `make tournament` sets
+#: it: who used make may not have tourney on PATH)
+RESUME_HINT_ENV = "TOURNEY_RESUME_HINT"
+
+
 def _resume_text(args: argparse.Namespace) -> str:
     """What an interrupted run prints last: the command that resumes it."""
-    return f"resume with: {_rerun_command(args, Path(args.run_dir) if args.run_dir else None)}"
+    hint = os.environ.get(RESUME_HINT_ENV, "").strip()
+    return f"resume with: {hint or _rerun_command(args, Path(args.run_dir) if args.run_dir else None)}"
 
 
 def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:

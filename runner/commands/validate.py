@@ -91,7 +91,8 @@ def _build_failure(failure: str, first_error: str) -> str:
 def _refuse(problems: list[str], config_path: str) -> int:
     for p in problems:
         print(inert(p))  # problems quote values from entry.yaml files
-    print(f"{len(problems)} problem(s) in {config_path}", file=sys.stderr)
+    if len(problems) > 1:  # one problem is its own one line
+        print(f"{len(problems)} problems in {config_path}", file=sys.stderr)
     return 2
 
 
@@ -117,4 +118,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(games_summary(config))
     if getattr(args, "build", False):
         print(f"  builds: every entry built in the {config.sandbox} sandbox")
+    else:
+        built = sorted({s.path.name for s in _all_specs(config) if s.build})
+        if built:  # a build that fails would be charged build_failed in every game of its entry
+            which = f"{len(built)} entr{'y has' if len(built) == 1 else 'ies have'} a build command"
+            print(
+                f"  builds: not tried ({which}); `tourney validate {args.config} --build` builds them "
+                "in the sandbox, as a worker would"
+            )
     return 0

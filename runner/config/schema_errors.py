@@ -54,6 +54,30 @@ def _keys_at(loc: Sequence[str | int]) -> list[str]:
     return sorted({k for m in candidates for k in m.model_fields})
 
 
+def relevant_errors(errors: Sequence[Any]) -> list[Any]:
+    """The schema errors worth a line. A field that takes a word or a mapping (``advance:
+    all | survivors | {top: N}``) given a mapping fails both branches; the word branch's
+    complaint ("{'top': 0} is not allowed; expected one of all, survivors") would come first
+    and mislead, while the mapping branch's says what is wrong ("top: must be >= 1")."""
+
+    def deeper_error_of_same_field(err: Any) -> bool:
+        field = tuple(err["loc"][:-1])
+        return any(
+            o is not err and len(o["loc"]) > len(err["loc"]) and tuple(o["loc"][: len(field)]) == field
+            for o in errors
+        )
+
+    return [
+        err
+        for err in errors
+        if not (
+            err["type"] == "literal_error"
+            and isinstance(err.get("input"), dict)
+            and deeper_error_of_same_field(err)
+        )
+    ]
+
+
 def schema_problem(err: Any, smap: SourceMap) -> ConfigProblem:
     loc: list[str | int] = list(err["loc"])
     kind = err["type"]

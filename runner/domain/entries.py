@@ -168,8 +168,12 @@ def read_entry_yaml(path: Path) -> EntryModel:
         raw: Any = yaml.safe_load(text)
     except RefusedPath as e:
         raise EntryPathRefused(e) from None
+    except yaml.MarkedYAMLError as e:  # one located line, as a config's (runner.config.source_map)
+        mark = e.problem_mark or e.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise EntryError(f"{f}:{line}:{col}: not valid YAML: {e.problem or e.context}") from None
     except yaml.YAMLError as e:
-        raise EntryError(f"{f}: not valid YAML: {e}") from e
+        raise EntryError(f"{f}:1:1: not valid YAML: {' '.join(str(e).split())}") from None
     if not isinstance(raw, dict):
         raise EntryError(f"{f}: expected a mapping with name, game, protocol, run")
     try:

@@ -57,8 +57,28 @@ def organiser_home(environ: dict[str, str] | None = None) -> Path:
 
 
 def _home_dir(home: Path) -> Path:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """The organiser's home directory, made if missing; ``FleetError`` (exit 2, one line) when
+    it cannot be: a file in its place, a file above it, no permission."""
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        named = f"{HOME_ENV}={home}" if os.environ.get(HOME_ENV) else f"the organiser's home {home}"
+        why = f"cannot be made ({e.strerror or e})"
+        if isinstance(e, FileExistsError):
+            why = "is not a directory"
+        blocker = next((p for p in (home, *home.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None and blocker != home:
+            why = f"cannot be made: {blocker} is not a directory"
+        raise FleetError(
+            f"{named} {why}; it must be a directory (the organiser's key and fleet registry live there)"
+        ) from None
     return home
+
+
+def check_organiser_home() -> Path:
+    """``organiser_home()``, made if missing, or ``FleetError``: checked before a run makes
+    anything, so that a bad ``TOURNEY_HOME`` costs no run directory and no cluster start."""
+    return _home_dir(organiser_home())
 
 
 def write_new_private(path: Path, text: str) -> None:

@@ -283,7 +283,7 @@ class GameRecord:
     #: ("max_moves" or "wall", ``MatchSpec.bound``) and ``reason`` says how it was adjudicated
     stopped_by: str = ""
     #: per entry, what it wrote on stderr during this game (distinct lines, capped:
-    #: ``workers.stderr_notes``), so what an entry says about itself (a time budget
+    #: ``workers.stderr_notes``), so what an entry says about itself (a work budget
     #: that cut its search) reaches the organiser; only entries that wrote anything
     stderr: dict[str, list[str]] = field(default_factory=dict)
     #: the board the game started on when its match plays several (``MatchSpec.boards``: a

@@ -84,7 +84,7 @@ class CeleryDispatcher:
         self._down_since: float | None = None
         self._up_since = float("-inf")
         self._published: set[str] = set()
-        self._workers_cache = (0.0, 0)
+        self._workers_cache: tuple[float, dict[str, int]] = (0.0, {})
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
         #: matches forgotten since the last poll: their ``current`` entries go with the next one
         self._to_forget: set[str] = set()
@@ -451,20 +451,26 @@ class CeleryDispatcher:
             return None
 
     def workers(self) -> int:
-        at, n = self._workers_cache
+        return sum(self.processes().values())
+
+    def processes(self) -> dict[str, int]:
+        """The connected worker processes (presence name -> matches it plays at once), read at
+        most every 2 s; what was last read while the broker does not answer."""
+        at, known = self._workers_cache
         if time.monotonic() - at < 2.0:
-            return n
-        total = 0
+            return dict(known)
+        prefix = len(self.keys.worker(self.key.key_id, ""))
+        found: dict[str, int] = {}
         try:
             with wire_errors():
                 for key in self.redis.scan_iter(match=self.keys.worker_pattern(self.key.key_id), count=200):
                     v = self.redis.get(key)
                     if v is not None:
-                        total += int(v)
+                        found[key.decode()[prefix:]] = int(v)
         except (BrokerWireError, ValueError):
-            return n
-        self._workers_cache = (time.monotonic(), total)
-        return total
+            return dict(known)
+        self._workers_cache = (time.monotonic(), found)
+        return dict(found)
 
     def live(self) -> list[LiveMatch]:
         """The run's live hash, verified (a record no enrolled worker key signed is not shown);

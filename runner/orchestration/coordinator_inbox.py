@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 
 from runner.domain.match_values import MatchResult, system_error_result
 from runner.domain.verify import ResultMismatch, verify_result
@@ -28,6 +29,7 @@ from runner.orchestration.dispatcher import (
     Unbound,
     worker_identity,
 )
+from runner.orchestration.stragglers import match_kind
 
 log = logging.getLogger("tourney.coordinator")
 
@@ -424,7 +426,8 @@ class InboxHandling(CoordinatorState):
         """An accepted result: its match's time joins the median; a straggler's copies are told."""
         began = self._started_mono.pop(note.match_id, None)
         if began is not None:
-            self._durations.append(time.monotonic() - began)
+            kind = match_kind(self._specs.get(note.match_id) or self.store.spec(note.match_id))
+            self._durations.setdefault(kind, deque(maxlen=1000)).append(time.monotonic() - began)
         if note.match_id in self._copied:
             self._copied.discard(note.match_id)
             detail = (

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 
+from runner.domain.match_values import MatchPlan
 from runner.orchestration.coordinator_state import CoordinatorState
 from runner.orchestration.dispatcher import worker_identity
 from runner.orchestration.stragglers import MIN_SAMPLES as STRAGGLER_MIN_SAMPLES
-from runner.orchestration.stragglers import Flight, straggler_copies
+from runner.orchestration.stragglers import Flight, match_kind, straggler_copies
 
 #: how often missing artifacts are pushed to Redis again (a flushed or replaced broker)
 REPUBLISH_EVERY_S = 30.0
@@ -64,9 +65,8 @@ class LeaseKeeping(CoordinatorState):
         if mono - self._last_straggler_check < self.timing.sweep_s:
             return
         self._last_straggler_check = mono
-        if len(self._durations) < STRAGGLER_MIN_SAMPLES:
+        if all(len(d) < STRAGGLER_MIN_SAMPLES for d in self._durations.values()):
             return
-        leases = self.store.in_flight_leases()
         flights = [
             Flight(
                 f.match_id,
@@ -74,14 +74,15 @@ class LeaseKeeping(CoordinatorState):
                 f.worker,
                 f.state == "running",
                 None if f.match_id not in self._started_mono else mono - self._started_mono[f.match_id],
+                match_kind(self._plan(f.match_id)),
             )
-            for f in leases
+            for f in self.store.in_flight_leases()
         ]
         copies = straggler_copies(
             flights,
             self._durations,
             factor=self.config.timing.straggler_factor,
-            idle=self.dispatcher.workers() - len(flights) - len(self._copied),
+            processes=self.dispatcher.processes(),
             copied=frozenset(self._copied),
             pending=bool(self.store.pending()),
         )
@@ -91,6 +92,9 @@ class LeaseKeeping(CoordinatorState):
             self._copied.add(c.match_id)
             self.store.log("straggler_copy", c.match_id, c.detail)
             self.progress.log(f"match {c.match_id}: {c.detail}")
+
+    def _plan(self, match_id: str) -> MatchPlan:
+        return self._specs.get(match_id) or self.store.spec(match_id)
 
     def _sweep(self) -> None:
         """Requeue attempts nobody is working on any more (docs/scale-out.md)."""

@@ -101,8 +101,9 @@ class CoordinatorState:
         self._ceiling_refusals: dict[bytes, dict[str, str]] = {}
         #: match -> when (monotonic) its current attempt started, for the median match time
         self._started_mono: dict[str, float] = {}
-        #: how long accepted matches took in this session (the last 1,000)
-        self._durations: deque[float] = deque(maxlen=1000)
+        #: how long accepted matches took in this session, by match kind (stage and board:
+        #: ``stragglers.match_kind``; the last 1,000 of each)
+        self._durations: dict[str, deque[float]] = {}
         #: matches a second copy was sent for (``_stragglers``)
         self._copied: set[str] = set()
         self._last_straggler_check = 0.0

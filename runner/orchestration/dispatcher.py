@@ -243,6 +243,10 @@ class Dispatcher(Protocol):
     def workers(self) -> int:
         """Worker processes available (0 when inline)."""
 
+    def processes(self) -> dict[str, int]:
+        """The connected worker processes: presence name -> matches it plays at once (empty when
+        inline)."""
+
     def live(self) -> list[LiveMatch]:
         """What workers report doing now (builds, game and move counts): display only."""
 

@@ -128,6 +128,9 @@ class InlineDispatcher:
     def workers(self) -> int:
         return 0
 
+    def processes(self) -> dict[str, int]:
+        return {}  # no worker process: nothing a straggler's copy could go to
+
     def live(self) -> list[LiveMatch]:
         playing = self._playing
         return [] if playing is None else [playing.snapshot()[1]]

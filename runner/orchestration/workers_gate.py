@@ -168,7 +168,7 @@ def check_broker_url(url: str) -> None:
     # local: the worker's command line (about 0.25 s) loads only for `tourney run --broker`
     from workers.worker_cli import check_broker_url as worker_check
 
-    worker_check(url, allow_no_password=False)
+    worker_check(url, allow_no_password=False, command="run")
 
 
 def sweep_sandbox_cgroups() -> None:

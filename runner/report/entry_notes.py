@@ -53,7 +53,7 @@ def warning_lines(notes: list[StderrNote], run_dir: str = "RUN") -> list[str]:
     entries = sorted({n.entry for n in notes})
     out = [
         f"warning: entries wrote on stderr in {games} game(s): {', '.join(entries)} "
-        f"(what an entry says about itself, e.g. a time budget that cut its search; "
+        f"(what an entry says about itself, e.g. a work budget that cut its search; "
         f"tourney replay {run_dir} MATCH --game K shows a game's)"
     ]
     for n in notes[:QUOTED_GAMES]:

@@ -197,6 +197,8 @@ class StageView:
     brackets: list[BracketRound] = field(default_factory=list)
     bracket_names: list[str] = field(default_factory=list)
     embedded: int = 0
+    #: the games a clock decided, in one line (``ReportData.clock_decided``), or ""
+    clock_decided: str = ""
 
     @cached_property  # read once per standings row: a 10,000-entry table must not scan itself per row
     def extra_keys(self) -> list[str]:
@@ -231,6 +233,7 @@ def _stage_views(data: ReportData, embedded: set[str]) -> list[StageView]:
             done=sum(1 for r in rows if r.match.finished),
             games=sum(len(r.games) for r in rows),
             embedded=sum(1 for r in rows for g in r.games if g.embedded),
+            clock_decided=data.clock_decided(stage.name),
         )
         if is_bracket_stage(stage):
             view.brackets = bracket_rounds(data, stage)

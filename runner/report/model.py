@@ -33,6 +33,11 @@ from runner.domain.timing import TimingSummary, timing_summary
 if TYPE_CHECKING:
     from runner.config import TournamentConfig
 
+#: the verdicts a clock gives: only these depend on how busy the machine was
+CLOCK_VERDICTS = frozenset({VerdictKind.TIMEOUT, VerdictKind.CPU_LIMIT})
+#: games a stage's "decided by the move limit" line names before "and N more"
+CLOCK_GAMES_NAMED = 3
+
 
 @dataclass(frozen=True)
 class RatingTable:
@@ -164,6 +169,29 @@ class ReportData:
         return (
             f"{n} game{'s' if n != 1 else ''} stopped at {'their' if n != 1 else 'its'} bound ({parts}) "
             "and adjudicated by the game's rule (docs/config.md, bound); each replay says how"
+        )
+
+    def clock_decided(self, stage: str) -> str:
+        """One line naming the games of ``stage`` that a clock decided (a ``timeout`` or
+        ``cpu_limit`` verdict, or the game wall bound), or "" when none was: only these results
+        can change with the machine's load (docs/config.md, "Games the move limit decided")."""
+        decided = [
+            (m, k, g)
+            for m, k, g in self.games(stage)
+            if g.verdict.kind in CLOCK_VERDICTS or g.stopped_by == "wall"
+        ]
+        if not decided:
+            return ""
+        named = ", ".join(
+            f"{m.match_id} game {k} ({g.verdict.kind.value if g.stopped_by != 'wall' else 'wall bound'}"
+            f"{': ' + g.verdict.player if g.verdict.player and g.stopped_by != 'wall' else ''})"
+            for m, k, g in decided[:CLOCK_GAMES_NAMED]
+        )
+        more = f" and {len(decided) - CLOCK_GAMES_NAMED} more" if len(decided) > CLOCK_GAMES_NAMED else ""
+        n = len(decided)
+        return (
+            f"{n} game{'s' if n != 1 else ''} decided by the move limit, not by the rules: {named}{more}; "
+            "on a busier or quieter machine they could end otherwise"
         )
 
     def verdicts_by_entry(self) -> Counter[tuple[str, str]]:

@@ -20,11 +20,12 @@ from rich.text import Text
 from runner.domain.fleet import rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.match_record import MatchRecord
+from runner.domain.match_values import VerdictKind
 from runner.domain.stages.base import StageState
 from runner.domain.stages.pair_stats import PAIR_COLUMNS
 from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
 from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
-from runner.report.entry_notes import stderr_notes, warning_lines
+from runner.report.entry_notes import build_logs, stderr_notes, warning_lines
 from runner.report.loader import load_report_data
 from runner.report.model import ReportData
 from runner.report.replay import replay_game
@@ -192,6 +193,9 @@ def print_stage_standings(data: ReportData, console: Console) -> None:
                 console.print(_text(f"  excluded: {entry}: {inert(why, one_line=True)}"), style="yellow")
         for note in stage.notes:
             console.print(_text(f"  note: {note}"), style="dim")
+        clocked = data.clock_decided(stage.name)
+        if clocked:
+            console.print(_text(f"  note: {clocked}"), style="yellow")
         console.print()
 
 
@@ -341,6 +345,24 @@ def print_summary(data: ReportData, console: Console) -> None:
     print_timing(data, console)
     print_workers(data, console)
     print_final_ranking(data, console)
+    print_build_failures(data, console)
+
+
+def print_build_failures(data: ReportData, console: Console) -> None:
+    """Last, where it is seen: each entry whose build failed, its games charged, and the command
+    that prints its whole log (the verdicts above quote only its first error lines)."""
+    run_dir = str(data.run_dir) if data.run_dir is not None else "RUN"
+    charged = data.verdicts_by_entry()
+    for log in build_logs(data.matches):
+        n = charged.get((log.entry, VerdictKind.BUILD_FAILED.value), 0)
+        console.print(
+            _text(
+                f"{log.entry}: its build failed ({n} game{'s' if n != 1 else ''} charged build_failed); "
+                f"the whole log: tourney build-log {run_dir} {log.entry}",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
 
 
 def print_final(run_dir: Path | str, console: Console | None = None) -> None:

@@ -31,12 +31,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+import yaml
 
 from runner.config import TournamentConfig, load_config
 from runner.errors import UsageError
@@ -100,6 +103,22 @@ class RunDir:
         return self.store.is_file()
 
 
+def run_dir_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a run directory (it, or a directory above it, is a file or a
+    device), or None; said before anything is made, in one line."""
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            what = "a file" if p.is_file() else "not a directory (a device or a socket)"
+            if p == path:
+                return f"{path} is {what}; give a directory: a new one, or a run's to resume it"
+            return f"{path}: {p} is {what}, so nothing can be made under it; give a directory"
+        if p.is_dir():
+            if not os.access(p, os.W_OK | os.X_OK) and p != path:
+                return f"{path}: cannot create it in {p} (permission denied)"
+            break
+    return None
+
+
 def default_run_dir(config: TournamentConfig) -> Path:
     return Path("runs") / config.name
 
@@ -135,6 +154,45 @@ def create_run(rd: RunDir, config_path: Path, config: TournamentConfig, run_id: 
     )
 
 
+#: differing keys a refused resume names before "and N more"
+SHOWN_CHANGES = 5
+
+
+def _flat(value: Any, at: str = "") -> dict[str, Any]:
+    """A parsed YAML document as ``dotted.key[0]`` -> leaf value."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{at}.{k}" if at else str(k)))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, v in enumerate(value):
+            out.update(_flat(v, f"{at}[{i}]"))
+        return out
+    return {at or "(the whole file)": value}
+
+
+def config_changes(frozen: Path, config_path: Path) -> list[str]:
+    """What differs between a run's frozen config and ``config_path``, by content, not bytes
+    (comments, quoting and layout are no change): ``key: old -> new`` per differing key; a
+    frozen copy that cannot be read or parsed counts as differing as a whole."""
+    try:
+        old = _flat(yaml.safe_load(frozen.read_text(encoding="utf-8")))
+        new = _flat(yaml.safe_load(config_path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        return [f"the whole file (the frozen copy cannot be read: {e})"]
+    missing = object()
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        a, b = old.get(key, missing), new.get(key, missing)
+        if a != b:
+            before = "(absent)" if a is missing else json.dumps(a)
+            after = "(absent)" if b is missing else json.dumps(b)
+            changes.append(f"{key}: {before} -> {after}")
+    return changes
+
+
 def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> RunStore:
     """The existing run's store if ``config_path`` is the same config with the same entry
     code; else ``ResumeRefused`` saying what differs."""
@@ -145,11 +203,16 @@ def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> 
     meta = store.meta()
     want = str(meta.get("config_digest", ""))
     got = file_digest(config_path)
-    if want != got:
+    differs = config_changes(rd.config, config_path) if want != got else []
+    if differs:
         store.close()
+        shown = "; ".join(differs[:SHOWN_CHANGES]) + (
+            f"; and {len(differs) - SHOWN_CHANGES} more" if len(differs) > SHOWN_CHANGES else ""
+        )
         raise ResumeRefused(
-            f"{rd.path} holds a run of a different config (frozen config digest {want[:12]}, "
-            f"{config_path} has {got[:12]}); use --run-dir to start a new run, or restore the config"
+            f"{rd.path} holds a run of another config: {config_path} differs from the run's frozen copy "
+            f"{rd.config} in {shown}; restore those values (or copy {rd.config} back), or start a new "
+            "run with --run-dir DIR"
         )
     now = {n: s.digest for n, s in [*config.entry_specs().items(), *config.seed_opponent_specs().items()]}
     recorded = {**meta.get("entries", {}), **meta.get("seed_opponents", {})}
@@ -194,7 +257,12 @@ def _config_dir(rd: RunDir) -> Path:
 @contextlib.contextmanager
 def coordinator_lock(rd: RunDir) -> Iterator[None]:
     """One coordinator per run directory; the kernel drops the lock if it is killed."""
-    rd.path.mkdir(parents=True, exist_ok=True)
+    try:
+        rd.path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            run_dir_problem(rd.path) or f"{rd.path}: cannot create the run directory: {e.strerror or e}"
+        ) from None
     # results, artifacts and the broker's files: nobody else's business
     rd.path.chmod(0o700)
     f: IO[str] = open(rd.path / ".coordinator.lock", "a+")  # noqa: SIM115 (held for the whole run)

@@ -350,3 +350,21 @@ def test_sprt_stage_problems_are_located(project: Path) -> None:
     assert got == ["11:5: stages[0]: elo1 (5.0) must be above elo0 (5.0)"]
     named = sprt + "\n    engine: gamma\n    baseline: beta"
     assert load_config(write(project, edit("planner: round_robin", named))).stages[0].planner == "sprt"
+
+
+def test_validate_names_validate_build_when_entries_have_builds(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38: an entry that fails to compile passed a plain `validate` with "OK" and nothing
+    more; a plain validate cannot build, so it says that it did not and how to."""
+    p = write(project, GOOD)
+    assert cmd_validate(argparse.Namespace(config=str(p))) == 0
+    assert "builds:" not in capsys.readouterr().out  # no entry here has a build command
+    make_entry(project, "boxing", "compiled", build="cc -o a.out main.c")
+    p = write(project, GOOD.replace("boxing/alpha", "boxing/compiled"))
+    assert cmd_validate(argparse.Namespace(config=str(p))) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"  builds: not tried (1 entry has a build command); `tourney validate {p} --build` builds them "
+        "in the sandbox, as a worker would\n"
+    ) in out

@@ -103,12 +103,17 @@ def test_lookahead_chooses_what_the_seed_algorithm_chooses(
         assert ask(player, w, h, k, moves) == expected[:2], (moves, foresight, dv, order, expected)
 
 
-def test_lookahead_keeps_to_about_a_second_on_20x20(roster: Roster) -> None:
-    player = with_args(roster("mnk")["lookahead"], "--foresight", "4")
+def test_lookahead_keeps_to_its_work_budget_on_20x20(roster: Roster) -> None:
+    """Foresight 4 on 20x20 is far beyond any budget: the search stops once the entry.yaml's
+    5,000,000 positions are spent (a count, the same on every machine), just past it."""
+    player = with_args(roster("mnk")["lookahead"], "--foresight", "4", "--verbose", "1")
     moves = [(10, 10), (11, 11), (10, 11), (11, 10), (12, 12), (9, 9)]
     text = "\n".join(["20 20 5", *(f"{x} {y}" for x, y in moves)]) + "\n"
-    _, wall = run_move(player, "X", text)
-    assert wall < 2.0  # 0.8 s safety-net budget plus start-up, with room for a loaded machine
+    out, err = _stderr_of(player, text)
+    assert re.fullmatch(r"\d+ \d+\n", out)
+    assert "the work budget (--max-work 5000000 positions) cut the search" in err, err
+    spent = int(re.findall(r"^work: (\d+) positions$", err, re.M)[-1])
+    assert 5_000_000 < spent < 5_000_000 + 20 * 20 * 20 * 20  # at most one level-2 node past it
 
 
 def _stderr_of(player: Player, text: str) -> tuple[str, str]:
@@ -120,13 +125,14 @@ def _stderr_of(player: Player, text: str) -> tuple[str, str]:
 
 
 def test_lookahead_reports_when_the_budget_cuts_its_fixed_foresight(roster: Roster) -> None:
-    """Seed 004's 'level of foresight' is fixed; the budget is a safety net that says when it fires."""
-    player = with_args(roster("mnk")["lookahead"], "--foresight", "4", "--budget-ms", "20")
+    """Seed 004's 'level of foresight' is fixed; a work budget bounds it and says when it fires."""
+    player = with_args(roster("mnk")["lookahead"], "--foresight", "4", "--max-work", "20000")
     out, err = _stderr_of(player, "20 20 5\n10 10\n11 11\n")
     assert re.fullmatch(r"\d+ \d+\n", out)
-    assert re.search(r"lookahead: the 20 ms time budget cut the search: played foresight [0-3] of 4", err), (
-        err
-    )
+    assert re.search(
+        r"lookahead: the work budget \(--max-work 20000 positions\) cut the search: played foresight [0-3] of 4",
+        err,
+    ), err
 
 
 def test_lookahead_plays_its_full_foresight_silently_when_in_time(roster: Roster) -> None:

@@ -342,7 +342,9 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
 def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> None:
     """One worker's match hangs (one move of an entry stalls, its heartbeat alive: a slow
     machine, not a dead one); once it is all the run waits for, a second copy goes to the idle
-    worker and the run ends without waiting for the slow one."""
+    worker and the run ends without waiting for the slow one. While the slow worker is the only
+    one, no copy is sent, though one of its own two processes is free (issue 38: a copy "sent
+    to another worker" that no other worker could take)."""
     tag = unique("strag")
     organiser = Organiser(tmp_path / "home")
     # the move that claims this file stalls for 10 minutes (tests/integration/entries/scan);
@@ -361,7 +363,15 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
     server = EmbeddedRedis(tmp_path / "redis").start()
     url = server.url()
     slow_name, fast_name = f"slow-{tag}", f"fast-{tag}"
-    slow = start_worker(url, slow_name, tmp_path / "slow", organiser.enrol(slow_name), "--allow-unsandboxed")
+    slow = start_worker(
+        url,
+        slow_name,
+        tmp_path / "slow",
+        organiser.enrol(slow_name),
+        "--allow-unsandboxed",
+        "--concurrency",
+        "2",
+    )
     fast: subprocess.Popen[bytes] | None = None
     stall.write_text("hang\n")
     proc = start_tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path,
@@ -370,6 +380,17 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
         # a move on the slow worker claimed the file: that match stalls (the fast worker is not
         # started yet, so it is the slow one's)
         wait_for(lambda: not stall.exists(), 60, "the slow worker to stall in a move", every=0.02)
+        # every other match done: the stalled one is all the run waits for, far past the median
+        # (matches of well under a second), with one of the slow worker's processes idle
+        wait_for(
+            lambda: sum(r.state == "done" for r in store_rows(run_dir)) == 5,
+            120,
+            "the other matches to finish",
+            every=0.2,
+        )
+        time.sleep(10.0)
+        with RunStore.open(run_dir) as store:
+            assert store.events("straggler_copy") == []  # no other worker: no copy
         fast = start_worker(
             url, fast_name, tmp_path / "fast", organiser.enrol(fast_name), "--allow-unsandboxed"
         )

@@ -74,10 +74,10 @@ def test_same_config_resumes_other_config_is_refused(tmp_path: Path) -> None:
     other = write_config(tmp_path / "other", "guard", entrants=4)
     refused = tourney("run", other, "--inline", cwd=tmp_path)
     assert refused.returncode == 2
-    assert "different config" in refused.stderr and "--run-dir" in refused.stderr
-    with RunStore.open(tmp_path / "runs" / "guard") as store:
-        digest = store.meta()["config_digest"]
-    assert digest[:12] in refused.stderr
+    assert "holds a run of another config" in refused.stderr and "--run-dir" in refused.stderr
+    # the keys that differ (4 entrants, not 3: the variants' count), and where the frozen copy is
+    assert "entries[0].variants.count: 3 -> 4" in refused.stderr, refused.stderr
+    assert f"frozen copy {tmp_path / 'runs' / 'guard' / 'config.yaml'}" in refused.stderr
 
 
 def test_run_refuses_broker_without_password(tmp_path: Path) -> None:

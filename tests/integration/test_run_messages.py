@@ -14,6 +14,7 @@ from pathlib import Path
 from runner.orchestration import procs
 from runner.orchestration.redis_server import EmbeddedRedis
 from tests.integration.helpers import (
+    ROOT,
     TOURNEY,
     assert_nothing_left,
     assert_one_official_result_per_match,
@@ -63,6 +64,38 @@ def test_a_run_ends_with_its_report_and_running_it_again_says_it_is_complete(tmp
     new = tourney("run", config, "--run-dir", fresh, "--inline", "--no-progress", cwd=tmp_path)
     assert new.returncode == 0, new.stdout + new.stderr
     assert new.stdout.rstrip().splitlines()[-1] == f"report: {fresh / 'report.html'}"
+
+
+def test_ctrl_c_under_make_tournament_prints_the_make_command(tmp_path: Path) -> None:
+    """Issue 38: who started the run with `make tournament` may not have tourney on PATH; the
+    Makefile passes its own command (TOURNEY_RESUME_HINT) and the interrupted run prints it."""
+    config = write_config(tmp_path, "makeint", entrants=3, sleep=0.2)
+    run_dir = tmp_path / "runs" / "makeint"
+    args = f"--workers 1 --run-dir {run_dir}"
+    log = tmp_path / "make.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            ["make", "-s", "-C", str(ROOT), "tournament", f"CONFIG={config}", f"ARGS={args}"],
+            cwd=tmp_path,
+            env=env(**private_tmp(tmp_path)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_sigint_default,
+        )
+    try:
+        wait_for(lambda: "finished game" in _text(log), 120, "a first finished game")
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: make and the run alike
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    text = _text(log)
+    assert "tourney run: interrupted" in text, text[-3000:]
+    assert f"resume with: make tournament CONFIG='{config}' ARGS='{args}'" in text, text[-3000:]
+    assert "resume with: tourney run" not in text and "Traceback" not in text
+    assert_nothing_left([str(tmp_path)])
 
 
 def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path: Path) -> None:

@@ -256,11 +256,11 @@ def pousse_tournament(
     )
 
 
-def boxing_permutations(seed: int = 2, sandbox: str = "none") -> ReportData:
+def boxing_permutations(seed: int = 2, sandbox: str = "none", width: int = 8, height: int = 5) -> ReportData:
     """Three entries, all 3! play orders on one small arena (openskill, boxing grids)."""
     rng = random.Random(seed)
     game = get_game("boxing", max_box=3)
-    arena = game.generate_board(random.Random(seed), width=8, height=5, blocked=4)
+    arena = game.generate_board(random.Random(seed), width=width, height=height, blocked=4)
     bid = _board_id(arena)
     entries = ["greedy", "corner", "random"]
     ms: list[MatchRecord] = []
@@ -289,20 +289,17 @@ def boxing_permutations(seed: int = 2, sandbox: str = "none") -> ReportData:
     )
 
 
-def mnk_knockout(seed: int = 3) -> ReportData:
+def mnk_knockout(seed: int = 3, names: Sequence[str] = ("north", "south", "east", "west")) -> ReportData:
     """Four entries, a two-round knockout on 5x5 (k=4)."""
     rng = random.Random(seed)
     game = get_game("mnk")
     board = "5 5 4"
     bid = _board_id(board)
-    entries = ["north", "south", "east", "west"]
+    entries = list(names)
+    a, b, c, d = entries
     r1 = [
-        _play_match(
-            game, "knockout", 1, "", 0, ("north", "west"), board, [("north", "west"), ("west", "north")], rng
-        ),
-        _play_match(
-            game, "knockout", 1, "", 1, ("south", "east"), board, [("south", "east"), ("east", "south")], rng
-        ),
+        _play_match(game, "knockout", 1, "", 0, (a, d), board, [(a, d), (d, a)], rng),
+        _play_match(game, "knockout", 1, "", 1, (b, c), board, [(b, c), (c, b)], rng),
     ]
     w = [m.leaders()[0] for m in r1]
     r2 = [_play_match(game, "knockout", 2, "", 0, (w[0], w[1]), board, [(w[0], w[1]), (w[1], w[0])], rng)]

@@ -169,6 +169,11 @@ def test_the_end_of_run_summary_warns(run_dir: Path, capsys: pytest.CaptureFixtu
     print_final(run_dir)
     out = capsys.readouterr().out
     assert "warning: entries wrote on stderr in 2 game(s): seeded" in out
+    # issue 38: the run that charged a failed build names the command for its whole log, last
+    # (broken played first-empty and seeded twice each: 4 games charged)
+    last = " ".join(out.strip().splitlines()[-1].split())
+    charged = "broken: its build failed (4 games charged build_failed)"
+    assert last == f"{charged}; the whole log: tourney build-log {run_dir} broken"
 
 
 def test_matches_json_carries_the_stderr_lines(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -283,17 +283,21 @@ def test_seed_placeholder_replays_a_match_move_for_move(tmp_path: Path) -> None:
 
 
 def test_a_budget_cut_of_the_tryst98_lookahead_reaches_the_result(tmp_path: Path) -> None:
-    """The look-ahead's safety net (80% of {move_time_ms}) fires on 20x20 at foresight 3; the
-    line it writes on stderr is in the game's record, not lost with the process."""
+    """The look-ahead's work budget (20,000 positions in its lookahead-quick variant) stops
+    foresight 3 on 20x20; the line it writes on stderr is in the game's record, not lost with
+    the process."""
     root = Path(__file__).resolve().parents[2] / "entries" / "mnk"
     p = tourney(
-        tmp_path, "--game", "mnk", "--size", "20x20x3", "--sandbox", "none", "--json", "--move-time", "0.5",
-        str(root / "lookahead"), str(root / "greedy"),
+        tmp_path, "--game", "mnk", "--size", "20x20x3", "--sandbox", "none", "--json", "--move-time", "5",
+        f"{root / 'lookahead'}:lookahead-quick", str(root / "greedy"),
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     (g,) = json.loads(p.stdout)["games"]
-    lines = g.get("stderr", {}).get("lookahead", [])
-    assert any("lookahead: the 400 ms time budget cut the search: played foresight" in ln for ln in lines), g
+    lines = g.get("stderr", {}).get("lookahead-quick", [])
+    assert any(
+        "lookahead: the work budget (--max-work 20000 positions) cut the search: played foresight" in ln
+        for ln in lines
+    ), g
 
 
 def test_play_prints_what_an_entry_wrote_on_stderr_after_the_game() -> None:
@@ -306,10 +310,10 @@ def test_play_prints_what_an_entry_wrote_on_stderr_after_the_game() -> None:
     out = io.StringIO()
     record = GameRecord(
         ["a", "b"], "a", {"a": 1, "b": 0}, Verdict(VerdictKind.NORMAL, None, "3 in a row"), [],
-        "3 in a row", stderr={"a": ["lookahead: the 800 ms time budget cut the search (x2)", "\x1b[31m"]},
+        "3 in a row", stderr={"a": ["lookahead: the work budget cut the search (x2)", "\x1b[31m"]},
     )  # fmt: skip
     _Printer(out, positions=False, total=1).game_finished(1, record, get_game("mnk"), None)
     assert out.getvalue().splitlines()[1:] == [
-        "  a wrote on stderr: lookahead: the 800 ms time budget cut the search (x2)",
+        "  a wrote on stderr: lookahead: the work budget cut the search (x2)",
         "  a wrote on stderr: \\x1b[31m",  # entry text stays inert on the terminal
     ]

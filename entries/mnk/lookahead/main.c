@@ -2,7 +2,7 @@
  * text protocol.
  *
  * Usage:  a.out [--foresight F] [--draw-value DV] [--order centre|scan]
- *               [--move-time-ms N] [--budget-ms N]
+ *               [--max-work N]
  *         stdin: "W H K", then the moves so far as "x y" (1-based column,
  *         row), X first; stdout: one "x y" line.
  *
@@ -40,21 +40,22 @@
  *    value lies in [0, 1]), with a transposition table of bounds;
  *  - positions symmetric under a reflection or rotation of the board
  *    evaluate each orbit of moves once (at the root and on deep levels).
- * Time: the seed describes a fixed "level of foresight", so the player
- * plays level F, whatever the machine's load. Levels 1, 2, .. F are computed
- * in turn (each orders the next one's moves); the time budget, counted from
- * start-up, is only a safety net against the move limit: 80% of the contest's
- * move limit when told it (--move-time-ms, which entry.yaml fills from the
- * config with the {move_time_ms} placeholder: 800 ms under the 1 s of
- * configs/tryst98.yaml), else --budget-ms, else 800 ms (later options win).
- * If it ever stops level F, the deepest
- * finished level is played and one line on stderr says so ("lookahead: the
- * 800 ms time budget cut the search: played foresight 2 of 3"), so a run
- * that lost depth can be told from one that did not. F may be any level the seed
+ * Work, not time: the seed describes a fixed "level of foresight" and no
+ * clock, so the player plays level F, and the same position always gives the
+ * same move however busy the machine is. Levels 1, 2, .. F are computed in
+ * turn (each orders the next one's moves); a work budget, counted in
+ * positions examined (--max-work N, default 5,000,000: about 1.5 s of one
+ * core, where foresight 3 on 9x9 needs at most about 2,000,000), stops a
+ * search that could not end in any reasonable time (foresight 3 on 20x20).
+ * It is a count, never a clock: if it stops level F, the deepest finished
+ * level is played and one line on stderr says so ("lookahead: the work
+ * budget (--max-work 5000000 positions) cut the search: played foresight 2
+ * of 3"), the same line on every machine. (--move-time-ms and --budget-ms,
+ * the clock of earlier versions, are accepted and ignored.) F may be any level the seed
  * allows, 1..W*H/2 (200 on 20x20): outside 1..512 (the largest board's) it is
  * refused (exit 2, a line on stderr); above a smaller board's W*H/2 that
  * board's most is played, which searches the whole board, and stderr says so. On boards up to about
- * 10x10 foresight 3 finishes well in time; on 20x20 foresight 2 does.
+ * 10x10 foresight 3 finishes within the default budget; on 20x20 foresight 2 does.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -76,15 +77,17 @@ static int empties;
 static double dv = 0.5;
 static u64 zob[MAXC][3], hash;
 
-#define BUDGET_SHARE 0.8 /* of the move limit: the rest is start-up and the runner's slack */
-static double t_start, budget_s = 0.8; /* a safety net only: see "Time" above */
+/* The work budget (see "Work" above): positions placed, counted by place(). A count, not a
+   clock, so that the same position gives the same move however busy the machine is. */
+static long long work, max_work = 5000000LL;
 static int aborted;
 
-static double now(void) {
+static double now(void) { /* only for --verbose: never decides anything */
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+static double t_start;
 
 static const int DX[8] = {1, 0, 1, 1, -1, 0, -1, -1};
 static const int DY[8] = {0, 1, 1, -1, 0, -1, -1, 1};
@@ -135,6 +138,7 @@ static void touch(int i, int p) {
 static int stones[3];
 
 static void place(int i, int p) {
+    work++;
     cell[i] = (unsigned char)p;
     stones[p]++;
     empties--;
@@ -237,6 +241,7 @@ static double user_node2(void) {
     int forks_possible = stones[USER] + 1 >= K - 1;
     for (int u = 0; u < NC; u++) {
         if (cell[u]) continue;
+        work++;
         if (E == 1) {
             sum += dv; /* the user's move fills the board */
         } else if (nwin[COMP] - winc[COMP][u] > 0) {
@@ -259,7 +264,7 @@ static double user_node(int d, double alpha, double beta) {
     if (nwin[USER] > 0) return 0.0; /* the user takes its win */
     if (d == 1) return empties == 1 ? dv : 0.5;
     if (d == 2) return user_node2();
-    if (now() - t_start > budget_s) aborted = 1;
+    if (work > max_work) aborted = 1;
     if (aborted) return 0.5;
 
     int syms[8], nsym = 1;
@@ -331,6 +336,7 @@ static double comp_level2(double beta) {
         }
     for (int i = 0; i < NC; i++) {
         if (cell[i] || !quiet[i]) continue;
+        work++;
         int F = 0;
         if (nf) {
             place(i, COMP);
@@ -355,8 +361,8 @@ static double comp_node(int d, double alpha, double beta) {
     if (nwin[USER] >= 2) return 0.0; /* one move cannot block two */
     if (d == 1 && nwin[USER] <= 1) /* closed form of the last level */
         return empties <= 2 ? dv : 0.5;
-    /* a level-2 node already costs ~E*E cell updates: read the clock each time */
-    if (now() - t_start > budget_s) aborted = 1;
+    /* a level-2 node already costs ~E*E cell updates: look at the count each time */
+    if (work > max_work) aborted = 1;
     if (aborted) return 0.5;
     tt_ent *e = &tt[(hash ^ (u64)d * 0x9E3779B97F4A7C15ULL) & ((1u << TT_BITS) - 1)];
     if (e->key == hash && e->depth == d) {
@@ -489,11 +495,12 @@ int main(int argc, char **argv) {
         if (i + 1 >= argc) goto usage;
         if (!strcmp(argv[i], "--foresight")) foresight = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--draw-value")) dv = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--budget-ms")) budget_s = atof(argv[++i]) / 1000.0;
-        else if (!strcmp(argv[i], "--move-time-ms")) {
-            double limit_ms = atof(argv[++i]); /* not a number (no limit given): keep the budget */
-            if (limit_ms > 0) budget_s = BUDGET_SHARE * limit_ms / 1000.0;
+        else if (!strcmp(argv[i], "--max-work")) {
+            max_work = atoll(argv[++i]);
+            if (max_work < 1) goto usage;
         }
+        /* older configs' clock options: accepted, never used (a clock made moves depend on load) */
+        else if (!strcmp(argv[i], "--budget-ms") || !strcmp(argv[i], "--move-time-ms")) ++i;
         else if (!strcmp(argv[i], "--verbose")) verbose = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--order")) {
             i++;
@@ -504,7 +511,7 @@ int main(int argc, char **argv) {
         else goto usage;
     }
     /* seed 004: "Level of foresight = mm ( 1.. nnx * nny / 2 )". Any level in the range is
-       honoured (bounded only by the time budget, which says so when it cuts the search); one
+       honoured (bounded only by the work budget, which says so when it cuts the search); one
        outside it is refused with a message, never silently changed. */
     if (foresight < 1 || foresight > MAXC / 2) {
         fprintf(stderr, "lookahead: --foresight %d is outside 1..%d (seed 004: 1..nnx*nny/2)\n", foresight,
@@ -564,9 +571,10 @@ int main(int argc, char **argv) {
         finished = f;
         if (verbose) fprintf(stderr, "foresight %d: %d %d value %.6f (%.3f s)\n", f, c % W + 1, c / W + 1, v, now() - t_start);
     }
-    if (finished < foresight) /* the safety net fired: say so, never silently play shallower */
-        fprintf(stderr, "lookahead: the %.0f ms time budget cut the search: played foresight %d of %d\n",
-                budget_s * 1000.0, finished, foresight);
+    if (finished < foresight) /* the work budget ran out: say so, never silently play shallower */
+        fprintf(stderr, "lookahead: the work budget (--max-work %lld positions) cut the search: played "
+                        "foresight %d of %d\n", max_work, finished, foresight);
+    if (verbose) fprintf(stderr, "work: %lld positions\n", work);
     if (choice < 0) { /* not even level 1 finished: any empty cell */
         for (int i = 0; i < NC; i++)
             if (!cell[i]) choice = i;
@@ -576,6 +584,6 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     fprintf(stderr, "usage: a.out [--foresight F] [--draw-value DV] [--order centre|scan] "
-                    "[--move-time-ms N] [--budget-ms N]\n");
+                    "[--max-work N]\n");
     return 2;
 }
