@@ -44,7 +44,7 @@ from celery.signals import worker_init
 from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.match_values import MatchResult, MatchSpec
 from runner.domain.redaction import register_broker_url
-from runner.domain.signing import Keyring, PublicKey, SignatureError, check_artifact, open_message, signed
+from runner.domain.signing import Keyring, SignatureError, open_message, signed
 from runner.domain.wire import (
     Finished,
     Note,
@@ -55,7 +55,8 @@ from runner.domain.wire import (
     WireError,
     task_digest,
 )
-from runner.errors import BrokerRefused, BrokerWireError, RetryElsewhere
+from runner.errors import BrokerRefused, BrokerWireError
+from workers.artifact_fetch import artifact_fetcher
 from workers.broker_wire import TaskWire, wire_errors
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
@@ -72,9 +73,6 @@ log = logging.getLogger("tourney.worker")
 RESULT_PUSH_PATIENCE_S = 600.0
 #: an inbox nobody reads expires (the coordinator drains it constantly while it runs)
 INBOX_TTL_S = 7 * 24 * 3600
-#: artifact fetch: attempts and pause (the coordinator re-publishes missing ones)
-FETCH_ATTEMPTS = 5
-FETCH_PAUSE_S = 2.0
 
 _client: tuple[int, str, redis.Redis] | None = None
 
@@ -170,39 +168,6 @@ def _quarantine_reason(raw: object, wk: WorkerKey) -> str | None:
         log.warning("ignoring a quarantine notice for %s not signed by its organiser", wk.name)
         return None
     return notice.reason if notice.worker_key == wk.key.key_id else None
-
-
-class FetchFailed(RetryElsewhere, RuntimeError):
-    """An artifact could not be fetched: the broker did not answer, or does not hold it (the
-    coordinator publishes every artifact before the first match and again after the broker lost
-    its data). This machine's failure, retried elsewhere; an artifact that arrives but is not
-    the organiser's (``SignatureError``) is the entry's (``workers.artifacts``)."""
-
-
-def artifact_fetcher(r: redis.Redis, key: PublicKey | None = None) -> Callable[[str], bytes]:
-    """Fetch a packed entry by digest; with ``key``, only one that organiser signed."""
-
-    def fetch(digest: str) -> bytes:
-        last: Exception | None = None
-        for i in range(FETCH_ATTEMPTS):
-            try:
-                with wire_errors():
-                    blob = r.get(KEYS.artifact(digest))
-                    if isinstance(blob, bytes):
-                        if key is not None:
-                            signature = r.get(KEYS.artifact_sig(digest, key.key_id))
-                            check_artifact(
-                                key, digest, blob, signature if isinstance(signature, bytes) else None
-                            )
-                        return blob
-                last = LookupError(f"artifact {digest[:12]} is not in Redis")
-            except BrokerWireError as e:
-                last = e
-            if i + 1 < FETCH_ATTEMPTS:
-                time.sleep(FETCH_PAUSE_S)
-        raise FetchFailed(f"cannot fetch artifact {digest[:12]}: {last}")
-
-    return fetch
 
 
 def play(

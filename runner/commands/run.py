@@ -13,15 +13,18 @@ import argparse
 import logging
 import os
 import secrets
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
-from urllib.parse import urlsplit
 
+from runner.commands.run_messages import (
+    complete_text,
+    resume_text,
+    worker_hint,
+)
 from runner.config import TournamentConfig, load_config
 from runner.domain.fleet import check_organiser_home, rejected_key_lines
 from runner.domain.inert import inert
@@ -193,7 +196,7 @@ def _run(
             # nothing to play: say so, instead of starting a cluster to find out and
             # reprinting the run as if it had just been played (README.md, "Output")
             store.close()
-            print(_complete_text(args, rd))
+            print(complete_text(args, rd))
             return 0
     else:
         store = create_run(rd, config_path, config, secrets.token_hex(8))
@@ -226,11 +229,11 @@ def _run(
                     _finish_outputs(rd, outcome, code == 0, warmer)
             return code
     except (BrokerDown, LocalWorkersFailing, RedisServerError, NoWorkerCanServe) as e:
-        raise InfrastructureFailure(f"{e}\n{_resume_text(args)}") from e
+        raise InfrastructureFailure(f"{e}\n{resume_text(args)}") from e
     except Terminated as e:
-        raise CommandError(f"stopped by {e}\n{_resume_text(args)}", exit_code=EXIT_TERMINATED) from e
+        raise CommandError(f"stopped by {e}\n{resume_text(args)}", exit_code=EXIT_TERMINATED) from e
     except KeyboardInterrupt as e:
-        raise CommandError(f"interrupted\n{_resume_text(args)}", exit_code=EXIT_INTERRUPTED) from e
+        raise CommandError(f"interrupted\n{resume_text(args)}", exit_code=EXIT_INTERRUPTED) from e
     finally:
         if warmer is not None:
             warmer.finish()
@@ -263,7 +266,7 @@ def _play(
     dispatcher = cluster.start(progress.log, lambda: pack_artifacts(config, rd, progress.log))
     _record_timing(store, config, progress)
     if args.no_local_workers:
-        progress.log(f"waiting for workers: {_worker_hint(args.broker, rd, config.sandbox == 'none')}")
+        progress.log(f"waiting for workers: {worker_hint(args.broker, rd, config.sandbox == 'none')}")
     # local: after cluster.start, so that Redis and the local worker start before these imports
     from runner.orchestration.coordinator import Coordinator
 
@@ -318,50 +321,6 @@ def _play(
         return 1, outcome
     store.set_meta(finished=time.time(), final_ranking=list(outcome.state.final_ranking))
     return 0, outcome
-
-
-def _rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
-    """The ``tourney run`` command line of ``args`` (``run_dir``: with that ``--run-dir``); a
-    broker's URL is never repeated (it holds a password): ``--broker-file`` is."""
-    words = ["tourney", "run", str(args.config)]
-    if run_dir is not None:
-        words += ["--run-dir", str(run_dir)]
-    if args.broker_file:
-        words += ["--broker-file", str(args.broker_file)]
-    elif args.broker:
-        words += ["--broker", "URL"]
-    if args.workers is not None:
-        words += ["--workers", str(args.workers)]
-    for flag in ("inline", "no_progress", "no_local_workers"):
-        if getattr(args, flag):
-            words.append("--" + flag.replace("_", "-"))
-    return shlex.join(words)
-
-
-#: the command that resumes a run, as its caller gave it (the Makefile's `make tournament` sets
-#: it: who used make may not have tourney on PATH)
-RESUME_HINT_ENV = "TOURNEY_RESUME_HINT"
-
-
-def _resume_text(args: argparse.Namespace) -> str:
-    """What an interrupted run prints last: the command that resumes it."""
-    hint = os.environ.get(RESUME_HINT_ENV, "").strip()
-    return f"resume with: {hint or _rerun_command(args, Path(args.run_dir) if args.run_dir else None)}"
-
-
-def _complete_text(args: argparse.Namespace, rd: RunDir) -> str:
-    """What running a complete run again says: where its results are, how to start anew."""
-    fresh = next(
-        rd.path.with_name(f"{rd.path.name}-{n}")
-        for n in range(2, 10_000)
-        if not rd.path.with_name(f"{rd.path.name}-{n}").exists()
-    )
-    report = f"its report: {rd.report}" if rd.report.exists() else f"tourney report {rd.path} --html FILE"
-    return (
-        f"{rd.path} is complete: nothing left to play.\n"
-        f"  {report}; standings: tourney standings {rd.path}\n"
-        f"  to start a new run of this config: {_rerun_command(args, fresh)} (or remove {rd.path})"
-    )
 
 
 def _on_accepted(
@@ -424,30 +383,6 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
         coordinator.cpu_s,
         100 * share,
     )
-
-
-def _worker_hint(broker: str, rd: RunDir, unsandboxed: bool) -> str:
-    """The commands another machine runs to serve this run: its own worker key, made once by
-    the organiser (a worker key serves every run of this organiser: docs/deploy.md), the broker,
-    and the organiser's consent to ``sandbox: none`` if the config says so."""
-    url = _masked(broker)
-    consent = " --allow-unsandboxed" if unsandboxed else ""
-    return (
-        "tourney fleet add NAME (once per machine: writes NAME.key, copy it there, mode 0600), then "
-        f"TOURNEY_BROKER_URL='{url}' tourney worker --key-file NAME.key{consent} "
-        f"(or export BROKER_URL='{url}'; make worker KEY_FILE=NAME.key"
-        + (" ARGS=--allow-unsandboxed" if unsandboxed else "")
-        + ")"
-    )
-
-
-def _masked(url: str) -> str:
-    """The broker URL with its password hidden (it is printed)."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    netloc = f":***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return parts._replace(netloc=netloc).geturl()
 
 
 def _write_pgn(rd: RunDir) -> None:

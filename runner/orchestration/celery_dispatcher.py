@@ -24,11 +24,9 @@ import redis
 
 from runner.domain.fleet import RegistryView
 from runner.domain.match_values import MatchSpec
-from runner.domain.packing import REFUSED_MAGIC
 from runner.domain.signing import (
     SignatureError,
     SigningKey,
-    artifact_signature,
     open_message,
     open_note,
     signed,
@@ -41,16 +39,16 @@ from runner.domain.wire import (
     WireError,
 )
 from runner.errors import BrokerNotRedis, BrokerPasswordRefused, BrokerWireError
+from runner.orchestration.artifact_publish import publish_artifact
 from runner.orchestration.dispatcher import (
     BrokerDown,
     DispatchObserver,
     InboxNote,
     Lifted,
-    Rejected,
     Revoked,
     Timing,
 )
-from runner.orchestration.note_binding import SentTasks, attributed
+from runner.orchestration.note_binding import SentTasks, attributed, rejected_note
 from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for, wire_errors
 
 # the run's log names each line's logger: the dispatcher's lines keep the name they had
@@ -159,30 +157,15 @@ class CeleryDispatcher:
     def publish_artifacts(self, blobs: dict[str, Path]) -> None:
         """Make sure every artifact (digest -> packed file) is in Redis (cheap when it is)."""
         for digest, path in blobs.items():
-            key = self.keys.artifact(digest)
-            sig_key = self.keys.artifact_sig(digest, self.key.key_id)
             while True:
                 try:
                     with wire_errors():
-                        if self.redis.exists(key, sig_key) != 2 or self._refusal_to_replace(key, path):
-                            blob = path.read_bytes()
-                            with self.redis.pipeline(transaction=True) as pipe:
-                                pipe.set(key, blob)
-                                pipe.set(sig_key, artifact_signature(self.key, digest, blob))
-                                pipe.execute()
+                        publish_artifact(self.redis, self.key, digest, path)
                     self._ok()
                     break
                 except BrokerWireError as e:
                     self._failed(e)
                     self._wait(1.0)
-
-    def _refusal_to_replace(self, key: str, path: Path) -> bool:
-        """Whether Redis holds a refusal (``runner.storage.artifacts``) for a digest this run has
-        the tar.gz of now (an earlier session could not pack the entry as recorded; this one did)."""
-        if path.name.endswith(".refused"):
-            return False
-        head = self.redis.getrange(key, 0, len(REFUSED_MAGIC) - 1)
-        return isinstance(head, bytes) and head == REFUSED_MAGIC
 
     # dispatching ------------------------------------------------------------------
     def envelope(self, spec: MatchSpec, attempt: int) -> TaskEnvelope:
@@ -382,18 +365,7 @@ class CeleryDispatcher:
                             note, key_id = open_note(blob, ring)
                             notes.append(self._sent.bound(attributed(note, self.registry.by_key[key_id])))
                             continue
-                    signed = json.loads(blob)  # decoded whole only to name what it claims
-                    sig = signed.get("sig")
-                    notes.append(
-                        Rejected(
-                            str(signed.get("match_id", "?")),
-                            int(signed.get("attempt", 0) or 0),
-                            str(signed.get("worker", "?")),
-                            str(first),  # "signed with another key (<id>)": no enrolled worker's
-                            kind=str(signed.get("kind", "")),
-                            key_id=str(sig.get("key", ""))[:16] if isinstance(sig, dict) else "",
-                        )
-                    )
+                    notes.append(rejected_note(blob, str(first)))
                     continue
                 notes.append(self._read(note, key_id))
             except (ValueError, WireError, TypeError, AttributeError) as e:

@@ -11,6 +11,7 @@ dropped, nobody charged.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from runner.domain.fleet import Member
 from runner.domain.wire import Finished, Note, Started, task_digest
@@ -76,3 +77,19 @@ def attributed(note: Note, member: Member) -> InboxNote:
     if isinstance(note, Finished):
         return dataclasses.replace(note, worker=label, result=dataclasses.replace(note.result, worker=label))
     return dataclasses.replace(note, worker=label)
+
+
+def rejected_note(blob: bytes | str, why: str) -> Rejected:
+    """A note no enrolled key signed, as the coordinator records it: what it claims (match,
+    attempt, worker, kind) and the key its signature names, so the run can name that key
+    (docs/fleet.md). ``why``: the signature check's refusal ("signed with another key (<id>)")."""
+    claimed = json.loads(blob)  # decoded whole only to name what it claims
+    sig = claimed.get("sig")
+    return Rejected(
+        str(claimed.get("match_id", "?")),
+        int(claimed.get("attempt", 0) or 0),
+        str(claimed.get("worker", "?")),
+        why,
+        kind=str(claimed.get("kind", "")),
+        key_id=str(sig.get("key", ""))[:16] if isinstance(sig, dict) else "",
+    )
