@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from runner.domain.engine_clock import EngineSettings
 from runner.domain.match_values import ClockScale, EntryRef, GameRecord, MatchResult, MatchSpec
 from runner.domain.placeholders import fill
+from runner.errors import EntryFault
 from workers.artifacts import BuildFailed, EntryDir
 from workers.sandbox.base import HostFactory, InteractiveProcess, RunOutcome
 
@@ -111,8 +112,8 @@ def measure_nps(
         host.close()
 
 
-class _NoAnswer(Exception):
-    pass
+class _NoAnswer(EntryFault):
+    """The engine ended or fell silent during the measure (its games will say how, as verdicts)."""
 
 
 def _search(proc: InteractiveProcess, settings: EngineSettings, deadline: float, name: str) -> int | None:

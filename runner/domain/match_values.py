@@ -289,6 +289,9 @@ class GameRecord:
     #: per engine whose clocks were scaled to the worker's speed (``scale_nps``): by how much,
     #: and the speed measured (docs/engines.md, "Clocks scaled to the machine")
     clock_scale: dict[str, ClockScale] = field(default_factory=dict)
+    #: per engine with ``log: engine``: every line to and from it in this game, timestamped
+    #: and capped (``workers.engine_log``); written to ``logs/engines/`` in the run directory
+    engine_logs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from tests.integration.helpers import ROOT
 from workers import engine_speed
 from workers.artifacts import local_fetch
 from workers.executor import execute_match
+from workers.sandbox.base import HostFactory
 
 pytestmark = [
     pytest.mark.integration,
@@ -52,7 +53,7 @@ def test_stockfish_is_measured_once_and_its_clocks_scaled_in_every_game(tmp_path
     assert played.entries["sf-b"].engine == refs["sf-b"].engine
 
 
-def _hosts():  # type: ignore[no-untyped-def]
+def _hosts() -> HostFactory:
     from workers.sandbox import game_host_factory
 
     return game_host_factory("bwrap")
