@@ -24,7 +24,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from runner.domain.engine_clock import EngineSettings
 from runner.domain.match_values import ClockScale, EntryRef, GameRecord, MatchResult, MatchSpec
@@ -35,8 +35,18 @@ from workers.sandbox.base import HostFactory, InteractiveProcess, RunOutcome
 
 log = logging.getLogger(__name__)
 
-#: the fixed search measured: nodes from the start position (about 1 s for stockfish here)
+#: the fixed search measured: nodes over ``SPEED_POSITIONS`` (about 1 s for stockfish here)
 SPEED_NODES = 200_000
+#: the positions searched, each from a fresh game: the start and three middlegames of
+#: stockfish's own bench set (a game's moves are mostly middlegame searches)
+SPEED_POSITIONS = (
+    "startpos",
+    "fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 10",
+    "fen 4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19",
+    "fen rq3rk1/ppp2ppp/1bnpb3/3N2B1/3NP3/7P/PPPQ1PP1/2KR3R w - - 7 14",
+)
+#: the search before the measure, not counted
+WARM_UP_NODES = 20_000
 #: how long the measure may take, handshake and search together, before it is given up
 SPEED_TIMEOUT_S = 120.0
 #: the largest and smallest factor applied: past them the measure is taken for a broken one
@@ -133,28 +143,36 @@ def _search(proc: InteractiveProcess, settings: EngineSettings, deadline: float,
         if option in announced:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             proc.send(f"setoption name {option} value {text}\n")
-    proc.send("ucinewgame\nisready\n")
+    proc.send("isready\n")
     while read().strip() != "readyok":
         pass
+    # a short search first: a fresh process pages its network and tables in on its first
+    # search, which no game's move pays again
+    _go(proc, read, "startpos", WARM_UP_NODES)
+    nodes = ms = 0
     started = time.monotonic()
-    proc.send(f"position startpos\ngo nodes {SPEED_NODES}\n")
-    nodes = ms = nps = None
+    for position in SPEED_POSITIONS:
+        n, t = _go(proc, read, position, SPEED_NODES // len(SPEED_POSITIONS))
+        nodes, ms = nodes + n, ms + t
+    wall_s = time.monotonic() - started
+    proc.send("quit\n")
+    # the engine's own count over its own time; without a reported time, the wall time here
+    speed = nodes * 1000 // ms if ms else int(nodes / wall_s) if wall_s > 0 else 0
+    log.info("%s: %d nodes per second here (%d nodes in %d ms)", name, speed, nodes, ms)
+    return speed or None
+
+
+def _go(proc: InteractiveProcess, read: Callable[[], str], position: str, nodes: int) -> tuple[int, int]:
+    """One search of ``nodes`` from ``position`` (a fresh game): the nodes and ms it reported
+    last before its ``bestmove`` (ms 0 when it reports no ``time``)."""
+    proc.send(f"ucinewgame\nposition {position}\ngo nodes {nodes}\n")
+    searched = ms = 0
     while not (line := read()).startswith("bestmove"):
         words = line.split()
         if words[:1] == ["info"]:
-            nodes = _after(words, "nodes") or nodes
+            searched = _after(words, "nodes") or searched
             ms = _after(words, "time") or ms
-            nps = _after(words, "nps") or nps
-    wall_s = time.monotonic() - started
-    proc.send("quit\n")
-    if nodes and ms:
-        speed = nodes * 1000 // ms
-    elif nps:
-        speed = nps
-    else:
-        speed = int(SPEED_NODES / wall_s) if wall_s > 0 else 0
-    log.info("%s: %d nodes per second here (%s nodes in %s ms)", name, speed, nodes, ms)
-    return speed or None
+    return searched or nodes, ms
 
 
 def _after(words: list[str], key: str) -> int | None:
