@@ -112,6 +112,7 @@ def execute_match(
     """
     # local: Celery loads this module in every process; the referee and sandbox only where matches play
     from workers.artifacts import ArtifactCache, ArtifactError, cache_key
+    from workers.engine_speed import scale_clocks, with_scales
     from workers.match import play_match
     from workers.sandbox import game_host_factory
     from workers.sandbox.cores import on_this_threads_cpus, timed_conditions
@@ -128,7 +129,10 @@ def execute_match(
             if observer is not None and unbuilt:
                 observer.building(unbuilt)  # the live progress shows them while they build
             entry_dirs = cache.ensure_all(spec.entries, fetch, params)
-            result = play_match(spec, entry_dirs, hosts, worker=worker, observer=observer)
+            # engines asking for clocks scaled to this machine (docs/engines.md): measured here
+            played, scales = scale_clocks(spec, entry_dirs, hosts)
+            result = play_match(played, entry_dirs, hosts, worker=worker, observer=observer)
+            result = with_scales(result, scales)
         logs = failed_build_logs(entry_dirs)
         result = dataclasses.replace(result, timing=timing, build_logs=logs or result.build_logs)
     except Exception as e:

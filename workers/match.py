@@ -57,6 +57,7 @@ from runner.domain.match_values import (
 )
 from runner.domain.placeholders import board_size, fill, game_seed
 from workers.artifacts import BuildFailed, EntryDir
+from workers.engine_log import EngineTraffic, log_to, logged
 from workers.kept_engines import KeptEngines
 from workers.protocols import EntryProtocol, Seat, make_protocol, protocol_class
 from workers.protocols.engine import EngineProtocol
@@ -128,12 +129,13 @@ class _Game:
         self.open_hosts: dict[int, EntryHost] = {}
         self.reused: set[int] = set()  # seats whose engine played the match's previous game
         self.stderr_notes = StderrNotes()  # what each entry says on stderr reaches the organiser
+        self.traffic = EngineTraffic()  # engines' lines in and out, for those with ``log: engine``
         rules = Adjudication.from_dict(spec.adjudication) if spec.adjudication else None
         self.adjudication = rules if rules is not None and rules.active and len(order) == 2 else None
 
     def play(self) -> GameRecord:
         try:
-            return self._on_board(self.stderr_notes.attach(self._play()))
+            return self._on_board(self.traffic.attach(self.stderr_notes.attach(self._play())))
         finally:
             try:
                 for host in self.open_hosts.values():
@@ -235,11 +237,15 @@ class _Game:
         if kept is not None:  # its engine from the match's previous game, told a new one starts
             if isinstance(kept.host, RecordingHost):
                 kept.host.report_to(self.stderr_notes)
+            log_to(kept.host, self.traffic)
             self.open_hosts[seat] = kept.host
             self.protocols[seat] = kept.protocol
             self.reused.add(seat)
             return
-        host = self.stderr_notes.recording(name, self.hosts.open(entry_dir, self.spec.limits, mark))
+        host = self.hosts.open(entry_dir, self.spec.limits, mark)
+        if ref.engine.get("log"):  # docs/engines.md, "Engine traffic"
+            host = logged(name, host, self.traffic)
+        host = self.stderr_notes.recording(name, host)
         self.open_hosts[seat] = host
         proto = make_protocol(
             ref.protocol, self.game, host, argv, who, self.spec.limits, self.board_text, self._engines()

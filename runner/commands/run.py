@@ -397,6 +397,16 @@ def _write_pgn(rd: RunDir) -> None:
         return
     if count is not None:
         print(f"PGN: {rd.path / 'games.pgn'} ({count} games)")
+    # local: as the PGN's, loaded only as a chess run ends
+    from runner.report.engine_logs import LOG_DIR, write_engine_logs
+
+    try:
+        logs = write_engine_logs(rd.path)
+    except OSError as e:  # as the PGN: the standings come first
+        print(f"tourney run: could not write the engine logs: {e}", file=sys.stderr)
+        return
+    if logs:
+        print(f"engine logs: {rd.path / LOG_DIR} ({logs} files)")
 
 
 def _finish_outputs(

@@ -285,6 +285,14 @@ class Checker:
                 f"{entry_names(wrong_protocol)}: protocol {specs[0].protocol} cannot carry {game}",
             )
         self._check_system_programs(loc, specs)
+        # the speed measure behind scale_nps speaks UCI (workers/engine_speed.py)
+        unscalable = [s.name for s in specs if s.engine.get("scale_nps") and s.protocol != "uci"]
+        if unscalable:
+            self.add(
+                (*loc, "path"),
+                f"{entry_names(unscalable)}: scale_nps measures an engine's speed over UCI; "
+                f"protocol {specs[0].protocol} has no fixed-nodes search to measure",
+            )
         taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:

@@ -205,6 +205,18 @@ class EngineModel(BaseModel):
         "as fastchess): one engine kept alive across the games of its own match, told ucinewgame / new "
         "between them.",
     )
+    scale_nps: int | None = Field(
+        default=None,
+        ge=1000,
+        description="Clocks scaled to the machine (fishtest, OpenBench): each worker measures the engine's "
+        "nodes per second once (a fixed search from the start position) and multiplies tc and st by "
+        "scale_nps / measured; the factor is recorded with every game.",
+    )
+    log: Literal["engine", "off"] | None = Field(
+        default=None,
+        description="engine: every line to and from the engine, with timestamps, kept per game with the "
+        "run (logs/engines/ in the run directory; cutechess/fastchess -log).",
+    )
 
     @field_validator("restart", mode="before")
     @classmethod
@@ -215,6 +227,11 @@ class EngineModel(BaseModel):
         if v is not None and not isinstance(v, bool):
             raise ValueError(f"restart is on or off, got {v!r}")
         return v
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _log_off(cls, v: object) -> object:
+        return "off" if v is False else v  # YAML reads off as a boolean
 
     @field_validator("tc")
     @classmethod
@@ -232,10 +249,13 @@ class EngineModel(BaseModel):
             "depth": "depth",
             "timemargin": "timemargin_ms",
             "restart": "restart",
+            "scale_nps": "scale_nps",
         }
         d: dict[str, Any] = {
-            names[k]: v for k, v in self.model_dump(exclude={"options"}).items() if v is not None
+            names[k]: v for k, v in self.model_dump(exclude={"options", "log"}).items() if v is not None
         }
+        if self.log is not None:
+            d["log"] = self.log == "engine"
         if self.options:
             d["options"] = dict(self.options)
         return d

@@ -16,7 +16,7 @@ Pure values and rules (docs/engines.md has the user's side):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: the clock of an engine whose entry and config name none (``tourney play`` too): docs/engines.md
@@ -79,6 +79,12 @@ class EngineSettings:
     #: a fresh process for every game (fastchess ``restart=on``); off, the default as in
     #: fastchess, keeps the engine alive across the games of its own match (docs/engines.md)
     restart: bool = False
+    #: the nodes per second the clocks are meant for (fishtest's and OpenBench's scaling): a
+    #: worker multiplies ``tc`` and ``st`` by scale_nps / the engine's speed it measured
+    #: (``scaled``; docs/engines.md, "Clocks scaled to the machine")
+    scale_nps: int | None = None
+    #: every line to and from the engine kept, with timestamps, per game (``log: engine``)
+    log: bool = False
 
     def __post_init__(self) -> None:
         if self.tc is None and self.st_s is None and self.nodes is None and self.depth is None:
@@ -113,6 +119,10 @@ class EngineSettings:
             d["options"] = dict(self.options)
         if self.restart:  # absent when off: the specs of configs that never name it read as before
             d["restart"] = True
+        if self.scale_nps is not None:
+            d["scale_nps"] = self.scale_nps
+        if self.log:
+            d["log"] = True
         return d
 
     @classmethod
@@ -126,7 +136,18 @@ class EngineSettings:
             timemargin_ms=int(d.get("timemargin_ms", DEFAULT_TIMEMARGIN_MS)),
             options=dict(d.get("options") or {}),
             restart=bool(d.get("restart", False)),
+            scale_nps=d.get("scale_nps"),
+            log=bool(d.get("log", False)),
         )
+
+    def scaled(self, factor: float) -> EngineSettings:
+        """These settings with the clocks (``tc``'s base and increment, ``st``) multiplied by
+        ``factor``; nodes and depth are no clock and stay as they are."""
+        tc = self.tc
+        if tc is not None:
+            tc = TimeControl(tc.moves, round(tc.base_s * factor, 4), round(tc.inc_s * factor, 5))
+        st_s = round(self.st_s * factor, 5) if self.st_s is not None else None
+        return replace(self, tc=tc, st_s=st_s)
 
 
 def merged(base: dict[str, Any], *overrides: dict[str, Any]) -> dict[str, Any]:

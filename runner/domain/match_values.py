@@ -289,6 +289,22 @@ class GameRecord:
     #: the board the game started on when its match plays several (``MatchSpec.boards``: a
     #: chess opening's name); "" on a match of one board, whose board is the match's own
     board_id: str = ""
+    #: per engine whose clocks were scaled to the worker's speed (``scale_nps``): by how much,
+    #: and the speed measured (docs/engines.md, "Clocks scaled to the machine")
+    clock_scale: dict[str, ClockScale] = field(default_factory=dict)
+    #: per engine with ``log: engine``: every line to and from it in this game, timestamped
+    #: and capped (``workers.engine_log``); written to ``logs/engines/`` in the run directory
+    engine_logs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClockScale:
+    """How one engine's clocks were scaled on the worker that played the game: ``factor`` =
+    ``scale_nps`` / ``measured_nps`` (the engine's speed in that worker's sandbox)."""
+
+    factor: float
+    measured_nps: int
+    scale_nps: int
 
 
 @dataclass(frozen=True)

@@ -96,13 +96,14 @@ def redact(text: str) -> str:
 
 def redacted_result(result: MatchResult) -> MatchResult:
     """``result`` with ``redact`` applied to all an entry may have written in it: each game's
-    verdict detail and stderr lines, and the build logs. Moves need none: each was parsed
+    verdict detail, stderr lines and engine logs, and the build logs. Moves need none: each was parsed
     by its game's rules."""
     games = [
         dataclasses.replace(
             g,
             verdict=dataclasses.replace(g.verdict, detail=redact(g.verdict.detail)),
             stderr={name: [redact(line) for line in lines] for name, lines in g.stderr.items()},
+            engine_logs={name: redact(text) for name, text in g.engine_logs.items()},
         )
         for g in result.games
     ]

@@ -6,8 +6,9 @@ order: the Seven Tag Roster, ``TimeControl``, ``Termination`` (PGN's own words:
 ``unterminated``; the verdict's detail is the game's closing comment), ``FEN`` and
 ``SetUp`` for a start that is not the standard one, ``Variant`` for Chess960 and
 ``Opening`` (the board's name: a book opening's; the game's own in a match of several
-openings, ``openings.per_match``). Each move carries the engine's
-reported search and time, ``{+0.31/14 0.120s}``, and its clock after the move,
+openings, ``openings.per_match``), and for clocks scaled to the worker (``scale_nps``)
+``TimeControlScale`` and ``TimeControlNominal`` (``TimeControl`` is the clock as played).
+Each move carries the engine's reported search and time, ``{+0.31/14 0.120s}``, and its clock after the move,
 ``[%clk 0:00:09.880]``, kept again from the recorded times as the worker kept it.
 
 The coordinator writes ``runs/NAME/games.pgn`` when a run ends; ``tourney pgn RUN``
@@ -78,7 +79,10 @@ def game_pgn(
     board = rules.board_of(start_text)
     pgn = chess.pgn.Game()
     white, black = record.order[0], record.order[1]
-    settings = [EngineSettings.from_dict(spec.entries[name].engine) for name in (white, black)]
+    nominal = [EngineSettings.from_dict(spec.entries[name].engine) for name in (white, black)]
+    # clocks scaled to the worker's speed (scale_nps, docs/engines.md): as the engines played them
+    scales = [record.clock_scale.get(name) for name in (white, black)]
+    settings = [s if f is None else s.scaled(f.factor) for s, f in zip(nominal, scales, strict=True)]
     pgn.headers["Event"] = event
     pgn.headers["Site"] = "tourney"
     day = datetime.datetime.fromtimestamp(when, datetime.UTC) if when else None
@@ -89,6 +93,10 @@ def game_pgn(
     pgn.headers["Result"] = result_text(record)
     tcs = {s.describe() for s in settings}
     pgn.headers["TimeControl"] = tcs.pop() if len(tcs) == 1 else " / ".join(s.describe() for s in settings)
+    if any(scales):
+        factors = [f"{f.factor:g}" if f is not None else "1" for f in scales]
+        pgn.headers["TimeControlScale"] = factors[0] if len(set(factors)) == 1 else " / ".join(factors)
+        pgn.headers["TimeControlNominal"] = " / ".join(dict.fromkeys(s.describe() for s in nominal))
     adjudicated = record.verdict.kind is VerdictKind.NORMAL and record.reason.startswith(ADJUDICATION)
     pgn.headers["Termination"] = (
         ADJUDICATION if adjudicated else TERMINATION.get(record.verdict.kind, "abandoned")

@@ -58,10 +58,21 @@ class Replay:
         scores = ", ".join(f"{n} {rec.scores.get(n, 0)}" for n in rec.order)
         if v.kind.value == "normal":
             why = rec.reason or "by the rules"
-            return f"{winner} ({why}); scores: {scores}"
+            return f"{winner} ({why}); scores: {scores}{self._scaled()}"
         against = f" against {v.player}" if v.player else ""
         detail = f": {v.detail}" if v.detail else ""
-        return f"{winner}; verdict {v.kind.value}{against}{detail}; scores: {scores}"
+        return f"{winner}; verdict {v.kind.value}{against}{detail}; scores: {scores}{self._scaled()}"
+
+    def _scaled(self) -> str:
+        """``; clocks scaled: sf x0.73 (273000 nps measured, for 200000)`` (``scale_nps``)."""
+        scales = self.record.clock_scale
+        if not scales:
+            return ""
+        shown = ", ".join(
+            f"{name} x{s.factor:g} ({s.measured_nps} nps measured, for {s.scale_nps})"
+            for name, s in sorted(scales.items())
+        )
+        return f"; clocks scaled: {shown}"
 
 
 def replay_game(game: Game[Any, Any], board_text: str, record: GameRecord) -> Replay:

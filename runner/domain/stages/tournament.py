@@ -276,6 +276,8 @@ def match_row(
                 "moves": len(g.moves),
                 # what entries wrote on stderr (a budget that cut a search ...), only when any did
                 **({"stderr": {k: list(v) for k, v in g.stderr.items()}} if g.stderr else {}),
+                # clocks scaled to the worker (scale_nps, docs/engines.md), only when any were
+                **({"clock_scale": to_builtins(g.clock_scale)} if g.clock_scale else {}),
             }
             for g in games
         ]
