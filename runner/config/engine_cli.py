@@ -115,6 +115,7 @@ class EngineCli:
     srand: int = 0
     variant: str = "standard"
     log_file: str | None = None
+    engine_log: bool = False  # -log engine=true: every engine line kept per game (logs/engines/)
     event: str | None = None
     output: str = "fastchess"  # the printed lines' format: fastchess or cutechess
     report_penta: bool = True
@@ -326,7 +327,7 @@ def _apply(cli: EngineCli, flag: str, words: list[str]) -> None:
             raise EngineCliError(f"{flag} {variant}: tourney plays standard or fischerandom")
         cli.variant = "standard" if variant == "standard" else "chess960"
     elif flag == "-log":
-        cli.log_file = _log(flag, words)
+        cli.log_file, cli.engine_log = _log(flag, words)
     elif flag == "-debug":  # cutechess: every engine line on stdout
         cli.warnings.append("-debug: engine traffic is not printed (tourney keeps each game's PGN)")
     elif flag == "-event":
@@ -407,13 +408,13 @@ def _pgnout(tool: Tool, flag: str, words: list[str]) -> str:
     return kv["file"]
 
 
-def _log(flag: str, words: list[str]) -> str:
+def _log(flag: str, words: list[str]) -> tuple[str, bool]:
+    """The log's file and whether engine traffic is kept too (``each: {log: engine}``: each
+    game's lines to and from every engine under the run's logs/engines/, docs/engines.md)."""
     kv = dict(key_values(flag, words))
-    if _bool(f"{flag} engine", kv.get("engine", "false")):
-        raise EngineCliError(f"{flag} engine=true: not supported yet: engine traffic is not logged")
     if "file" not in kv:
         raise EngineCliError(f"{flag}: file= is required")
-    return kv["file"]
+    return kv["file"], _bool(f"{flag} engine", kv.get("engine", "false"))
 
 
 def _check(cli: EngineCli) -> None:

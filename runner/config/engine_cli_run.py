@@ -69,6 +69,8 @@ def write_cli_config(cli: EngineCli, run_dir: Path, cwd: Path) -> Path:
         "stages": [_stage(cli, pairs, [e.display_name() for e in playing])],
     }
     each = _settings(cli.each, include_each=True, each=cli.each)
+    if cli.engine_log:
+        each["log"] = "engine"
     if each:
         config["each"] = each
     timed = any(k in e.settings for e in playing for k in ("tc", "st")) or not any(

@@ -96,7 +96,7 @@ def test_cutechess_defaults_and_its_games_times_rounds() -> None:
         (two("-each", "colour=red"), "-each colour: unknown fastchess engine key"),
         (["-engine", f"cmd={SF}", "-engine", f"cmd={SF}"], "the name 'stockfish' is taken"),
         (two("-rounds", "x"), "-rounds 'x': expected a whole number"),
-        (two("-log", "file=x", "engine=true"), "engine=true: not supported yet"),
+        (two("-log", "engine=true"), "file= is required"),
         (two("-openings", "format=epd"), "file= is required"),
         (two("-variant", "crazyhouse"), "standard or fischerandom"),
     ],
@@ -104,6 +104,14 @@ def test_cutechess_defaults_and_its_games_times_rounds() -> None:
 def test_what_cannot_be_run_is_refused_naming_the_flag(words: list[str], message: str) -> None:
     with pytest.raises(EngineCliError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_engine_cli("fastchess", words)
+
+
+@pytest.mark.skipif(not Path(SF).is_file(), reason="stockfish is not installed")
+def test_log_engine_true_keeps_every_engine_line_of_the_run(tmp_path: Path) -> None:
+    cli = parse_engine_cli("fastchess", [*two("-each", "nodes=500"), "-log", "file=run.log", "engine=true"])
+    path = write_cli_config(cli, tmp_path / "run", tmp_path)
+    assert load_config(path).each is not None and load_config(path).each.log == "engine"
+    assert cli.log_file == "run.log"
 
 
 def test_the_name_defaults_to_the_program_file_name() -> None:
