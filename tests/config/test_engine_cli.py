@@ -110,7 +110,8 @@ def test_what_cannot_be_run_is_refused_naming_the_flag(words: list[str], message
 def test_log_engine_true_keeps_every_engine_line_of_the_run(tmp_path: Path) -> None:
     cli = parse_engine_cli("fastchess", [*two("-each", "nodes=500"), "-log", "file=run.log", "engine=true"])
     path = write_cli_config(cli, tmp_path / "run", tmp_path)
-    assert load_config(path).each is not None and load_config(path).each.log == "engine"
+    each = load_config(path).each
+    assert each is not None and each.log == "engine"
     assert cli.log_file == "run.log"
 
 
