@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import io
+import json
 import os
 import signal
 import socket
@@ -17,7 +18,7 @@ import subprocess
 import tarfile
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _config(tmp: Path, deadline: str, name: str = "contest.yaml") -> Path:
+def _config(tmp: Path, deadline: str, name: str = "contest.yaml", *, from_submissions: bool = False) -> Path:
     text = (ROOT / "configs" / "icfp98.yaml").read_text()
     text = text.replace("../entries/", f"{ROOT}/entries/")
+    if from_submissions:  # the teams' counting versions play; the house entry is a seed opponent
+        start, end = text.index("entries:\n"), text.index("stages:\n")
+        text = (
+            text[:start]
+            + "entries: {from: submissions}\n"
+            + f"seed_opponents:\n  - path: {ROOT}/entries/pousse/greedy\n    include: [greedy]\n"
+            + text[end:]
+        )
     text = text.replace("deadline: 2027-08-29T23:59:59-04:00", f"deadline: {deadline}")
     text = text.replace("  registration: closed", f"  registration: closed\n  dir: {tmp / 'contest'}")
     text = text.replace(
@@ -76,13 +85,15 @@ class Server:
     config: Path
     proc: subprocess.Popen[bytes]
     log: Path
+    tokens: dict[str, str] = field(default_factory=dict)
 
     def team(self, name: str) -> str:
         done = tourney(
             "team", "add", name, "--email", f"{name}@example.org", "--config", self.config, cwd=self.tmp
         )
         assert done.returncode == 0, done.stderr
-        return done.stdout.splitlines()[1]
+        self.tokens[name] = done.stdout.splitlines()[1]
+        return self.tokens[name]
 
     def upload(self, token: str, blob: bytes, name: str = "sub.tar.gz") -> httpx.Response:
         return httpx.post(
@@ -307,6 +318,54 @@ def test_freeze_writes_each_teams_counting_submission_by_digest(server: Server) 
     resolved = (server.tmp / "runs" / "icfp98" / "resolved.json").read_text()
     for team, digest in digests.items():
         assert team in resolved and digest in resolved
+
+
+def test_a_config_of_entries_from_submissions_runs_each_teams_counting_version(server: Server) -> None:
+    teams = ("alpha", "charlie", "foxtrot", "hotel")
+    wait_for(
+        lambda: all(
+            r["ready"] for r in httpx.get(f"{server.url}/api/status").json()["teams"] if r["team"] in teams
+        ),
+        120,
+        "the teams' checks",
+    )
+    mine = {team: _counting(server, team) for team in teams}
+    config = _config(server.tmp, "2020-01-01T00:00:00+00:00", "from-submissions.yaml", from_submissions=True)
+    validated = tourney("validate", config, cwd=server.tmp)
+    assert validated.returncode == 0 and "entries from submissions" in validated.stdout, validated.stdout
+    run_dir = server.tmp / "runs" / "from-submissions"
+    run = tourney("run", config, "--inline", "--no-progress", "--run-dir", run_dir, cwd=server.tmp)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "playing each team's counting submission" in run.stdout
+    # each team plays its counting version, recorded by digest in the run directory ...
+    resolved = json.loads((run_dir / "resolved.json").read_text())
+    played = {e["name"]: e["digest"] for e in resolved["entries"]}
+    assert set(played) >= set(teams) and "bravo" not in played and "hostile" not in played
+    for team in teams:
+        assert played[team] == mine[team]["entry_digest"]
+    # ... and the report names the submission each entry came from
+    standings = json.loads((run_dir / "standings.json").read_text())
+    for team in teams:
+        assert standings["submissions"][team] == {
+            "team": team,
+            "version": mine[team]["version"],
+            "upload_sha256": mine[team]["upload_sha256"],
+            "entry_digest": mine[team]["entry_digest"],
+        }
+    report = (run_dir / "report.html").read_text()
+    for team in teams:
+        row = f'<tr data-entry="{team}"><td>{team}</td><td>{team}</td>'
+        assert f'{row}<td class="num">v{mine[team]["version"]}</td>' in report
+        assert mine[team]["entry_digest"][:16] in report
+    ranked = {row["entry"] for row in standings["stages"][0]["standings"]}
+    assert ranked == set(played)  # the teams played each other, not the house entry
+
+
+def _counting(server: Server, team: str) -> dict[str, Any]:
+    """The team's version that counts, as the team sees it."""
+    listed: list[dict[str, Any]] = server.get(server.tokens[team], "/api/submissions").json()["submissions"]
+    (counted,) = [s for s in listed if s["counts"]]
+    return counted
 
 
 def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_deadline(server: Server) -> None:
