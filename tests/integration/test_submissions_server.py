@@ -9,16 +9,12 @@ it again after the deadline.
 from __future__ import annotations
 
 import concurrent.futures
-import io
 import json
 import os
 import signal
-import socket
-import subprocess
 import tarfile
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,124 +22,26 @@ import httpx
 import pytest
 
 from tests.integration.conftest import bwrap_problem
-from tests.integration.helpers import ROOT, assert_nothing_left, start_tourney, tourney, wait_for
+from tests.integration.helpers import tourney, wait_for
+from tests.integration.submission_server import (
+    GOOD,
+    README,
+    RUNME,
+    Server,
+    contest_config,
+    free_port,
+    serving,
+    start_server,
+    targz,
+)
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
-
-README = b"Pousse, greedy\nJane Doe <jane@example.org>\n"
-GREEDY = (ROOT / "entries" / "pousse" / "greedy" / "main.py").read_bytes()
-RUNME = b'#!/bin/sh\nexec python3 src/main.py "$@"\n'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _config(tmp: Path, deadline: str, name: str = "contest.yaml", *, from_submissions: bool = False) -> Path:
-    text = (ROOT / "configs" / "icfp98.yaml").read_text()
-    text = text.replace("../entries/", f"{ROOT}/entries/")
-    if from_submissions:  # the teams' counting versions play; the house entry is a seed opponent
-        start, end = text.index("entries:\n"), text.index("stages:\n")
-        text = (
-            text[:start]
-            + "entries: {from: submissions}\n"
-            + f"seed_opponents:\n  - path: {ROOT}/entries/pousse/greedy\n    include: [greedy]\n"
-            + text[end:]
-        )
-    text = text.replace("deadline: 2027-08-29T23:59:59-04:00", f"deadline: {deadline}")
-    text = text.replace("  registration: closed", f"  registration: closed\n  dir: {tmp / 'contest'}")
-    text = text.replace(
-        "  max_bytes: 10485760", "  max_bytes: 262144\n  rate_limit: {uploads: 10, per_s: 600}"
-    )
-    text = text.replace("advance: {top: 6}", "advance: {top: 2}")  # a contest of a few test teams
-    path = tmp / name
-    path.write_text(text)
-    return path
-
-
-def targz(files: dict[str, tuple[bytes, int]], *, special: list[tarfile.TarInfo] | None = None) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as t:
-        for name, (data, mode) in files.items():
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), mode
-            t.addfile(info, io.BytesIO(data))
-        for info in special or []:
-            t.addfile(info)
-    return buf.getvalue()
-
-
-GOOD = {"runme": (RUNME, 0o755), "readme": (README, 0o644), "src/main.py": (GREEDY, 0o644)}
-
-
-@dataclass
-class Server:
-    url: str
-    tmp: Path
-    config: Path
-    proc: subprocess.Popen[bytes]
-    log: Path
-    tokens: dict[str, str] = field(default_factory=dict)
-
-    def team(self, name: str) -> str:
-        done = tourney(
-            "team", "add", name, "--email", f"{name}@example.org", "--config", self.config, cwd=self.tmp
-        )
-        assert done.returncode == 0, done.stderr
-        self.tokens[name] = done.stdout.splitlines()[1]
-        return self.tokens[name]
-
-    def upload(self, token: str, blob: bytes, name: str = "sub.tar.gz") -> httpx.Response:
-        return httpx.post(
-            f"{self.url}/api/submissions",
-            headers={"Authorization": f"Bearer {token}"},
-            files={"file": (name, blob)},
-            timeout=60,
-        )
-
-    def get(self, token: str, path: str) -> httpx.Response:
-        return httpx.get(f"{self.url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
-
-    def settled(self, token: str, version: int, timeout: float = 120) -> dict[str, Any]:
-        got: dict[str, Any] = {}
-
-        def done() -> bool:
-            got.update(self.get(token, f"/api/submissions/{version}").json())
-            return got.get("state") not in (None, "checking")
-
-        wait_for(done, timeout, f"the checks of version {version}", every=0.3)
-        return got
-
-
-def _start(tmp: Path, config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    proc = start_tourney("serve", config, "--port", str(port), "--workers", "1", cwd=tmp, log=log)
-
-    def up() -> bool:
-        assert proc.poll() is None, log.read_text()
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(up, 90, "the server to answer")
-    return proc
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("serve")
-    config = _config(tmp, "2099-01-01T00:00:00+00:00")
-    port = _free_port()
-    log = tmp / "serve.log"
-    proc = _start(tmp, config, port, log)
-    served = Server(f"http://127.0.0.1:{port}", tmp, config, proc, log)
-    yield served
-    if served.proc.poll() is None:  # the last test restarts it: the one running now
-        served.proc.send_signal(signal.SIGTERM)
-        served.proc.wait(30)
-    assert_nothing_left([str(tmp)])
+    with serving(tmp_path_factory.mktemp("serve")) as served:
+        yield served
 
 
 def test_a_good_upload_is_built_plays_its_smoke_game_and_counts(server: Server) -> None:
@@ -330,7 +228,8 @@ def test_a_config_of_entries_from_submissions_runs_each_teams_counting_version(s
         "the teams' checks",
     )
     mine = {team: _counting(server, team) for team in teams}
-    config = _config(server.tmp, "2020-01-01T00:00:00+00:00", "from-submissions.yaml", from_submissions=True)
+    past = "2020-01-01T00:00:00+00:00"
+    config = contest_config(server.tmp, past, "from-submissions.yaml", from_submissions=True)
     validated = tourney("validate", config, cwd=server.tmp)
     assert validated.returncode == 0 and "entries from submissions" in validated.stdout, validated.stdout
     run_dir = server.tmp / "runs" / "from-submissions"
@@ -375,9 +274,9 @@ def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_dea
     server.proc.send_signal(signal.SIGKILL)  # mid-check (or just before it is read)
     server.proc.wait(30)
     # started again, after the deadline: the pending check is sent again and read; uploads are refused
-    past = _config(server.tmp, "2020-01-01T00:00:00+00:00", "past.yaml")
-    port = _free_port()
-    proc = _start(server.tmp, past, port, server.tmp / "serve-2.log")
+    past = contest_config(server.tmp, "2020-01-01T00:00:00+00:00", "past.yaml")
+    port = free_port()
+    proc = start_server(server.tmp, past, port, server.tmp / "serve-2.log")
     server.proc, server.url = proc, f"http://127.0.0.1:{port}"
     got = server.settled(token, 1)
     assert got["state"] == "ready", got
