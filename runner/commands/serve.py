@@ -26,7 +26,7 @@ from runner.orchestration.celery_dispatcher import CeleryDispatcher
 from runner.orchestration.cluster import ClusterRequest, LocalCluster
 from runner.orchestration.submission_checks import CheckLoop
 from runner.orchestration.workers_gate import check_broker_url
-from runner.storage.run_dir import RunDir
+from runner.storage.run_dir import RunDir, default_run_dir
 from runner.storage.store import RunStore
 from runner.submissions.contest_dir import ContestDir, contest_dir_of
 from runner.submissions.store import SubmissionStore
@@ -67,6 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from runner.web.app import ServeContext, make_app
+    from runner.web.live_run import LiveRun
 
     config = load_config(args.config)
     rules = config.submissions
@@ -95,6 +96,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if store.meta("organiser_token") is None:
         print("the organiser token (the organiser view: /organiser), shown this once:")
         print(store.new_organiser_token(), flush=True)
+    # the run tourney run plays from the same directory (its default), shown live on /run
+    run_dir = (Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve()
     house = config.resolve_player(rules.house)
     house_artifact(contest, house)
     request = ClusterRequest(
@@ -134,6 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 protocol=house.protocol,
                 wake_checks=loop.wake,
                 secret=bytes.fromhex(secret_hex),
+                live=LiveRun(run_dir),
             )
             server = uvicorn.Server(
                 uvicorn.Config(
@@ -148,7 +152,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
             say(
                 f"serving {config.name} on http://{args.host}:{args.port}/ "
-                f"(deadline {rules.deadline.isoformat()}; contest directory {contest.path})"
+                f"(deadline {rules.deadline.isoformat()}; contest directory {contest.path}; "
+                f"the run {run_dir} live on /run)"
             )
             server.run()
             say("stopping")

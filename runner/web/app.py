@@ -5,8 +5,9 @@ an HttpOnly SameSite=Strict cookie), ``/team`` its versions and the upload form,
 ``/team/v/N`` one version's checks (refreshing while they run), ``/team/v/N/build-log``,
 ``/register`` (``registration: open``), ``/organiser``. API: ``POST /api/submissions``
 (``Authorization: Bearer TOKEN``, multipart field ``file``), ``GET /api/submissions[/N]``,
-``POST /api/submissions/N/choose``, ``GET /api/status``. Every page shows the deadline and the
-time left; a refusal is one line, on the page and as ``{"error": ...}``.
+``POST /api/submissions/N/choose``, ``GET /api/status``. The contest's run, live while it plays:
+``/run``, ``/api/run``, ``/api/run/version`` (``runner.web.live_run``). Every page shows the
+deadline and the time left; a refusal is one line, on the page and as ``{"error": ...}``.
 
 Uploads: the deadline and the rate limit are checked before the body is read; the body is
 capped (``runner.web.guards.BodyCap``) and spooled to disk by the multipart parser, copied in
@@ -41,6 +42,7 @@ from runner.submissions.intake import IntakeOutcome, store_upload, take_upload
 from runner.submissions.store import Auth, Submission
 from runner.web.context import Refusal, ServeContext
 from runner.web.guards import BodyCap, BodyTooLarge, OneLineErrors, RateLimit, csrf_ok, csrf_value
+from runner.web.live_run import live_script
 from runner.web.shapes import iso_time, smoke_moves, submission_json
 
 log = logging.getLogger("tourney.serve")
@@ -450,6 +452,30 @@ class SubmissionApp:
             )
         return self._page(request, "organiser.html.j2", teams=teams)
 
+    # -- the run, live (runner.web.live_run) ------------------------------------------------
+    async def run_page(self, request: Request) -> Response:
+        live = self.ctx.live
+        version, page = await run_in_threadpool(live.page) if live is not None else (None, "")
+        if version is None or not page:
+            return self._page(request, "run_waiting.html.j2")
+        body = page.replace("</body>", live_script(version.key) + "</body>", 1)
+        return HTMLResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def api_run(self, request: Request) -> Response:
+        if self.ctx.live is None:
+            return JSONResponse({"state": "none"})
+        return JSONResponse(
+            await run_in_threadpool(self.ctx.live.summary), headers={"Cache-Control": "no-store"}
+        )
+
+    async def api_run_version(self, request: Request) -> Response:
+        if self.ctx.live is None:
+            return JSONResponse({"state": "none", "version": ""})
+        version = await run_in_threadpool(self.ctx.live.version)
+        return JSONResponse(
+            {"state": version.state, "version": version.key}, headers={"Cache-Control": "no-store"}
+        )
+
     def routes(self) -> list[Route]:
         return [
             Route("/", self.board),
@@ -469,6 +495,9 @@ class SubmissionApp:
             Route("/api/submissions/{version:int}", self.api_one, methods=["GET"]),
             Route("/api/submissions/{version:int}/choose", self.api_choose, methods=["POST"]),
             Route("/api/status", self.api_status),
+            Route("/run", self.run_page),
+            Route("/api/run", self.api_run),
+            Route("/api/run/version", self.api_run_version),
         ]
 
 
