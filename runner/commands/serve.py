@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import cast
 
-from runner.config import load_config
+from runner.config import TournamentConfig, load_config
+from runner.config.submission_rules import SubmissionsModel
 from runner.domain.entries import EntrySpec
 from runner.domain.packing import pack_entry
 from runner.domain.private_files import read_private_text
@@ -63,12 +64,6 @@ def house_artifact(contest: ContestDir, house: EntrySpec) -> Path:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    # local: uvicorn and the web app (starlette, jinja2) load only for this command
-    import uvicorn
-
-    from runner.web.app import ServeContext, make_app
-    from runner.web.live_run import LiveRun
-
     config = load_config(args.config)
     rules = config.submissions
     if rules is None:
@@ -83,6 +78,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.no_local_workers and not broker:
         raise UsageError("--no-local-workers needs --broker-file (someone must play the checks)")
     contest = contest_dir_of(config, Path(args.contest_dir) if args.contest_dir else None).make()
+    with contest.served():  # ContestBusy: exit 2; a killed server's half uploads are gone
+        return _serve(args, config, rules, contest, broker)
+
+
+def _serve(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    rules: SubmissionsModel,
+    contest: ContestDir,
+    broker: str | None,
+) -> int:
+    # local: uvicorn and the web app (starlette, jinja2) load only for this command
+    import uvicorn
+
+    from runner.web.app import ServeContext, make_app
+    from runner.web.live_run import LiveRun
+
     store = SubmissionStore(contest.store)
     _logging(contest)
     run_id = store.meta("checks_run")

@@ -9,11 +9,17 @@ it again after the deadline.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import hashlib
+import io
 import json
 import os
 import signal
 import tarfile
+import threading
+import time
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -267,12 +273,132 @@ def _counting(server: Server, team: str) -> dict[str, Any]:
     return counted
 
 
+def _streamed(token: str, boundary: str) -> dict[str, str]:
+    """The headers of a multipart upload sent as a stream (chunked: no Content-Length)."""
+    return {"Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+def test_a_zip_bomb_and_an_undeclared_oversized_body_are_refused(server: Server) -> None:
+    token = server.team("juliett")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, (data, _) in GOOD.items():
+            z.writestr(name, data)
+        for i in range(6):  # 2.4 MiB of zeros in a few KiB: over the cap of 8 x max_bytes unpacked
+            z.writestr(f"src/zeros{i}", b"\0" * (400 * 1024))
+    answer = server.upload(token, buf.getvalue(), "bomb.zip")
+    assert answer.status_code == 422 and "would exceed" in answer.json()["failure"], answer.text
+    # a chunked body, no Content-Length, running past the cap: cut at the cap, nothing kept
+    boundary = "tourney-test-boundary"
+
+    def body() -> Iterator[bytes]:
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.tgz"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        for _ in range(40):
+            yield os.urandom(16 * 1024)  # 640 KiB in all, the cap is 256 KiB + the form's framing
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    try:
+        cut = httpx.post(
+            f"{server.url}/api/submissions",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+            },
+            content=body(),
+            timeout=60,
+        )
+        assert cut.status_code == 413 and "larger than" in cut.text, cut.text
+    except (httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadError):
+        pass  # the server answered 413 and closed while the rest was still being sent
+    assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert not any((server.tmp / "contest" / "incoming").iterdir())
+
+
+def test_two_uploads_of_one_team_at_the_same_instant_land_as_two_versions(server: Server) -> None:
+    token = server.team("kilo")
+    blobs = [targz({**GOOD, "src/note.txt": (f"upload {i}\n".encode(), 0o644)}) for i in range(2)]
+    together = threading.Barrier(2)
+
+    def send(blob: bytes) -> httpx.Response:
+        together.wait()
+        return server.upload(token, blob)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(send, blobs))
+    assert [a.status_code for a in answers] == [201, 201], [a.text for a in answers]
+    assert sorted(a.json()["version"] for a in answers) == [1, 2]
+    listed = server.get(token, "/api/submissions").json()["submissions"]
+    assert [s["version"] for s in listed] == [1, 2]
+    # each version is the upload it answered, byte for byte; both kept, in the order received
+    for a in answers:
+        mine = next(s for s in listed if s["version"] == a.json()["version"])
+        assert mine["upload_sha256"] == a.json()["upload_sha256"]
+    assert {s["upload_sha256"] for s in listed} == {hashlib.sha256(b).hexdigest() for b in blobs}
+    assert listed[0]["received"] <= listed[1]["received"]
+
+
+def test_a_server_error_is_one_log_line_and_a_plain_page(server: Server) -> None:
+    token = server.team("lima")
+    blob = targz({**GOOD, "src/note.txt": (b"lima\n", 0o644)})
+    # the upload's place in the store taken by a directory: storing it fails (a disk's failure)
+    blocker = server.tmp / "contest" / "uploads" / hashlib.sha256(blob).hexdigest()
+    blocker.mkdir()
+    try:
+        answer = server.upload(token, blob)
+    finally:
+        blocker.rmdir()
+    assert answer.status_code == 500 and answer.headers["content-type"].startswith("text/plain")
+    assert answer.text == "internal error: the organiser's log has the details\n"
+    log = (server.tmp / "contest" / "checks" / "logs" / "serve.log").read_text()
+    said = [line for line in log.splitlines() if "POST /api/submissions" in line]
+    assert len(said) == 1 and "IsADirectoryError" in said[0] and "Traceback" not in log, said
+    assert server.get(token, "/api/submissions").json()["submissions"] == []
+    assert not any((server.tmp / "contest" / "incoming").iterdir())
+    assert server.upload(token, blob).status_code == 201  # nothing else was harmed
+
+
 def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_deadline(server: Server) -> None:
     token = server.team("india")
     answer = server.upload(token, targz(GOOD))
     assert answer.status_code == 201 and answer.json()["state"] == "checking"
-    server.proc.send_signal(signal.SIGKILL)  # mid-check (or just before it is read)
+    # a second upload, half sent when the server is killed: it must leave no version
+    half_sent, release = threading.Event(), threading.Event()
+    blob = targz({**GOOD, "src/blob": (os.urandom(150_000), 0o644)})
+    boundary = "tourney-half-upload"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="half.tgz"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+
+    def body() -> Iterator[bytes]:
+        yield head + blob[: len(blob) // 2]
+        half_sent.set()
+        release.wait(60)
+        yield blob[len(blob) // 2 :] + f"\r\n--{boundary}--\r\n".encode()
+
+    def send() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(
+                f"{server.url}/api/submissions",
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Content-Type": f"multipart/form-data; boundary={boundary}",
+                },
+                content=body(),
+                timeout=60,
+            )
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    assert half_sent.wait(30)
+    time.sleep(0.5)  # the half on the server's side of the socket
+    server.proc.send_signal(signal.SIGKILL)  # mid-upload, and mid-check (or just before it is read)
     server.proc.wait(30)
+    release.set()
+    sender.join(60)
     # started again, after the deadline: the pending check is sent again and read; uploads are refused
     past = contest_config(server.tmp, "2020-01-01T00:00:00+00:00", "past.yaml")
     port = free_port()
@@ -283,3 +409,7 @@ def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_dea
     late = server.upload(token, targz(GOOD))
     assert late.status_code == 403 and "2020-01-01T00:00:00+00:00" in late.json()["error"]
     assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert not any((server.tmp / "contest" / "incoming").iterdir())  # the half upload's debris is gone
+    # and one server per contest: a second one on the same directory is refused
+    second = tourney("serve", past, "--port", str(free_port()), cwd=server.tmp, timeout=60)
+    assert second.returncode == 2 and "is served by another tourney serve" in second.stderr, second.stderr
