@@ -17,6 +17,7 @@ BENCHMARKS = {
     "coordinator": "bench.coordinator_bench",
     "engine": "bench.engine_bench",
     "engine-scale": "bench.engine_scale_bench",
+    "submissions": "bench.submissions_bench",
 }
 #: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
 TAKES_ROUNDS = {"e2e"}

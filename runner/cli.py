@@ -248,6 +248,9 @@ def _submission_parsers(command: Callable[[str, str], argparse.ArgumentParser]) 
         "--no-local-workers", action="store_true", help="with --broker-file: start no local worker"
     )
     s.add_argument("--contest-dir", help="the contest directory (default: submissions.dir or contests/NAME)")
+    s.add_argument(
+        "--run-dir", help="the run shown live on /run while tourney run plays it (default: runs/NAME)"
+    )
 
     s = command("team", "add, list and revoke a contest's teams (tokens)")
     team = s.add_subparsers(dest="team_command", required=True)

@@ -144,6 +144,12 @@ def print_standings(run_dir: Path, state: TournamentState, data: ReportData | No
 def cmd_run(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     config = load_config(config_path)  # ConfigError: every problem with its location, exit 2
+    if config.entries_from_submissions:
+        # local: the submissions' store loads only for a config that plays them
+        from runner.commands.freeze import freeze_for_run
+
+        # each team's counting version, frozen beside the config; the run plays (and resumes) that
+        config_path, config = freeze_for_run(config_path, config)
     if getattr(args, "broker_file", None):
         # a password on the coordinator's own command line would be visible to every local user
         args.broker = read_private_text(Path(args.broker_file), "--broker-file", UsageError)

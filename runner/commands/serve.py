@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import cast
 
-from runner.config import load_config
+from runner.config import TournamentConfig, load_config
+from runner.config.submission_rules import SubmissionsModel
 from runner.domain.entries import EntrySpec
 from runner.domain.packing import pack_entry
 from runner.domain.private_files import read_private_text
@@ -26,7 +27,7 @@ from runner.orchestration.celery_dispatcher import CeleryDispatcher
 from runner.orchestration.cluster import ClusterRequest, LocalCluster
 from runner.orchestration.submission_checks import CheckLoop
 from runner.orchestration.workers_gate import check_broker_url
-from runner.storage.run_dir import RunDir
+from runner.storage.run_dir import RunDir, default_run_dir
 from runner.storage.store import RunStore
 from runner.submissions.contest_dir import ContestDir, contest_dir_of
 from runner.submissions.store import SubmissionStore
@@ -63,11 +64,6 @@ def house_artifact(contest: ContestDir, house: EntrySpec) -> Path:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    # local: uvicorn and the web app (starlette, jinja2) load only for this command
-    import uvicorn
-
-    from runner.web.app import ServeContext, make_app
-
     config = load_config(args.config)
     rules = config.submissions
     if rules is None:
@@ -82,6 +78,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.no_local_workers and not broker:
         raise UsageError("--no-local-workers needs --broker-file (someone must play the checks)")
     contest = contest_dir_of(config, Path(args.contest_dir) if args.contest_dir else None).make()
+    with contest.served():  # ContestBusy: exit 2; a killed server's half uploads are gone
+        return _serve(args, config, rules, contest, broker)
+
+
+def _serve(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    rules: SubmissionsModel,
+    contest: ContestDir,
+    broker: str | None,
+) -> int:
+    # local: uvicorn and the web app (starlette, jinja2) load only for this command
+    import uvicorn
+
+    from runner.web.app import ServeContext, make_app
+    from runner.web.live_run import LiveRun
+
     store = SubmissionStore(contest.store)
     _logging(contest)
     run_id = store.meta("checks_run")
@@ -95,6 +108,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if store.meta("organiser_token") is None:
         print("the organiser token (the organiser view: /organiser), shown this once:")
         print(store.new_organiser_token(), flush=True)
+    # the run tourney run plays from the same directory (its default), shown live on /run
+    run_dir = (Path(args.run_dir) if args.run_dir else default_run_dir(config)).resolve()
     house = config.resolve_player(rules.house)
     house_artifact(contest, house)
     request = ClusterRequest(
@@ -134,6 +149,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 protocol=house.protocol,
                 wake_checks=loop.wake,
                 secret=bytes.fromhex(secret_hex),
+                live=LiveRun(run_dir),
             )
             server = uvicorn.Server(
                 uvicorn.Config(
@@ -148,7 +164,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
             say(
                 f"serving {config.name} on http://{args.host}:{args.port}/ "
-                f"(deadline {rules.deadline.isoformat()}; contest directory {contest.path})"
+                f"(deadline {rules.deadline.isoformat()}; contest directory {contest.path}; "
+                f"the run {run_dir} live on /run)"
             )
             server.run()
             say("stopping")

@@ -110,7 +110,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return _refuse(failed, args.config)
     for w in config.warnings:
         print(inert(str(w)))
-    print(f"OK: {config.name}: {len(config.entry_specs())} entries, {len(config.stages)} stages")
+    entries = (
+        "entries from submissions (each team's counting version, resolved by tourney run)"
+        if config.entries_from_submissions
+        else f"{len(config.entry_specs())} entries"
+    )
+    print(f"OK: {config.name}: {entries}, {len(config.stages)} stages")
     if config.seed_opponent_specs():
         print(f"  seed opponents: {', '.join(config.seed_opponent_specs())}")
     for line in describe(config):

@@ -117,6 +117,12 @@ class Checker:
     def _check_submissions(self, boards: dict[str, BoardSpec]) -> None:
         """The ``submissions:`` section names a house entry and a board the config has."""
         raw = self.data.get("submissions")
+        if isinstance(self.data.get("entries"), dict) and raw is None:
+            self.add(
+                ("entries",),
+                "{from: submissions} needs a submissions: section (the rules that say which "
+                "version of each team counts; docs/submissions.md)",
+            )
         if not isinstance(raw, dict):
             return
         house = raw.get("house")
@@ -266,6 +272,8 @@ class Checker:
                     )
             specs = made
         specs = self._with_engine_settings(src, specs)
+        if src.submission is not None:
+            specs = self._as_submitted(loc, src, specs)
         game = self.data.get("game")
         known_game = isinstance(game, str) and is_game_reference(game)
         wrong_game = [s.name for s in specs if known_game and not same_game(s.game, str(game))]
@@ -318,6 +326,32 @@ class Checker:
                     f" and {len(names) - 3} more" if len(names) > 3 else ""
                 )
                 self.add(loc, f"entry names {shown} are already used by {dotted(first)}")
+
+    def _as_submitted(self, loc: Loc, src: EntrySource, specs: list[EntrySpec]) -> list[EntrySpec]:
+        """An entry that says which submission it is must be that submission: one entry, named
+        after the team, with the recorded digest (code changed under the contest directory, or
+        a path to another entry, is refused here rather than played under the team's name)."""
+        origin = src.submission
+        assert origin is not None
+        if len(specs) != 1:
+            if specs:
+                self.add((*loc, "path"), f"a submission is one entry; {src.path} holds {len(specs)}")
+            return []
+        (spec,) = specs
+        if spec.name != origin.team:
+            self.add(
+                (*loc, "submission", "team"),
+                f"the entry at {src.path} is {spec.name!r}, not team {origin.team!r}",
+            )
+            return []
+        if spec.digest != origin.entry_digest:
+            self.add(
+                (*loc, "submission", "entry_digest"),
+                f"the entry at {src.path} has digest {spec.digest[:16]}, but team {origin.team}'s version "
+                f"{origin.version} was {origin.entry_digest[:16]}: its code changed since it was submitted",
+            )
+            return []
+        return specs
 
     def _openings_ok(self) -> bool:
         """Check the ``openings`` book (the game is chess, the book reads, its positions are legal);

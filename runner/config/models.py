@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 from runner.config.submission_rules import SubmissionsModel
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
@@ -363,6 +363,20 @@ class AdjudicationModel(BaseModel):
         ).to_dict()
 
 
+class SubmissionOrigin(BaseModel):
+    """Which upload of which team an entry is: what the run's report names it by."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    team: str = Field(pattern=ENTRY_NAME_PATTERN, description="The team (the entry's name).")
+    version: int = Field(ge=1, description="The team's version number.")
+    upload_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The sha256 of the upload's bytes.")
+    entry_digest: str = Field(
+        pattern=r"^[0-9a-f]{64}$",
+        description="The digest of the entry it unpacked to (its code and entry.yaml).",
+    )
+
+
 class EntrySource(BaseModel):
     """Where entries come from: an entry directory or a glob of them."""
 
@@ -384,7 +398,34 @@ class EntrySource(BaseModel):
         default=None,
         description="Chess engines: this entry's clock and options, over `each` (docs/engines.md).",
     )
+    submission: SubmissionOrigin | None = Field(
+        default=None,
+        description="The submission this entry is (written by tourney freeze, and by tourney run for "
+        "`entries: {from: submissions}`): the entry at `path` must be named after the team and have "
+        "this digest. The report names it (docs/submissions.md).",
+    )
 
+
+class FromSubmissions(BaseModel):
+    """``entries: {from: submissions}``: the entrants are each team's counting submission in the
+    contest's store (``tourney serve``), resolved by ``tourney run`` (docs/submissions.md)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_: Literal["submissions"] = Field(
+        alias="from", description="'submissions': each team's counting version, by the submissions: rules."
+    )
+
+
+def _entries_kind(value: object) -> str:
+    """A mapping is ``{from: ...}``, anything else a list (so a typo in one gets that one's error)."""
+    return "from" if isinstance(value, dict | FromSubmissions) else "list"
+
+
+EntriesModel = Annotated[
+    Annotated[list[EntrySource], Tag("list")] | Annotated[FromSubmissions, Tag("from")],
+    Discriminator(_entries_kind),
+]
 
 # -- the whole config --------------------------------------------------------
 
@@ -447,7 +488,10 @@ class TournamentSchema(BaseModel):
         "(docs/engines.md); the coordinator accepts an adjudication only where the transcript's scores "
         "give it.",
     )
-    entries: list[EntrySource] = Field(min_length=1, description="The tournament's entrants, in seed order.")
+    entries: EntriesModel = Field(
+        description="The tournament's entrants, in seed order; or {from: submissions}: each team's "
+        "counting submission (tourney serve's store), resolved when tourney run starts."
+    )
     seed_opponents: list[EntrySource] = Field(
         default_factory=list,
         description="Programs that play seeding/gauntlet games or serve as system-test references; "
@@ -459,6 +503,22 @@ class TournamentSchema(BaseModel):
         description="The contest's submission rules for tourney serve: opens, deadline, layout, max_bytes, "
         "counts, house, registration (docs/submissions.md).",
     )
+
+    @field_validator("entries")
+    @classmethod
+    def _some_entries(cls, v: list[EntrySource] | FromSubmissions) -> list[EntrySource] | FromSubmissions:
+        if isinstance(v, list) and not v:
+            raise ValueError("no entries: list at least one, or write {from: submissions}")
+        return v
+
+    @property
+    def entries_from_submissions(self) -> bool:
+        """``entries: {from: submissions}``: ``tourney run`` resolves the entrants from the store."""
+        return isinstance(self.entries, FromSubmissions)
+
+    def entry_sources(self) -> list[EntrySource]:
+        """The entries as listed (none for ``{from: submissions}`` until it is resolved)."""
+        return list(self.entries) if isinstance(self.entries, list) else []
 
     @field_validator("sandbox_binds")
     @classmethod

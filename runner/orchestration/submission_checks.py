@@ -33,6 +33,7 @@ from runner.orchestration.dispatcher import Dispatcher, Finished, Rejected, Star
 from runner.orchestration.workers_gate import first_build_error
 from runner.submissions.checks import read_outcome, smoke_spec, submission_of
 from runner.submissions.contest_dir import ContestDir
+from runner.submissions.intake import ensure_artifact
 from runner.submissions.store import Submission, SubmissionStore
 
 log = logging.getLogger("tourney.serve")
@@ -129,7 +130,8 @@ class CheckLoop:
             return
         self.publish(
             {
-                sub.entry_digest: self.contest.artifact(sub.entry_digest),
+                # packed here, off the upload's answer (runner.submissions.intake)
+                sub.entry_digest: ensure_artifact(self.contest, sub.entry_digest),
                 self.house.digest: self.contest.artifact(self.house.digest),
             }
         )

@@ -79,6 +79,8 @@ def standings_json(data: ReportData) -> str:
         "sandbox": data.sandbox,
         **standings_document(data.tournament),
     }
+    if data.submissions:  # which upload of which team each entry is (docs/submissions.md)
+        doc["submissions"] = data.submissions
     for stage in doc["stages"]:
         ratings = data.stage_ratings(stage["name"])
         stage["rating"] = ratings.kind

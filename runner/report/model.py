@@ -153,6 +153,18 @@ class ReportData:
             return list(self.stages[0].entrants)
         return list(dict.fromkeys(p for m in self.matches for p in m.players))
 
+    @cached_property
+    def submissions(self) -> dict[str, dict[str, Any]]:
+        """Entry name -> the submission it is (team, version, upload_sha256, entry_digest), for
+        the entries a frozen config names so (``tourney freeze``; docs/submissions.md)."""
+        if self.config is None:
+            return {}
+        return {
+            src.submission.team: src.submission.model_dump()
+            for src in self.config.entry_sources()
+            if src.submission is not None
+        }
+
     # -- summaries ---------------------------------------------------------
     def verdict_counts(self) -> Counter[str]:
         return Counter(g.verdict.kind.value for _, _, g in self.games())

@@ -11,10 +11,21 @@ contests/<name>/
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from runner.config import TournamentConfig
+from runner.errors import UsageError
+
+
+class ContestBusy(UsageError, RuntimeError):
+    """Another ``tourney serve`` serves this contest directory."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,32 @@ class ContestDir:
         for d in (self.uploads, self.entries, self.artifacts, self.incoming, self.checks):
             d.mkdir(mode=0o700, exist_ok=True)
         return self
+
+    @contextlib.contextmanager
+    def served(self) -> Iterator[None]:
+        """One server per contest directory (the kernel drops the lock if it is killed); what a
+        killed one left half received in ``incoming/`` is removed as the next one starts."""
+        f: IO[str] = open(self.path / ".serve.lock", "a+")  # noqa: SIM115 (held while serving)
+        try:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                raise ContestBusy(
+                    f"{self.path} is served by another tourney serve (pid {f.read().strip() or '?'})"
+                ) from None
+            f.seek(0)
+            f.truncate()
+            f.write(str(os.getpid()))
+            f.flush()
+            for debris in self.incoming.iterdir():
+                if debris.is_dir() and not debris.is_symlink():
+                    shutil.rmtree(debris, ignore_errors=True)
+                else:
+                    debris.unlink(missing_ok=True)
+            yield
+        finally:
+            f.close()
 
     def artifact(self, digest: str) -> Path:
         return self.artifacts / f"{digest}.tar.gz"

@@ -2,9 +2,11 @@
 
 received (the upload stored by its sha256) -> unpacked (``runner.submissions.archive``, or a
 bare source file) -> layout (``runner.submissions.layouts``, then the entry directory intake)
--> the entry directory kept by its digest in ``entries/`` and packed in ``artifacts/``, as a
-run keeps its entries. Each step that passed, and the first that did not, as
-``(step, status, detail)`` for the store.
+-> the entry directory kept by its digest in ``entries/``. Each step that passed, and the first
+that did not, as ``(step, status, detail)`` for the store. The entry is packed for the workers
+(``artifacts/<digest>.tar.gz``, ``ensure_artifact``) when its check is sent, not while its
+upload waits for its answer: packing is most of an upload's work (a MiB of data that does not
+compress costs about 60 ms of zlib), and at the deadline hundreds of uploads wait together.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def store_upload(contest: ContestDir, incoming: Path) -> str:
-    """Move a fully received upload into ``uploads/<sha256>``; returns the digest."""
-    digest = file_sha256(incoming)
+def store_upload(contest: ContestDir, incoming: Path, digest: str | None = None) -> str:
+    """Move a fully received upload into ``uploads/<sha256>``; returns the digest (``digest``:
+    the sha256 already computed as the bytes arrived)."""
+    digest = digest or file_sha256(incoming)
     final = contest.uploads / digest
     if final.exists():
         incoming.unlink()
@@ -66,7 +69,7 @@ def take_upload(
     protocol: str,
 ) -> IntakeOutcome:
     """Unpack and check the stored upload ``upload_digest``; on success its entry is in
-    ``entries/<digest>`` and ``artifacts/<digest>.tar.gz``."""
+    ``entries/<digest>`` (``ensure_artifact`` packs it for the workers)."""
     upload = contest.uploads / upload_digest
     out = IntakeOutcome(
         None, [("received", "ok", f"{upload.stat().st_size} bytes, sha256 {upload_digest[:16]}")]
@@ -103,13 +106,19 @@ def take_upload(
 
 
 def _keep(contest: ContestDir, root: Path, digest: str) -> None:
-    """The entry directory and its packed artifact, by digest (one copy per content)."""
-    artifact = contest.artifact(digest)
-    if not artifact.exists():
-        tmp = artifact.with_name(f".{digest}.{secrets.token_hex(4)}.tmp")
-        tmp.write_bytes(pack_entry(root))
-        os.replace(tmp, artifact)
+    """The entry directory, by digest (one copy per content)."""
     final = contest.entry(digest)
     if not final.exists():
         with contextlib.suppress(OSError):  # another upload of the same content got there first
             os.rename(root, final)
+
+
+def ensure_artifact(contest: ContestDir, digest: str) -> Path:
+    """``artifacts/<digest>.tar.gz``: the kept entry packed as it travels to the workers
+    (written once, atomically; ``pack_entry`` gives the same bytes for the same digest)."""
+    artifact = contest.artifact(digest)
+    if not artifact.exists():
+        tmp = artifact.with_name(f".{digest}.{secrets.token_hex(4)}.tmp")
+        tmp.write_bytes(pack_entry(contest.entry(digest)))
+        os.replace(tmp, artifact)
+    return artifact

@@ -5,8 +5,9 @@ an HttpOnly SameSite=Strict cookie), ``/team`` its versions and the upload form,
 ``/team/v/N`` one version's checks (refreshing while they run), ``/team/v/N/build-log``,
 ``/register`` (``registration: open``), ``/organiser``. API: ``POST /api/submissions``
 (``Authorization: Bearer TOKEN``, multipart field ``file``), ``GET /api/submissions[/N]``,
-``POST /api/submissions/N/choose``, ``GET /api/status``. Every page shows the deadline and the
-time left; a refusal is one line, on the page and as ``{"error": ...}``.
+``POST /api/submissions/N/choose``, ``GET /api/status``. The contest's run, live while it plays:
+``/run``, ``/api/run``, ``/api/run/version`` (``runner.web.live_run``). Every page shows the
+deadline and the time left; a refusal is one line, on the page and as ``{"error": ...}``.
 
 Uploads: the deadline and the rate limit are checked before the body is read; the body is
 capped (``runner.web.guards.BodyCap``) and spooled to disk by the multipart parser, copied in
@@ -17,12 +18,15 @@ mid-upload leaves no submission.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import secrets
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -38,6 +42,7 @@ from runner.submissions.intake import IntakeOutcome, store_upload, take_upload
 from runner.submissions.store import Auth, Submission
 from runner.web.context import Refusal, ServeContext
 from runner.web.guards import BodyCap, BodyTooLarge, OneLineErrors, RateLimit, csrf_ok, csrf_value
+from runner.web.live_run import live_script
 from runner.web.shapes import iso_time, smoke_moves, submission_json
 
 log = logging.getLogger("tourney.serve")
@@ -55,6 +60,7 @@ class SubmissionApp:
     def __init__(self, ctx: ServeContext) -> None:
         self.ctx = ctx
         self.limit = RateLimit(ctx.rules.rate_limit.uploads, ctx.rules.rate_limit.per_s)
+        self._limiter: anyio.CapacityLimiter | None = None
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("runner.web", "templates"),
             autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
@@ -150,6 +156,7 @@ class SubmissionApp:
             raise Refusal(400, f"refused: the file name {name[:80]!r}: letters, digits, . _ + - only")
         incoming = self.ctx.contest.incoming / f"upload-{secrets.token_hex(8)}"
         size = 0
+        sha = hashlib.sha256()
         try:
             with open(incoming, "wb") as out:
                 while chunk := await upload.read(CHUNK):
@@ -159,9 +166,14 @@ class SubmissionApp:
                             413, f"refused: the upload is larger than {self.ctx.rules.max_bytes} bytes"
                         )
                     out.write(chunk)
+                    sha.update(chunk)
             if size == 0:
                 raise Refusal(400, "refused: the file is empty")
-            sub = await run_in_threadpool(self._take, team, incoming, name, size)
+            # first come, first answered: at most one intake per core at once, in arrival order,
+            # rather than every upload of a deadline rush sharing the cores and all answered last
+            sub = await anyio.to_thread.run_sync(
+                self._take, team, incoming, name, size, sha.hexdigest(), limiter=self._intake_limiter()
+            )
         finally:
             incoming.unlink(missing_ok=True)
         if sub.state == "checking":
@@ -175,8 +187,13 @@ class SubmissionApp:
         )
         return sub
 
-    def _take(self, team: str, incoming: Path, name: str, size: int) -> Submission:
-        digest = store_upload(self.ctx.contest, incoming)
+    def _intake_limiter(self) -> anyio.CapacityLimiter:
+        if self._limiter is None:  # made in the event loop, on the first upload
+            self._limiter = anyio.CapacityLimiter(max(1, len(os.sched_getaffinity(0))))
+        return self._limiter
+
+    def _take(self, team: str, incoming: Path, name: str, size: int, sha256: str) -> Submission:
+        digest = store_upload(self.ctx.contest, incoming, sha256)
         out: IntakeOutcome = take_upload(
             self.ctx.contest,
             digest,
@@ -435,6 +452,30 @@ class SubmissionApp:
             )
         return self._page(request, "organiser.html.j2", teams=teams)
 
+    # -- the run, live (runner.web.live_run) ------------------------------------------------
+    async def run_page(self, request: Request) -> Response:
+        live = self.ctx.live
+        version, page = await run_in_threadpool(live.page) if live is not None else (None, "")
+        if version is None or not page:
+            return self._page(request, "run_waiting.html.j2")
+        body = page.replace("</body>", live_script(version.key) + "</body>", 1)
+        return HTMLResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def api_run(self, request: Request) -> Response:
+        if self.ctx.live is None:
+            return JSONResponse({"state": "none"})
+        return JSONResponse(
+            await run_in_threadpool(self.ctx.live.summary), headers={"Cache-Control": "no-store"}
+        )
+
+    async def api_run_version(self, request: Request) -> Response:
+        if self.ctx.live is None:
+            return JSONResponse({"state": "none", "version": ""})
+        version = await run_in_threadpool(self.ctx.live.version)
+        return JSONResponse(
+            {"state": version.state, "version": version.key}, headers={"Cache-Control": "no-store"}
+        )
+
     def routes(self) -> list[Route]:
         return [
             Route("/", self.board),
@@ -454,6 +495,9 @@ class SubmissionApp:
             Route("/api/submissions/{version:int}", self.api_one, methods=["GET"]),
             Route("/api/submissions/{version:int}/choose", self.api_choose, methods=["POST"]),
             Route("/api/status", self.api_status),
+            Route("/run", self.run_page),
+            Route("/api/run", self.api_run),
+            Route("/api/run/version", self.api_run_version),
         ]
 
 

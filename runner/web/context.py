@@ -11,6 +11,7 @@ from runner.config.submission_rules import SubmissionsModel
 from runner.errors import MessageRejected
 from runner.submissions.contest_dir import ContestDir
 from runner.submissions.store import SubmissionStore
+from runner.web.live_run import LiveRun
 
 
 @dataclass
@@ -24,6 +25,7 @@ class ServeContext:
     protocol: str  # the protocol a layout without entry.yaml gets (the house entry's)
     wake_checks: Callable[[], None]
     secret: bytes
+    live: LiveRun | None = None  # the contest's run, shown on /run while it plays
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
 
 

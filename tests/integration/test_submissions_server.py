@@ -9,15 +9,18 @@ it again after the deadline.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import hashlib
 import io
+import json
 import os
 import signal
-import socket
-import subprocess
 import tarfile
+import threading
+import time
 import uuid
+import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,114 +28,26 @@ import httpx
 import pytest
 
 from tests.integration.conftest import bwrap_problem
-from tests.integration.helpers import ROOT, assert_nothing_left, start_tourney, tourney, wait_for
+from tests.integration.helpers import tourney, wait_for
+from tests.integration.submission_server import (
+    GOOD,
+    README,
+    RUNME,
+    Server,
+    contest_config,
+    free_port,
+    serving,
+    start_server,
+    targz,
+)
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
-
-README = b"Pousse, greedy\nJane Doe <jane@example.org>\n"
-GREEDY = (ROOT / "entries" / "pousse" / "greedy" / "main.py").read_bytes()
-RUNME = b'#!/bin/sh\nexec python3 src/main.py "$@"\n'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _config(tmp: Path, deadline: str, name: str = "contest.yaml") -> Path:
-    text = (ROOT / "configs" / "icfp98.yaml").read_text()
-    text = text.replace("../entries/", f"{ROOT}/entries/")
-    text = text.replace("deadline: 2027-08-29T23:59:59-04:00", f"deadline: {deadline}")
-    text = text.replace("  registration: closed", f"  registration: closed\n  dir: {tmp / 'contest'}")
-    text = text.replace(
-        "  max_bytes: 10485760", "  max_bytes: 262144\n  rate_limit: {uploads: 10, per_s: 600}"
-    )
-    text = text.replace("advance: {top: 6}", "advance: {top: 2}")  # a contest of a few test teams
-    path = tmp / name
-    path.write_text(text)
-    return path
-
-
-def targz(files: dict[str, tuple[bytes, int]], *, special: list[tarfile.TarInfo] | None = None) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as t:
-        for name, (data, mode) in files.items():
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), mode
-            t.addfile(info, io.BytesIO(data))
-        for info in special or []:
-            t.addfile(info)
-    return buf.getvalue()
-
-
-GOOD = {"runme": (RUNME, 0o755), "readme": (README, 0o644), "src/main.py": (GREEDY, 0o644)}
-
-
-@dataclass
-class Server:
-    url: str
-    tmp: Path
-    config: Path
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-    def team(self, name: str) -> str:
-        done = tourney(
-            "team", "add", name, "--email", f"{name}@example.org", "--config", self.config, cwd=self.tmp
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.splitlines()[1]
-
-    def upload(self, token: str, blob: bytes, name: str = "sub.tar.gz") -> httpx.Response:
-        return httpx.post(
-            f"{self.url}/api/submissions",
-            headers={"Authorization": f"Bearer {token}"},
-            files={"file": (name, blob)},
-            timeout=60,
-        )
-
-    def get(self, token: str, path: str) -> httpx.Response:
-        return httpx.get(f"{self.url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=30)
-
-    def settled(self, token: str, version: int, timeout: float = 120) -> dict[str, Any]:
-        got: dict[str, Any] = {}
-
-        def done() -> bool:
-            got.update(self.get(token, f"/api/submissions/{version}").json())
-            return got.get("state") not in (None, "checking")
-
-        wait_for(done, timeout, f"the checks of version {version}", every=0.3)
-        return got
-
-
-def _start(tmp: Path, config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    proc = start_tourney("serve", config, "--port", str(port), "--workers", "1", cwd=tmp, log=log)
-
-    def up() -> bool:
-        assert proc.poll() is None, log.read_text()
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(up, 90, "the server to answer")
-    return proc
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("serve")
-    config = _config(tmp, "2099-01-01T00:00:00+00:00")
-    port = _free_port()
-    log = tmp / "serve.log"
-    proc = _start(tmp, config, port, log)
-    served = Server(f"http://127.0.0.1:{port}", tmp, config, proc, log)
-    yield served
-    if served.proc.poll() is None:  # the last test restarts it: the one running now
-        served.proc.send_signal(signal.SIGTERM)
-        served.proc.wait(30)
-    assert_nothing_left([str(tmp)])
+    with serving(tmp_path_factory.mktemp("serve")) as served:
+        yield served
 
 
 def test_a_good_upload_is_built_plays_its_smoke_game_and_counts(server: Server) -> None:
@@ -309,19 +224,192 @@ def test_freeze_writes_each_teams_counting_submission_by_digest(server: Server) 
         assert team in resolved and digest in resolved
 
 
+def test_a_config_of_entries_from_submissions_runs_each_teams_counting_version(server: Server) -> None:
+    teams = ("alpha", "charlie", "foxtrot", "hotel")
+    wait_for(
+        lambda: all(
+            r["ready"] for r in httpx.get(f"{server.url}/api/status").json()["teams"] if r["team"] in teams
+        ),
+        120,
+        "the teams' checks",
+    )
+    mine = {team: _counting(server, team) for team in teams}
+    past = "2020-01-01T00:00:00+00:00"
+    config = contest_config(server.tmp, past, "from-submissions.yaml", from_submissions=True)
+    validated = tourney("validate", config, cwd=server.tmp)
+    assert validated.returncode == 0 and "entries from submissions" in validated.stdout, validated.stdout
+    run_dir = server.tmp / "runs" / "from-submissions"
+    run = tourney("run", config, "--inline", "--no-progress", "--run-dir", run_dir, cwd=server.tmp)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "playing each team's counting submission" in run.stdout
+    # each team plays its counting version, recorded by digest in the run directory ...
+    resolved = json.loads((run_dir / "resolved.json").read_text())
+    played = {e["name"]: e["digest"] for e in resolved["entries"]}
+    assert set(played) >= set(teams) and "bravo" not in played and "hostile" not in played
+    for team in teams:
+        assert played[team] == mine[team]["entry_digest"]
+    # ... and the report names the submission each entry came from
+    standings = json.loads((run_dir / "standings.json").read_text())
+    for team in teams:
+        assert standings["submissions"][team] == {
+            "team": team,
+            "version": mine[team]["version"],
+            "upload_sha256": mine[team]["upload_sha256"],
+            "entry_digest": mine[team]["entry_digest"],
+        }
+    report = (run_dir / "report.html").read_text()
+    for team in teams:
+        row = f'<tr data-entry="{team}"><td>{team}</td><td>{team}</td>'
+        assert f'{row}<td class="num">v{mine[team]["version"]}</td>' in report
+        assert mine[team]["entry_digest"][:16] in report
+    ranked = {row["entry"] for row in standings["stages"][0]["standings"]}
+    assert ranked == set(played)  # the teams played each other, not the house entry
+
+
+def _counting(server: Server, team: str) -> dict[str, Any]:
+    """The team's version that counts, as the team sees it."""
+    listed: list[dict[str, Any]] = server.get(server.tokens[team], "/api/submissions").json()["submissions"]
+    (counted,) = [s for s in listed if s["counts"]]
+    return counted
+
+
+def _streamed(token: str, boundary: str) -> dict[str, str]:
+    """The headers of a multipart upload sent as a stream (chunked: no Content-Length)."""
+    return {"Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+def test_a_zip_bomb_and_an_undeclared_oversized_body_are_refused(server: Server) -> None:
+    token = server.team("juliett")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, (data, _) in GOOD.items():
+            z.writestr(name, data)
+        for i in range(6):  # 2.4 MiB of zeros in a few KiB: over the cap of 8 x max_bytes unpacked
+            z.writestr(f"src/zeros{i}", b"\0" * (400 * 1024))
+    answer = server.upload(token, buf.getvalue(), "bomb.zip")
+    assert answer.status_code == 422 and "would exceed" in answer.json()["failure"], answer.text
+    # a chunked body, no Content-Length, running past the cap: cut at the cap, nothing kept
+    boundary = "tourney-test-boundary"
+
+    def body() -> Iterator[bytes]:
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.tgz"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        for _ in range(40):
+            yield os.urandom(16 * 1024)  # 640 KiB in all, the cap is 256 KiB + the form's framing
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    try:
+        cut = httpx.post(
+            f"{server.url}/api/submissions",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+            },
+            content=body(),
+            timeout=60,
+        )
+        assert cut.status_code == 413 and "larger than" in cut.text, cut.text
+    except (httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadError):
+        pass  # the server answered 413 and closed while the rest was still being sent
+    assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert not any((server.tmp / "contest" / "incoming").iterdir())
+
+
+def test_two_uploads_of_one_team_at_the_same_instant_land_as_two_versions(server: Server) -> None:
+    token = server.team("kilo")
+    blobs = [targz({**GOOD, "src/note.txt": (f"upload {i}\n".encode(), 0o644)}) for i in range(2)]
+    together = threading.Barrier(2)
+
+    def send(blob: bytes) -> httpx.Response:
+        together.wait()
+        return server.upload(token, blob)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(send, blobs))
+    assert [a.status_code for a in answers] == [201, 201], [a.text for a in answers]
+    assert sorted(a.json()["version"] for a in answers) == [1, 2]
+    listed = server.get(token, "/api/submissions").json()["submissions"]
+    assert [s["version"] for s in listed] == [1, 2]
+    # each version is the upload it answered, byte for byte; both kept, in the order received
+    for a in answers:
+        mine = next(s for s in listed if s["version"] == a.json()["version"])
+        assert mine["upload_sha256"] == a.json()["upload_sha256"]
+    assert {s["upload_sha256"] for s in listed} == {hashlib.sha256(b).hexdigest() for b in blobs}
+    assert listed[0]["received"] <= listed[1]["received"]
+
+
+def test_a_server_error_is_one_log_line_and_a_plain_page(server: Server) -> None:
+    token = server.team("lima")
+    blob = targz({**GOOD, "src/note.txt": (b"lima\n", 0o644)})
+    # the upload's place in the store taken by a directory: storing it fails (a disk's failure)
+    blocker = server.tmp / "contest" / "uploads" / hashlib.sha256(blob).hexdigest()
+    blocker.mkdir()
+    try:
+        answer = server.upload(token, blob)
+    finally:
+        blocker.rmdir()
+    assert answer.status_code == 500 and answer.headers["content-type"].startswith("text/plain")
+    assert answer.text == "internal error: the organiser's log has the details\n"
+    log = (server.tmp / "contest" / "checks" / "logs" / "serve.log").read_text()
+    said = [line for line in log.splitlines() if "POST /api/submissions" in line]
+    assert len(said) == 1 and "IsADirectoryError" in said[0] and "Traceback" not in log, said
+    assert server.get(token, "/api/submissions").json()["submissions"] == []
+    assert not any((server.tmp / "contest" / "incoming").iterdir())
+    assert server.upload(token, blob).status_code == 201  # nothing else was harmed
+
+
 def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_deadline(server: Server) -> None:
     token = server.team("india")
     answer = server.upload(token, targz(GOOD))
     assert answer.status_code == 201 and answer.json()["state"] == "checking"
-    server.proc.send_signal(signal.SIGKILL)  # mid-check (or just before it is read)
+    # a second upload, half sent when the server is killed: it must leave no version
+    half_sent, release = threading.Event(), threading.Event()
+    blob = targz({**GOOD, "src/blob": (os.urandom(150_000), 0o644)})
+    boundary = "tourney-half-upload"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="half.tgz"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+
+    def body() -> Iterator[bytes]:
+        yield head + blob[: len(blob) // 2]
+        half_sent.set()
+        release.wait(60)
+        yield blob[len(blob) // 2 :] + f"\r\n--{boundary}--\r\n".encode()
+
+    def send() -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(
+                f"{server.url}/api/submissions",
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Content-Type": f"multipart/form-data; boundary={boundary}",
+                },
+                content=body(),
+                timeout=60,
+            )
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    assert half_sent.wait(30)
+    time.sleep(0.5)  # the half on the server's side of the socket
+    server.proc.send_signal(signal.SIGKILL)  # mid-upload, and mid-check (or just before it is read)
     server.proc.wait(30)
+    release.set()
+    sender.join(60)
     # started again, after the deadline: the pending check is sent again and read; uploads are refused
-    past = _config(server.tmp, "2020-01-01T00:00:00+00:00", "past.yaml")
-    port = _free_port()
-    proc = _start(server.tmp, past, port, server.tmp / "serve-2.log")
+    past = contest_config(server.tmp, "2020-01-01T00:00:00+00:00", "past.yaml")
+    port = free_port()
+    proc = start_server(server.tmp, past, port, server.tmp / "serve-2.log")
     server.proc, server.url = proc, f"http://127.0.0.1:{port}"
     got = server.settled(token, 1)
     assert got["state"] == "ready", got
     late = server.upload(token, targz(GOOD))
     assert late.status_code == 403 and "2020-01-01T00:00:00+00:00" in late.json()["error"]
     assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert not any((server.tmp / "contest" / "incoming").iterdir())  # the half upload's debris is gone
+    # and one server per contest: a second one on the same directory is refused
+    second = tourney("serve", past, "--port", str(free_port()), cwd=server.tmp, timeout=60)
+    assert second.returncode == 2 and "is served by another tourney serve" in second.stderr, second.stderr

@@ -11,8 +11,9 @@ import pytest
 from runner.config import load_config
 from runner.config.submission_rules import SubmissionsModel
 from runner.domain.entries import load_entry
+from runner.domain.packing import pack_entry
 from runner.submissions.contest_dir import ContestDir
-from runner.submissions.intake import IntakeOutcome, store_upload, take_upload
+from runner.submissions.intake import IntakeOutcome, ensure_artifact, store_upload, take_upload
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 README = b"Pousse by Team Alpha\nJane Doe <jane@example.org>\n"
@@ -58,7 +59,13 @@ def test_an_icfp98_upload_becomes_the_teams_entry(tmp_path: Path) -> None:
     (spec,) = load_entry(entry)  # the same intake as an organiser's entry directory
     assert spec.name == "alpha" and spec.protocol == "icfp98" and spec.run == ["./runme"]
     assert spec.digest == out.entry_digest
-    assert (tmp_path / "c" / "artifacts" / f"{out.entry_digest}.tar.gz").is_file()
+    # packed for the workers when its check is sent, the same bytes for the same digest
+    contest = ContestDir(tmp_path / "c")
+    assert not contest.artifact(out.entry_digest).exists()
+    artifact = ensure_artifact(contest, out.entry_digest)
+    assert (
+        artifact.read_bytes() == pack_entry(entry) and ensure_artifact(contest, out.entry_digest) == artifact
+    )
     assert not any((tmp_path / "c" / "incoming").iterdir())  # the work directory is gone
 
 
