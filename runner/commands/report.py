@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from rich.text import Text
 from runner.config import ConfigError
 from runner.domain.inert import inert
 from runner.errors import UsageError
-from runner.report.entry_notes import stderr_notes, stderr_writers, warning_lines
+from runner.report.entry_notes import stderr_notes, warning_lines
 from runner.report.exports import (
     matches_records,
     standings_csv,
@@ -29,6 +30,7 @@ from runner.report.exports import (
     write_text,
 )
 from runner.report.loader import load_report_data
+from runner.report.match_listing import listed_matches, listing_lines
 from runner.report.model import ReportData
 from runner.report.terminal import (
     make_console,
@@ -85,62 +87,21 @@ def cmd_matches(args: argparse.Namespace) -> int:
                 }  # fmt: skip
         print(json.dumps(records, indent=2))
         return 0
-    header = [
-        "match",
-        "stage",
-        "round",
-        "bracket",
-        "#",
-        "players",
-        "board",
-        "seat orders",
-        "state",
-        "att.",
-        "result",
-    ]
-    rows = []
-    for m in data.matches:
-        if stage and m.stage != stage:
-            continue
-        result = m.result_text()
-        if m.verdicts():
-            result += " · " + ", ".join(m.verdicts())
-        if m.bounded():
-            result += " · " + ", ".join(m.bounded())
-        if stderr_writers(m):
-            result += " · stderr: " + ", ".join(stderr_writers(m))
-        if m.superseded:  # never silently: `tourney disputes RUN` says how and why
-            result += f" · replaced {len(m.superseded)} earlier result(s)"
-        if m.match_id in replays:
-            result += " · " + replays[m.match_id].text()
-        rows.append(
-            [
-                m.match_id,
-                m.stage,
-                str(m.round),
-                m.bracket or "-",
-                str(m.pairing + 1),
-                " vs ".join(m.players),
-                m.board_id,
-                " | ".join(",".join(o) for o in m.orders),
-                m.state,
-                str(m.attempt),
-                result,
-            ]
-        )
+    verified = {mid: v.text() for mid, v in replays.items()}
+    listed = listed_matches(data.matches, stage, verified)
     # names, verdicts and stderr writers come from entries (and older runs' stores): inert
-    sys.stdout.write("".join(inert(line, one_line=True) + "\n" for line in aligned(header, rows)))
+    lines = listing_lines(listed, _terminal_width())
+    sys.stdout.write("".join(inert(line, one_line=True) + "\n" for line in lines))
     # on stderr: the listing stays one row per match for grep and awk
     for line in warning_lines(stderr_notes(data, stage), args.run_dir):
         print(inert(line), file=sys.stderr)
     return 0
 
 
-def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
-    """Plain columns: a rich table measures every cell and takes seconds for the
-    15,000 matches of a big run; this listing is also meant for grep and awk."""
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+def _terminal_width() -> int | None:
+    """The terminal's width when stdout is one (the listing then fits it); piped: None, every
+    column on one line per match."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 # -- standings ------------------------------------------------------------------

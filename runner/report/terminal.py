@@ -24,7 +24,7 @@ from runner.domain.match_values import VerdictKind
 from runner.domain.stages.base import StageState
 from runner.domain.stages.pair_stats import PAIR_COLUMNS
 from runner.domain.stages.places import Place, format_keys, place_labels, ranking_rule
-from runner.report.brackets import bracket_label, bracket_rounds, is_bracket_stage
+from runner.report.brackets import BracketMatch, bracket_label, bracket_rounds, is_bracket_stage
 from runner.report.entry_notes import build_logs, stderr_notes, warning_lines
 from runner.report.loader import load_report_data
 from runner.report.model import ReportData
@@ -209,7 +209,11 @@ def _outcome_text(m: MatchRecord, outcome: dict[str, str]) -> str:
 
 
 def print_elimination_rounds(data: ReportData, console: Console) -> None:
-    """Each elimination round's pairings and results, bracket by bracket, with byes."""
+    """Each elimination round's pairings and results, bracket by bracket, with byes.
+
+    A round is one line per match where that fits the console; on a narrower one (80 columns
+    and long names) it is stacked: the match id on a line of its own, then one line per player
+    with its games won, score and outcome, so no entry name or match id is ever cut or wrapped."""
     for stage in data.stages:
         if not is_bracket_stage(stage) or stage.status in ("skipped", "waiting"):
             continue
@@ -219,28 +223,76 @@ def print_elimination_rounds(data: ReportData, console: Console) -> None:
                 title = f"Round {rnd.round}, {bracket_label(sec.bracket)}"
                 if sec.board_id:
                     title += f", board {sec.board_id}"
-                t = Table(title=_text(title), title_justify="left", show_edge=False, header_style="bold")
-                t.add_column("#", justify="right")
-                t.add_column("pairing")
-                t.add_column("games", justify="center")
-                t.add_column("score", justify="center")
-                t.add_column("result")
-                t.add_column("match")
-                for bm in sec.matches:
-                    m = bm.match
-                    scores = m.total_scores()
-                    t.add_row(
-                        str(m.pairing + 1),
-                        _text(" vs ".join(_player(stage, p) for p in m.players)),
-                        _text(m.result_text()),
-                        "-".join(str(scores[p]) for p in m.players) if m.finished else "",
-                        _text(_outcome_text(m, bm.outcome) or ("" if m.finished else m.state)),
-                        m.match_id,
-                    )
-                console.print(t)
+                table = round_table(stage, title, sec.matches)
+                if not _fits_unwrapped(table, console):
+                    table = stacked_round_table(stage, title, sec.matches)
+                console.print(table)
                 for bye in sec.byes:
                     console.print(_text(f"  bye: {_player(stage, bye)}"))
         console.print()
+
+
+def _fits_unwrapped(table: Table, console: Console) -> bool:
+    """Every cell on one line: the widest the table would be is no wider than the console."""
+    return Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width
+
+
+def _round_table(title: str) -> Table:
+    return Table(title=_text(title), title_justify="left", show_edge=False, header_style="bold")
+
+
+def round_table(stage: StageState, title: str, matches: Sequence[BracketMatch]) -> Table:
+    """One line per match: pairing, games won, score, each player's outcome, match id."""
+    t = _round_table(title)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("pairing", no_wrap=True)
+    t.add_column("games", justify="center", no_wrap=True)
+    t.add_column("score", justify="center", no_wrap=True)
+    t.add_column("result", no_wrap=True)
+    t.add_column("match", no_wrap=True)
+    for bm in matches:
+        m = bm.match
+        scores = m.total_scores()
+        t.add_row(
+            str(m.pairing + 1),
+            _text(" vs ".join(_player(stage, p) for p in m.players)),
+            _text(m.result_text()),
+            "-".join(str(scores[p]) for p in m.players) if m.finished else "",
+            _text(_outcome_text(m, bm.outcome) or ("" if m.finished else m.state)),
+            m.match_id,
+        )
+    return t
+
+
+def stacked_round_table(stage: StageState, title: str, matches: Sequence[BracketMatch]) -> Table:
+    """The same round for a narrow console: per match, a line with its id (and draws, or its
+    state before a result), then a line per player (name and seed, games won, score, outcome)."""
+    t = _round_table(title)
+    t.add_column("#", justify="right", no_wrap=True)
+    names = [_player(stage, p) for bm in matches for p in bm.match.players]
+    width = max(
+        [len(inert(n)) + 2 for n in names]
+        + [len("match ") + max((len(bm.match.match_id) for bm in matches), default=0)]
+    )
+    t.add_column("match, players", no_wrap=True, min_width=width)
+    t.add_column("won", justify="right", no_wrap=True)
+    t.add_column("score", justify="right", no_wrap=True)
+    t.add_column("result", overflow="fold")
+    for bm in matches:
+        m = bm.match
+        draws = m.draws()
+        note = (f"{draws} draw{'s' if draws != 1 else ''}" if draws else "") if m.finished else m.state
+        t.add_row(str(m.pairing + 1), f"match {m.match_id}", "", "", _text(note))
+        wins, scores = m.game_wins(), m.total_scores()
+        for p in m.players:
+            t.add_row(
+                "",
+                _text("  " + _player(stage, p)),
+                str(wins[p]) if m.finished else "",
+                str(scores[p]) if m.finished else "",
+                _text(bm.outcome.get(p, "")),
+            )
+    return t
 
 
 def print_final_ranking(data: ReportData, console: Console) -> None:
