@@ -51,19 +51,19 @@ class Gains:
     @property
     def c(self) -> float:
         """``c``: c_1, the first pair's perturbation."""
-        return self.c_end * self.pairs**self.gamma
+        return self.c_end * math.pow(self.pairs, self.gamma)
 
     @property
     def a(self) -> float:
         """``a``: derived from ``r_end`` so that R_N is ``r_end``."""
-        return self.r_end * self.c_end**2 * (self.A + self.pairs) ** self.alpha
+        return self.r_end * self.c_end**2 * math.pow(self.A + self.pairs, self.alpha)
 
     def c_k(self, k: int) -> float:
         """The perturbation of pair ``k`` (1-based)."""
-        return self.c / k**self.gamma
+        return self.c / math.pow(k, self.gamma)
 
     def a_k(self, k: int) -> float:
-        return self.a / (self.A + k) ** self.alpha
+        return self.a / math.pow(self.A + k, self.alpha)
 
     def r_k(self, k: int) -> float:
         """The learning rate of pair ``k``: ``a_k / c_k²``."""

@@ -62,6 +62,7 @@ from runner.report.terminal import (
     rating_column_title,
     shared_place_lines,
 )
+from runner.report.tuning import TunedRow, tuned_rows
 
 if TYPE_CHECKING:
     from runner.report.site import SplitLayout
@@ -196,6 +197,8 @@ class StageView:
     brackets: list[BracketRound] = field(default_factory=list)
     bracket_names: list[str] = field(default_factory=list)
     embedded: int = 0
+    #: an spsa stage's options: start, tuned value and path chart (``runner.report.tuning``)
+    tuned: list[TunedRow] = field(default_factory=list)
 
     @cached_property  # read once per standings row: a 10,000-entry table must not scan itself per row
     def extra_keys(self) -> list[str]:
@@ -230,6 +233,7 @@ def _stage_views(data: ReportData, embedded: set[str]) -> list[StageView]:
             done=sum(1 for r in rows if r.match.finished),
             games=sum(len(r.games) for r in rows),
             embedded=sum(1 for r in rows for g in r.games if g.embedded),
+            tuned=tuned_rows(stage.tuning) if stage.tuning is not None else [],
         )
         if is_bracket_stage(stage):
             view.brackets = bracket_rounds(data, stage)
