@@ -23,7 +23,7 @@ from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.match_values import EntryRef, Limits, NamedBoard
 from runner.domain.openings import OPENINGS_BOARD, groups
-from runner.domain.stage_models import MIRROR_SUFFIX, AnyStage, SprtStage
+from runner.domain.stage_models import DERIVED_SEATS, AnyStage, SprtStage, SpsaStage
 
 
 class TournamentConfig(TournamentSchema):
@@ -61,7 +61,8 @@ class TournamentConfig(TournamentSchema):
         names (idempotent: a config bound again stays the same). With ``per_match`` K, a stage
         lists a board per K openings instead (``runner.domain.openings.groups``), whose text is
         its first opening's and whose match plays all K (``match_boards``); an sprt stage keeps
-        one opening a match, since it decides after each pair."""
+        one opening a match, since it decides after each pair (and an spsa stage, whose every
+        pair has values of its own)."""
         if self.openings is None or not any(OPENINGS_BOARD in st.boards for st in self.stages):
             return
         chess960 = self.game_params.get("variant") == "chess960"
@@ -78,7 +79,7 @@ class TournamentConfig(TournamentSchema):
         for st in self.stages:
             if OPENINGS_BOARD in st.boards:
                 i = st.boards.index(OPENINGS_BOARD)
-                listed = names if isinstance(st, SprtStage) else grouped
+                listed = names if isinstance(st, SprtStage | SpsaStage) else grouped
                 st.boards = [*st.boards[:i], *listed, *st.boards[i + 1 :]]
 
     def match_boards(self, board_id: str) -> tuple[NamedBoard, ...]:
@@ -111,14 +112,16 @@ class TournamentConfig(TournamentSchema):
         return dict(self._opponents)
 
     def resolve_player(self, name: str) -> EntrySpec:
-        """The entry behind any name a match can seat: an entrant, a seed opponent, or
-        '<entrant>~mirror' (system-test self-play: the same program under a second name)."""
+        """The entry behind any name a match can seat: an entrant, a seed opponent, or a seat
+        derived from an entrant: '<entrant>~mirror' (system-test self-play), '<entrant>~plus' and
+        '~minus' (spsa's two perturbed engines): the same program under a second name."""
         if name in self._entries:
             return self._entries[name]
         if name in self._opponents:
             return self._opponents[name]
-        if name.endswith(MIRROR_SUFFIX) and name[: -len(MIRROR_SUFFIX)] in self._entries:
-            return replace(self._entries[name[: -len(MIRROR_SUFFIX)]], name=name)
+        for suffix in DERIVED_SEATS:
+            if name.endswith(suffix) and name[: -len(suffix)] in self._entries:
+                return replace(self._entries[name[: -len(suffix)]], name=name)
         raise KeyError(f"no entry named {name!r} in this config")
 
     def player_refs(self, names: Sequence[str]) -> dict[str, EntryRef]:

@@ -48,6 +48,7 @@ from runner.domain.stage_models import (
     PermutationsStage,
     SeedingStage,
     SprtStage,
+    SpsaStage,
     SystemTestStage,
 )
 from runner.domain.stages import requirements
@@ -446,6 +447,8 @@ class Checker:
                     who = getattr(st, key)
                     if who is not None and who not in self.entries:
                         self.add((*loc, key), f"no entry {who!r}{did_you_mean(who, list(self.entries))}")
+            if isinstance(st, SpsaStage) and self.entries:
+                self._check_spsa(loc, st)
             self._object(loc, requirements.board_objections(st, boards))
             if isinstance(st, EliminationStage):
                 self._object(loc, requirements.finalist_objections(st))
@@ -460,6 +463,20 @@ class Checker:
                 admitted = requirements.admission(st, count)
                 self._object(loc, admitted.objections)
                 count = admitted.out
+
+    def _check_spsa(self, loc: Loc, st: SpsaStage) -> None:
+        """The tuned entry exists and is an engine: its options are what spsa moves."""
+        if st.engine is not None and st.engine not in self.entries:
+            self.add((*loc, "engine"), f"no entry {st.engine!r}{did_you_mean(st.engine, list(self.entries))}")
+            return
+        tuned = [self.entries[st.engine]] if st.engine is not None else list(self.entries.values())
+        for spec in tuned:
+            if spec.protocol not in ENGINE_PROTOCOLS:
+                where = (*loc, "engine") if st.engine is not None else loc
+                self.add(
+                    where,
+                    f"spsa tunes engine options (uci or xboard), but {spec.name!r} speaks {spec.protocol}",
+                )
 
     def _object(self, loc: Loc, objections: Sequence[Objection]) -> None:
         for objection in objections:

@@ -109,6 +109,16 @@ class EntryRef:
 
 
 @dataclass(frozen=True)
+class SeatOption:
+    """An engine option a plan sets for one of its players, over the entry's own and the
+    config's (an spsa stage's perturbed values: ``runner.domain.stages.spsa``)."""
+
+    player: str
+    name: str
+    value: int | float
+
+
+@dataclass(frozen=True)
 class MatchPlan:
     """One match as a planner decides it: who plays, where, and in which seat orders.
 
@@ -128,15 +138,33 @@ class MatchPlan:
     #: derived from the plan (docs/architecture.md) unless given: ad-hoc matches (``tourney play``, tests)
     #: name their own
     match_id: str = ""
+    #: engine options this match sets for its players (``match_spec`` lays them over the
+    #: entries' settings); empty for every planner but spsa
+    seat_options: tuple[SeatOption, ...] = ()
 
     def __post_init__(self) -> None:
         # frozen: normalise the sequences once, and compute the id once rather than on every read
         object.__setattr__(self, "players", tuple(self.players))
         object.__setattr__(self, "orders", tuple(tuple(o) for o in self.orders))
+        object.__setattr__(self, "seat_options", tuple(self.seat_options))
         if not self.match_id:
             # docs/architecture.md: derived from (stage, round, bracket, pairing, board, seat order)
-            parts = (self.stage, self.round, self.bracket, self.pairing, self.board_id, self.orders)
+            parts: tuple[object, ...] = (
+                self.stage,
+                self.round,
+                self.bracket,
+                self.pairing,
+                self.board_id,
+                self.orders,
+            )
+            if self.seat_options:
+                # other options are another match: a result played with other values is never reused
+                parts += (tuple((o.player, o.name, o.value) for o in self.seat_options),)
             object.__setattr__(self, "match_id", stable_id(*parts))
+
+    def options_of(self, player: str) -> dict[str, int | float]:
+        """The engine options this match sets for ``player`` (none: its entry's own)."""
+        return {o.name: o.value for o in self.seat_options if o.player == player}
 
     @classmethod
     def ad_hoc(

@@ -17,6 +17,11 @@ from runner.domain.names import NAME_PATTERN
 from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
 
 MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
+#: an spsa stage's two seats, the tuned engine at θ + c·Δ and at θ - c·Δ (``<engine>~plus``, ``~minus``)
+SPSA_PLUS_SUFFIX = "~plus"
+SPSA_MINUS_SUFFIX = "~minus"
+#: every seat name a stage derives from an entrant's, suffix -> what the seat is
+DERIVED_SEATS = (MIRROR_SUFFIX, SPSA_PLUS_SUFFIX, SPSA_MINUS_SUFFIX)
 
 
 class AdvanceTop(BaseModel):
@@ -255,6 +260,78 @@ class SprtStage(StageBase):
         return self
 
 
+class SpsaParam(BaseModel):
+    """One tuned engine option (fishtest's line ``name, start, min, max, c_end, r_end``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(
+        min_length=1, description="The engine option tuned (UCI setoption name), e.g. 'Skill Level'."
+    )
+    start: float = Field(description="Its value before tuning (θ at the first pair).")
+    min: float = Field(description="The least value θ and the perturbed values may take.")
+    max: float = Field(description="The largest value θ and the perturbed values may take.")
+    c_end: float = Field(
+        gt=0, description="The perturbation at the last pair: pair k plays θ ± c_end·(N/k)^gamma."
+    )
+    r_end: float = Field(
+        ge=0, description="The learning rate at the last pair (R_N = a_N / c_N², fishtest's r_end)."
+    )
+
+    @model_validator(mode="after")
+    def _range(self) -> SpsaParam:
+        if self.min >= self.max:
+            raise ValueError(f"{self.name!r}: min ({self.min:g}) must be below max ({self.max:g})")
+        if not self.min <= self.start <= self.max:
+            raise ValueError(
+                f"{self.name!r}: start ({self.start:g}) must lie in [{self.min:g}, {self.max:g}]"
+            )
+        return self
+
+
+class SpsaStage(StageBase):
+    """One engine tunes its options by SPSA: game pairs of θ + c·Δ against θ - c·Δ, a batch at a
+    time (docs/config.md, "spsa"; docs/engines.md, "SPSA")."""
+
+    planner: Literal["spsa"] = Field(description="Which planner runs the stage.")
+    engine: str | None = Field(
+        default=None,
+        description="The entry tuned (a UCI or xboard engine); default: the stage's one entrant.",
+    )
+    params: list[SpsaParam] = Field(
+        min_length=1, description="The options tuned, each sent as an engine option."
+    )
+    pairs: int = Field(
+        ge=1,
+        le=500_000,
+        description="Game pairs of the whole tuning (fishtest's num_games / 2, N in the gains).",
+    )
+    batch: int = Field(
+        default=16,
+        ge=1,
+        le=1024,
+        description="Game pairs played at once with the same θ (an iteration); θ moves once they are all "
+        "in. Keep it at least the workers' slots, so every worker plays; θ depends on it, so it is "
+        "the config's, never the run's.",
+    )
+    A_ratio: float = Field(
+        default=0.1,
+        ge=0,
+        description="A = A_ratio x pairs in a_k = a / (A + k)^alpha (fishtest's 'A ratio').",
+    )
+    alpha: float = Field(default=0.602, ge=0, description="The decay of a_k = a / (A + k)^alpha.")
+    gamma: float = Field(default=0.101, ge=0, description="The decay of c_k = c / k^gamma.")
+    rank_by: list[RankKey] = Field(default=["points", "wins", "score"], min_length=1, description="Ranking.")
+
+    @field_validator("params")
+    @classmethod
+    def _unique(cls, v: list[SpsaParam]) -> list[SpsaParam]:
+        names = [p.name for p in v]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"each option is tuned once; repeated: {', '.join(repeated)}")
+        return v
+
+
 AnyStage = (
     SystemTestStage
     | SeedingStage
@@ -265,6 +342,7 @@ AnyStage = (
     | KnockoutStage
     | SwissStage
     | SprtStage
+    | SpsaStage
 )
 StageModel = Annotated[AnyStage, Field(discriminator="planner")]
 STAGE_MODELS: tuple[type[StageBase], ...] = get_args(AnyStage)

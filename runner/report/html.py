@@ -63,6 +63,7 @@ from runner.report.terminal import (
     rating_column_title,
     shared_place_lines,
 )
+from runner.report.tuning import TunedRow, tuned_rows
 
 if TYPE_CHECKING:
     from runner.report.site import SplitLayout
@@ -199,6 +200,8 @@ class StageView:
     embedded: int = 0
     #: the games a clock decided, in one line (``ReportData.clock_decided``), or ""
     clock_decided: str = ""
+    #: an spsa stage's options: start, tuned value and path chart (``runner.report.tuning``)
+    tuned: list[TunedRow] = field(default_factory=list)
 
     @cached_property  # read once per standings row: a 10,000-entry table must not scan itself per row
     def extra_keys(self) -> list[str]:
@@ -234,6 +237,7 @@ def _stage_views(data: ReportData, embedded: set[str]) -> list[StageView]:
             games=sum(len(r.games) for r in rows),
             embedded=sum(1 for r in rows for g in r.games if g.embedded),
             clock_decided=data.clock_decided(stage.name),
+            tuned=tuned_rows(stage.tuning) if stage.tuning is not None else [],
         )
         if is_bracket_stage(stage):
             view.brackets = bracket_rounds(data, stage)

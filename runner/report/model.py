@@ -225,9 +225,14 @@ class ReportData:
     def _ratings(self) -> dict[str, RatingTable]:
         tables: dict[str, RatingTable] = {}
         for s in self.stages:
-            games = [g for _, _, g in self.games(s.name)]
+            games = [g for _, _, g in self.games(s.name)] if s.name not in self._self_play else []
             tables[s.name] = rating_table(games, list(s.entrants))
         return tables
+
+    @cached_property
+    def _self_play(self) -> frozenset[str]:
+        """Stages whose games are an entry against itself (spsa's two seats): no rating."""
+        return frozenset(s.name for s in self.stages if s.tuning is not None)
 
     def stage_ratings(self, stage: str) -> RatingTable:
         return self._ratings.get(stage, RatingTable("none"))
@@ -235,4 +240,4 @@ class ReportData:
     @cached_property
     def overall_ratings(self) -> RatingTable:
         """Over every game of the run (Elo if all were two-player)."""
-        return rating_table([g for _, _, g in self.games()], self.entries)
+        return rating_table([g for m, _, g in self.games() if m.stage not in self._self_play], self.entries)

@@ -368,3 +368,18 @@ def test_validate_names_validate_build_when_entries_have_builds(
         f"  builds: not tried (1 entry has a build command); `tourney validate {p} --build` builds them "
         "in the sandbox, as a worker would\n"
     ) in out
+
+
+def test_spsa_stage_problems_are_located(project: Path) -> None:
+    spsa = (
+        "planner: spsa\n    pairs: 10\n    engine: alpha\n"
+        "    params: [{name: Skill Level, start: 5, min: 0, max: 20, c_end: 2, r_end: 0.05}]"
+    )
+    got = problems(project, edit("planner: round_robin", spsa))
+    assert got == [
+        "14:13: stages[0].engine: spsa tunes engine options (uci or xboard), but 'alpha' speaks potm-arena"
+    ]
+    got = problems(project, edit("planner: round_robin", spsa.replace("engine: alpha", "engine: alpah")))
+    assert got == ["14:13: stages[0].engine: no entry 'alpah' (did you mean 'alpha'?)"]
+    got = problems(project, edit("planner: round_robin", spsa.replace("start: 5", "start: 25")))
+    assert got == ["15:14: stages[0].params[0]: 'Skill Level': start (25) must lie in [0, 20]"]

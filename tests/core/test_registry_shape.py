@@ -40,7 +40,7 @@ def test_the_four_registries_have_one_shape_and_the_names_their_sources_give() -
             lambda: PLANNER_FUNCTIONS.get("roundrobin"),
             KeyError,
             "unknown planner 'roundrobin'; known planners: gauntlet, knockout, permutations, "
-            "potm_elimination, round_robin, seeding, sprt, swiss, system_test",
+            "potm_elimination, round_robin, seeding, sprt, spsa, swiss, system_test",
         ),
         (
             lambda: game_registry().get("checkers"),

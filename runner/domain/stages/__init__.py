@@ -19,6 +19,7 @@ from runner.domain.stage_models import (
     RoundRobinStage,
     SeedingStage,
     SprtStage,
+    SpsaStage,
     StageBase,
     SwissStage,
     SystemTestStage,
@@ -32,6 +33,7 @@ from runner.domain.stages import (
     round_robin,
     seeding,
     sprt,
+    spsa,
     swiss,
     system_test,
 )
@@ -50,6 +52,7 @@ _PLANS: tuple[tuple[type[StageBase], Planner], ...] = (
     (KnockoutStage, knockout.plan),
     (SwissStage, swiss.plan),
     (SprtStage, sprt.plan),
+    (SpsaStage, spsa.plan),
 )
 PLANNERS: Registry[Planner] = Registry("planner", ((planner_name(model), plan) for model, plan in _PLANS))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runner.domain.match_values import GameRecord, MatchPlan
+from runner.domain.spsa import TuningPath
 from runner.domain.stages.places import Place
 
 
@@ -90,6 +91,8 @@ class StageState:
     groups: list[list[str]] = field(default_factory=list)
     #: one line on where the stage stands (``StageOutcome.summary``): the live progress shows it
     summary: str = ""
+    #: an spsa stage's θ over its pairs (``StageOutcome.tuning``): the report plots it
+    tuning: TuningPath | None = None
 
 
 @dataclass

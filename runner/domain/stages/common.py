@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from runner.domain.boards import BoardSpec, derive_seed, round_board_id
 from runner.domain.match_values import GameRecord, MatchPlan
 from runner.domain.scoring import Ranking, Tally, is_system_error, rank_entries, tally_matches
+from runner.domain.spsa import TuningPath
 from runner.domain.stages.base import PlanWindow, RoundInfo, StandingRow
 from runner.domain.stages.pair_stats import pair_extras
 from runner.domain.stages.pairing import pair_positions
@@ -82,6 +83,8 @@ class StageOutcome:
     window: PlanWindow | None = None
     #: one line on where a running stage stands, for the live progress (sprt: LLR and bounds)
     summary: str = ""
+    #: an spsa stage's θ so far, each option's path (the report's plot and tuned values)
+    tuning: TuningPath | None = None
 
 
 def one_round_outcome(

@@ -28,6 +28,7 @@ from runner.domain.stage_models import (
     RoundRobinStage,
     SeedingStage,
     SprtStage,
+    SpsaStage,
     StageBase,
     SwissStage,
     SystemTestStage,
@@ -138,16 +139,31 @@ def _sprt(st: SprtStage, n: int) -> tuple[int, list[Objection]]:
     ]
 
 
+def _spsa(st: SpsaStage, n: int) -> tuple[int, list[Objection]]:
+    # a named engine: the others pass the stage by (ranked after it); else exactly one is tuned
+    if st.engine is not None or n <= 1:
+        return min(n, 1), []
+    return n, [
+        Objection(
+            (),
+            f"an spsa stage tunes one engine, but up to {n} entries reach stage {st.name!r}: "
+            "name it with engine",
+        )
+    ]
+
+
 # planners not named here keep everyone they are given
 _RULES: dict[type[StageBase], Rule] = {
     SprtStage: _sprt,
+    SpsaStage: _spsa,
     EliminationStage: _elimination,
     KnockoutStage: _knockout,
     SwissStage: _swiss,
     PermutationsStage: _permutations,
 }
-# a system test can run a single entry (against its mirror); every other planner needs a pair
-_MIN_ENTRANTS: dict[type[StageBase], int] = {SystemTestStage: 1}
+# a system test can run a single entry (against its mirror), spsa tunes one (against itself);
+# every other planner needs a pair
+_MIN_ENTRANTS: dict[type[StageBase], int] = {SystemTestStage: 1, SpsaStage: 1}
 
 
 def admission(st: AnyStage, n: int) -> Admission:
@@ -156,7 +172,7 @@ def admission(st: AnyStage, n: int) -> Admission:
         return Admission(n)  # a tiebreak reorders, it does not change who is left
     least = _MIN_ENTRANTS.get(type(st), 2)
     if n < 1 or n < least:
-        too_few = f"stage {st.name!r} can have at most {n} entrant(s); it needs at least 2"
+        too_few = f"stage {st.name!r} can have at most {n} entrant(s); it needs at least {least}"
         return Admission(n, (Objection((), too_few),))
     rule = _RULES.get(type(st))
     out, found = rule(st, n) if rule is not None else (n, [])
@@ -238,6 +254,8 @@ def stage_games(st: AnyStage, n: int, opponents: int) -> int | None:
         return 0 if n > st.max_entrants else math.factorial(n) * boards * st.games_per_order
     if isinstance(st, SprtStage) and st.max_pairs is not None:
         return 2 * st.max_pairs
+    if isinstance(st, SpsaStage):
+        return 2 * st.pairs
     return None
 
 

@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from runner.domain.boards import BoardSpec, derive_seed
+from runner.domain.engine_clock import merged
 from runner.domain.entries import EntrySpec
 from runner.domain.games.base import Game
 from runner.domain.match_values import (
@@ -114,11 +115,16 @@ def match_seed(config: TournamentRules, planned: MatchPlan) -> int:
 
 def match_spec(config: TournamentRules, planned: MatchPlan) -> MatchSpec:
     """The ``MatchSpec`` a worker plays for ``planned``."""
+    entries = config.player_refs([p for o in planned.orders for p in o])
+    for name, ref in entries.items():
+        # the plan's own engine options win over the entry's and the config's (spsa's θ ± c·Δ)
+        if options := planned.options_of(name):
+            entries[name] = replace(ref, engine=merged(ref.engine, {"options": options}))
     return MatchSpec.playing(
         planned,
         game=config.game,
         board_text=config.board_text(planned.board_id),
-        entries=config.player_refs([p for o in planned.orders for p in o]),
+        entries=entries,
         limits=config.limits_obj,
         seed=match_seed(config, planned),
         sandbox=config.sandbox,
@@ -196,6 +202,7 @@ def advance(
             excluded=dict(out.excluded),
             notes=list(out.notes),
             summary=out.summary,
+            tuning=out.tuning,
         )
         stages.append(state)
         if not out.done:
