@@ -16,6 +16,7 @@ BENCHMARKS = {
     "fairtime": "bench.fairtime_bench",
     "coordinator": "bench.coordinator_bench",
     "engine": "bench.engine_bench",
+    "engine_strength": "bench.engine_strength",
 }
 #: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
 TAKES_ROUNDS = {"e2e"}
