@@ -58,7 +58,7 @@ class UciProtocol(EngineProtocol):
     def new_game(self, deadline: float) -> None:
         self.send("ucinewgame\nisready\n")
         try:
-            self.read_until(deadline, "readyok", lambda line: line.strip() == "readyok")
+            self.wait_ready(deadline, "readyok", lambda line: line.strip() == "readyok")
         except Failed as e:
             raise Failed(self._handshake_verdict(e, "readyok")) from None
         self._start = self._position_start()

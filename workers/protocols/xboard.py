@@ -62,15 +62,16 @@ class XboardProtocol(EngineProtocol):
     def handshake(self, deadline: float) -> None:
         proc = self._proc()
         # a protocol-1 engine sends no features: after FEATURE_WAIT_S of none, go on without
+        # (a wait, not a deadline: the engine is left running)
         wait_until = min(deadline, self._launched + FEATURE_WAIT_S)
         while self.features.get("done") != "1":
-            line = proc.read_line(max(0.0, wait_until - time.monotonic()), pause=False)
+            line = proc.wait_line(max(0.0, wait_until - time.monotonic()))
+            if line is None and not self.features:
+                break
+            if line is None:
+                detail = f"no feature done=1 within {HANDSHAKE_S:g} s"
+                raise Failed(self.verdict(VerdictKind.TIMEOUT, detail))
             if isinstance(line, RunOutcome):
-                if line.failure is VerdictKind.TIMEOUT and not self.features:
-                    break
-                if line.failure is VerdictKind.TIMEOUT:
-                    detail = f"no feature done=1 within {HANDSHAKE_S:g} s"
-                    raise Failed(self.verdict(VerdictKind.TIMEOUT, detail))
                 raise Failed(self._ended(line, "its features"))
             if self._feature(line):
                 wait_until = deadline  # protocol 2: wait for done=1 up to the handshake's end
@@ -84,7 +85,7 @@ class XboardProtocol(EngineProtocol):
         if self.features.get("ping") == "1":
             pong = ["pong", str(self._pings)]
             try:
-                self.read_until(deadline, " ".join(pong), lambda line: line.split()[:2] == pong)
+                self.wait_ready(deadline, " ".join(pong), lambda line: line.split()[:2] == pong)
             except Failed as e:
                 if e.verdict.kind is VerdictKind.TIMEOUT:
                     detail = f"no pong within {HANDSHAKE_S:g} s"
