@@ -249,7 +249,8 @@ def test_a_slow_first_seat_handshake_costs_the_real_engine_in_the_second_seat_no
     real = engine_or_skip(opponent)
     # a book opening too: phalanx then needs its setboard feature, read or not
     (tmp_path / "start.fen").write_text("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n")
-    for board in ([], ["--board", tmp_path / "start.fen"]):
+    boards: list[list[str | Path]] = [[], ["--board", tmp_path / "start.fen"]]
+    for board in boards:
         game = play(tmp_path, "--tc", "10+0.1", *board, f"{fake}:slow-readyok", real, timeout=120)
         assert game["verdict"]["player"] != opponent, game["verdict"]
         replies = [m for m in game["moves"] if m["player"] == opponent]
