@@ -20,15 +20,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import random
 import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.domain.engine_clock import TimeControl, merged
+from runner.domain.engine_clock import EngineSettings, TimeControl, merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import get_game
 from runner.domain.games.base import BoardError, Game
+from runner.domain.games.chess import Chess
 from runner.domain.inert import inert
 from runner.domain.match_values import (
     EntryRef,
@@ -43,9 +45,11 @@ from runner.domain.match_values import (
 from runner.domain.placeholders import ContestParams
 from runner.domain.redaction import redact
 from runner.domain.registry import ENGINE_PROTOCOLS, UNSANDBOXED_WARNING, protocol_carries
+from runner.domain.seeds import derive_seed
 from runner.domain.wire import to_builtins
 from runner.errors import EXIT_INFRASTRUCTURE, InfrastructureFailure, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
+from workers.engine_probe import EngineToProbe, engine_problems
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
 from workers.match import MatchObserver
 from workers.sandbox import HostError, host_factory
@@ -92,6 +96,9 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
             text = text.strip()  # header-style boards: "6", "7 7 4"
     elif args.size:
         text = board_from_size(game.name, args.size)
+    elif isinstance(game, Chess) and game.chess960:
+        # one of the 960 starts, from --seed (the standard array is one in 960, not the rule)
+        text = game.generate_board(random.Random(derive_seed(args.seed, "chess960")))
     else:
         text = game.default_board()
     try:
@@ -133,6 +140,9 @@ def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
             spec = dataclasses.replace(spec, name=f"{spec.name}#{seen[spec.name]}")
         if spec.protocol in ENGINE_PROTOCOLS:
             spec = dataclasses.replace(spec, engine=merged(spec.engine, _engine_flags(args)))
+            why = EngineSettings.from_dict(spec.engine).refusal(spec.protocol)
+            if why is not None:
+                raise UsageError(f"{d}: {why}")
         specs.append(spec)
     if not game.min_players <= len(specs) <= game.max_players:
         players = f"{game.min_players}..{game.max_players}"
@@ -239,6 +249,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     if move_time <= 0:
         raise UsageError("--move-time must be positive")
     limits = Limits(move_wall_s=move_time)
+    # an engine that cannot start, or cannot play this game as asked, stops here in one line
+    # each, as fastchess does (workers/engine_probe.py)
+    to_probe = [
+        EngineToProbe(s.name, s.protocol, s.path, [*s.run, *s.args], s.engine) for s in specs if not s.build
+    ]
+    problems = engine_problems(to_probe, args.game, params, board, args.sandbox, limits)
+    if problems:
+        raise UsageError("\n".join(problems))
     names = [s.name for s in specs]
     refs = {s.name: s.ref() for s in specs}
     match_id = stable_id("play", args.game, board, names, [s.digest for s in specs], args.games)

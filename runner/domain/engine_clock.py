@@ -25,6 +25,11 @@ DEFAULT_TC = "10+0.1"
 #: own reading sit inside the measured time, which an engine's own clock does not see
 DEFAULT_TIMEMARGIN_MS = 50
 
+#: an engine on ``nodes`` or ``depth`` alone has no clock: its move's wall bound
+#: (``EngineSettings.untimed_wall_s``) is 10 s plus its nodes at 20,000 a second (a slow
+#: engine in a loaded sandbox; stockfish searches about a million), or 60 s for a depth
+UNTIMED_BASE_S, UNTIMED_NPS, UNTIMED_DEPTH_S = 10.0, 20_000, 60.0
+
 OptionValue = str | int | float | bool
 
 _TC = re.compile(
@@ -101,6 +106,29 @@ class EngineSettings:
         if self.depth is not None:
             parts.append(f"depth={self.depth}")
         return " ".join(parts)
+
+    def untimed_wall_s(self, move_wall_s: float) -> float:
+        """How long a move on ``nodes`` or ``depth`` alone may take before it is a ``timeout``:
+        no clock says, so the bound comes from the limit (docs/engines.md, "Clocks"): 10 s
+        plus the nodes at UNTIMED_NPS; 60 s for a depth; never less than ``move_wall_s``
+        (``limits.move_wall_s``, ``tourney play --move-time``), which raises it."""
+        bound = 0.0
+        if self.nodes is not None:
+            bound = max(bound, UNTIMED_BASE_S + self.nodes / UNTIMED_NPS)
+        if self.depth is not None:
+            bound = max(bound, UNTIMED_DEPTH_S)
+        return max(bound, move_wall_s)
+
+    def refusal(self, protocol: str) -> str | None:
+        """Why ``protocol`` cannot carry these settings as asked, in one line; None when it can.
+        Only what is known before the engine starts (what it announces is checked at its
+        handshake: ``workers.protocols``)."""
+        if protocol == "xboard" and self.st_s is not None and (self.st_s < 1 or self.st_s != int(self.st_s)):
+            return (
+                f"st={self.st_s:g}: xboard's st is whole seconds, so an xboard engine cannot be "
+                "given it (use a whole number of seconds, or a tc)"
+            )
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"timemargin_ms": self.timemargin_ms}

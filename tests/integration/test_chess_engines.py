@@ -23,6 +23,7 @@ from tests.integration.helpers import ROOT, assert_nothing_left, tourney, unique
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
 
 FAKE = ROOT / "tests" / "fixtures" / "chess" / "fake-uci"
+FAKE_XBOARD = ROOT / "tests" / "fixtures" / "chess" / "fake-xboard"
 ENGINES = ROOT / "entries" / "chess"
 #: real engines' clock here: stockfish plays to within tens of ms of its flag, and on a machine
 #: shared with other work (load 4x its cores) a move can take 150 ms longer than it planned
@@ -123,8 +124,6 @@ def test_time_per_move_flags_an_engine_past_st_and_the_margin(tmp_path: Path) ->
         ("crash", "crash", "exit code 3: bad engine: crashing on purpose"),
         ("illegal", "illegal_move", "e2e5 is not legal in"),
         ("malformed", "bad_output", "not a UCI move"),
-        ("no-uciok", "timeout", "no uciok within 5 s"),
-        ("no-readyok", "timeout", "no readyok within 5 s"),
         ("ignores-stop", "timeout", "flag fell: no move with 1.000 s left of 1+0.01"),
         ("flood", "bad_output", "printed over 64 KiB while thinking on one move"),
     ],
@@ -141,6 +140,30 @@ def test_a_bad_engine_gets_its_verdict_and_leaves_nothing(
     assert game["winner"] == "fools-mate"
     assert game["moves"] == []
     assert_nothing_left([tag])
+
+
+@pytest.mark.parametrize(
+    ("engine", "detail"),
+    [
+        (f"{FAKE}:no-uciok", "engine no-uciok (python3 engine.py no-uciok): no uciok within 5 s"),
+        (f"{FAKE}:no-readyok", "engine no-readyok (python3 engine.py no-readyok): no readyok within 5 s"),
+        (
+            f"{FAKE_XBOARD}:xb-no-done",
+            "engine xb-no-done (python3 engine.py no-done): no feature done=1 within 5 s",
+        ),
+    ],
+)
+def test_an_engine_that_never_finishes_its_handshake_stops_play_before_any_game(
+    tmp_path: Path, engine: str, detail: str
+) -> None:
+    """As fastchess stops (issue 35, item 5): every engine is started and greeted once before
+    the match (workers/engine_probe.py); one that cannot start is one line and exit 2, never a
+    game scored against it. In a game (a run's later match) the same is its ``timeout``
+    verdict (tests/sandbox/test_kept_engines.py)."""
+    done = tourney("play", "--game", "chess", engine, f"{FAKE}:fools-mate", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == f"tourney play: {detail}"
+    assert done.stdout == ""
 
 
 def engine_or_skip(name: str) -> Path:
@@ -198,9 +221,6 @@ def test_a_chess_run_writes_games_pgn_and_tourney_pgn_writes_it_again(tmp_path: 
     assert_nothing_left([str(run_dir), tag])
 
 
-FAKE_XBOARD = ROOT / "tests" / "fixtures" / "chess" / "fake-xboard"
-
-
 def test_an_xboard_engine_gets_level_time_and_otim_and_may_answer_in_san(tmp_path: Path) -> None:
     xb = f"{FAKE_XBOARD}:xb-fools-mate"
     game = play(tmp_path, "--tc", "40/3+0.5", xb, xb)
@@ -223,7 +243,7 @@ def test_an_xboard_engine_on_nodes_and_depth_gets_nps_st_and_sd(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("mode", "kind", "detail"),
-    [("xb-resigns", "resign", "resigned"), ("xb-no-done", "timeout", "no feature done=1 within 5 s")],
+    [("xb-resigns", "resign", "resigned")],
 )
 def test_an_xboard_engine_that_resigns_or_never_finishes_its_features(
     tmp_path: Path, mode: str, kind: str, detail: str

@@ -149,7 +149,10 @@ class EngineProtocol(TextBoardProtocol):
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
         proc = self._proc()
         clock = self.clocks[self.seat.index]
-        allowance_s = clock.allowance_ms() / 1000.0 if self.settings.timed else self.limits.move_wall_s
+        if self.settings.timed:
+            allowance_s = clock.allowance_ms() / 1000.0
+        else:
+            allowance_s = self.settings.untimed_wall_s(self.limits.move_wall_s)
         self.search = None
         cpu_before = proc.cpu_ms
         # the time it held the worker before the game counts as this move's (a timed engine's)
@@ -279,9 +282,9 @@ class EngineProtocol(TextBoardProtocol):
         if self.settings.timed:
             clock = self.clocks[self.seat.index]
             return self.verdict(VerdictKind.TIMEOUT, f"flag fell: no move with {clock.describe()}")
-        return self.verdict(
-            VerdictKind.TIMEOUT, f"no move within {self.limits.move_wall_s:g} s ({self.settings.describe()})"
-        )
+        bound = self.settings.untimed_wall_s(self.limits.move_wall_s)
+        detail = f"no move within {bound:g} s ({self.settings.describe()}; limits.move_wall_s raises it)"
+        return self.verdict(VerdictKind.TIMEOUT, detail)
 
     def _ended(self, outcome: RunOutcome, waiting_for: str) -> Verdict:
         if outcome.failure is VerdictKind.TIMEOUT:

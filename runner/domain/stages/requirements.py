@@ -146,8 +146,10 @@ _RULES: dict[type[StageBase], Rule] = {
     SwissStage: _swiss,
     PermutationsStage: _permutations,
 }
-# a system test can run a single entry (against its mirror); every other planner needs a pair
-_MIN_ENTRANTS: dict[type[StageBase], int] = {SystemTestStage: 1}
+# a system test can run a single entry (against its mirror), a gauntlet or seeding stage a
+# single entrant against its opponents (fastchess's -gauntlet with one engine against N);
+# every other planner needs a pair
+_MIN_ENTRANTS: dict[type[StageBase], int] = {SystemTestStage: 1, GauntletStage: 1, SeedingStage: 1}
 
 
 def admission(st: AnyStage, n: int) -> Admission:
@@ -156,7 +158,7 @@ def admission(st: AnyStage, n: int) -> Admission:
         return Admission(n)  # a tiebreak reorders, it does not change who is left
     least = _MIN_ENTRANTS.get(type(st), 2)
     if n < 1 or n < least:
-        too_few = f"stage {st.name!r} can have at most {n} entrant(s); it needs at least 2"
+        too_few = f"stage {st.name!r} can have at most {n} entrant(s); it needs at least {least}"
         return Admission(n, (Objection((), too_few),))
     rule = _RULES.get(type(st))
     out, found = rule(st, n) if rule is not None else (n, [])
