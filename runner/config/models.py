@@ -222,7 +222,10 @@ class OpeningsModel(BaseModel):
     )
     start: int = Field(default=1, ge=1, description="The first opening to use (1-based, in book order).")
     count: int | None = Field(
-        default=None, ge=1, description="How many openings to use (default: all from start)."
+        default=None,
+        ge=1,
+        description="How many openings to use (default: all from start); more than the book holds "
+        "wraps to its first again.",
     )
     per_match: int = Field(
         default=1,
