@@ -23,9 +23,11 @@ import json
 import random
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from runner.domain.chess_pgn import game_pgn
 from runner.domain.engine_clock import EngineSettings, TimeControl, merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import get_game
@@ -229,6 +231,19 @@ def _build_failures(
     return {name: f.detail for name, f in failed.items() if isinstance(f, BuildFailed)}
 
 
+def write_play_pgn(path: Path, spec: MatchSpec, games: list[GameRecord]) -> None:
+    """The match's games as PGN (``--pgn FILE``; docs/engines.md, "PGN"), Round 1, 2, ..."""
+    now, text = time.time(), ""
+    for n, record in enumerate(games, start=1):
+        pgn = game_pgn("tourney play", spec, n, record, now, round_text=str(n))
+        pgn.headers.pop("Opening", None)  # the board's id here is a hash, not a name
+        text += str(pgn) + "\n\n"
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise UsageError(f"--pgn {path}: {e.strerror or e}") from e
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"variant": args.variant} if getattr(args, "variant", None) else {}
     try:
@@ -237,6 +252,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     if args.games < 1:
         raise UsageError("--games must be at least 1")
+    if getattr(args, "pgn", None) and not isinstance(game, Chess):
+        raise UsageError(f"--pgn: {game.name} games have no PGN (chess only)")
     board = _board(args, game)
     specs = _entries(args, game)
     try:
@@ -273,6 +290,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     fetch = local_fetch({s.digest: s.path for s in specs})
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
     result = execute_match(spec, fetch, artifacts_dir(), worker="", observer=printer, hosts=hosts)
+    if getattr(args, "pgn", None):
+        write_play_pgn(Path(args.pgn), spec, result.games)
     cache = ArtifactCache(artifacts_dir(), hosts)
     for name, detail in _build_failures(cache, refs, contest_params(spec)).items():
         print(f"{name}: build failed: {inert(detail, one_line=True)}", file=sys.stderr)
