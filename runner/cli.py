@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--st", type=float, help="chess engines: seconds per move")
     s.add_argument("--nodes", type=int, help="chess engines: nodes per move (UCI go nodes)")
     s.add_argument("--depth", type=int, help="chess engines: plies per move")
+    s.add_argument("--timemargin", type=int, metavar="MS", help="chess engines: ms an engine may overstep")
     s.add_argument("--variant", help="the game's variant parameter (chess: standard or chess960)")
     s.add_argument("--pgn", metavar="FILE", help="chess: write the games as PGN to FILE (as games.pgn)")
     s.add_argument("--quiet", action="store_true", help="print results only, no positions")

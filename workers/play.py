@@ -165,6 +165,10 @@ def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
         if args.st <= 0:
             raise UsageError("--st must be positive")
         flags["st_s"] = args.st
+    if getattr(args, "timemargin", None) is not None:
+        if args.timemargin < 0:
+            raise UsageError("--timemargin must be 0 or more (ms)")
+        flags["timemargin_ms"] = args.timemargin
     for key in ("nodes", "depth"):
         value = getattr(args, key, None)
         if value is not None:
