@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--sandbox", choices=SANDBOX_KINDS, default="bwrap")
     s.add_argument("--move-time", type=float, help="per-move wall limit in seconds")
-    s.add_argument("--tc", help="chess engines: time control, e.g. 10+0.1 or 40/60 (default 10+0.1)")
+    s.add_argument("--tc", help="chess engines: time control, e.g. 10+0.1, 40/60 or inf (default 10+0.1)")
     s.add_argument("--st", type=float, help="chess engines: seconds per move")
     s.add_argument("--nodes", type=int, help="chess engines: nodes per move (UCI go nodes)")
     s.add_argument("--depth", type=int, help="chess engines: plies per move")

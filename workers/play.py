@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from runner.domain.chess_pgn import game_pgn
-from runner.domain.engine_clock import EngineSettings, TimeControl, merged
+from runner.domain.engine_clock import INFINITE_TC, EngineSettings, TimeControl, merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import get_game
 from runner.domain.games.base import BoardError, Game
@@ -156,7 +156,9 @@ def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
     """``--tc`` / ``--st`` / ``--nodes`` / ``--depth`` as engine settings (docs/engines.md); none:
     the default clock."""
     flags: dict[str, Any] = {}
-    if getattr(args, "tc", None):
+    if getattr(args, "tc", None) == INFINITE_TC:
+        flags["tc"] = INFINITE_TC  # no clock: --nodes or --depth bound the search
+    elif getattr(args, "tc", None):
         try:
             flags["tc"] = TimeControl.parse(args.tc).text()
         except ValueError as e:

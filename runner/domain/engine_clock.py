@@ -21,6 +21,8 @@ from typing import Any
 
 #: the clock of an engine whose entry and config name none (``tourney play`` too): docs/engines.md
 DEFAULT_TC = "10+0.1"
+#: fastchess's ``tc=inf``: no clock (``nodes`` or ``depth`` bound the search instead)
+INFINITE_TC = "inf"
 #: ms an engine may overstep its clock by default: the sandbox's pipes and the worker's
 #: own reading sit inside the measured time, which an engine's own clock does not see
 DEFAULT_TIMEMARGIN_MS = 50
@@ -84,9 +86,13 @@ class EngineSettings:
     #: a fresh process for every game (fastchess ``restart=on``); off, the default as in
     #: fastchess, keeps the engine alive across the games of its own match (docs/engines.md)
     restart: bool = False
+    #: ``tc: inf`` (fastchess ``tc=inf``): no clock at all, for ``nodes`` or ``depth`` alone
+    #: where an entry.yaml or ``each:`` names a clock (a later ``tc`` replaces it again)
+    no_clock: bool = False
 
     def __post_init__(self) -> None:
-        if self.tc is None and self.st_s is None and self.nodes is None and self.depth is None:
+        nothing = self.tc is None and self.st_s is None and self.nodes is None and self.depth is None
+        if nothing and not self.no_clock:
             object.__setattr__(self, "tc", TimeControl.parse(DEFAULT_TC))
 
     @property
@@ -123,6 +129,8 @@ class EngineSettings:
         """Why ``protocol`` cannot carry these settings as asked, in one line; None when it can.
         Only what is known before the engine starts (what it announces is checked at its
         handshake: ``workers.protocols``)."""
+        if self.no_clock and self.st_s is None and self.nodes is None and self.depth is None:
+            return f"tc={INFINITE_TC} needs nodes or depth: with no limit at all an engine never answers"
         if protocol == "xboard" and self.st_s is not None and (self.st_s < 1 or self.st_s != int(self.st_s)):
             return (
                 f"st={self.st_s:g}: xboard's st is whole seconds, so an xboard engine cannot be "
@@ -134,6 +142,8 @@ class EngineSettings:
         d: dict[str, Any] = {"timemargin_ms": self.timemargin_ms}
         if self.tc is not None:
             d["tc"] = self.tc.text()
+        elif self.no_clock:
+            d["tc"] = INFINITE_TC
         for key in ("st_s", "nodes", "depth"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
@@ -147,7 +157,8 @@ class EngineSettings:
     def from_dict(cls, d: dict[str, Any]) -> EngineSettings:
         tc = d.get("tc")
         return cls(
-            tc=TimeControl.parse(tc) if tc else None,
+            tc=TimeControl.parse(tc) if tc and tc != INFINITE_TC else None,
+            no_clock=tc == INFINITE_TC,
             st_s=d.get("st_s"),
             nodes=d.get("nodes"),
             depth=d.get("depth"),

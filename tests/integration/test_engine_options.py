@@ -40,7 +40,11 @@ def play(tmp_path: Path, *args: str | Path, code: int = 0, timeout: float = 300)
     return json.loads(done.stdout)["games"] if code == 0 else done.stderr
 
 
-@pytest.mark.parametrize("limit", [["--nodes", "400000"], ["--depth", "16"]])
+@pytest.mark.parametrize(
+    "limit",
+    [["--nodes", "400000"], ["--depth", "16"], ["--tc", "inf", "--depth", "12"]],
+    ids=["nodes", "depth", "inf"],
+)
 def test_nodes_and_depth_moves_are_not_cut_at_a_hidden_second(tmp_path: Path, limit: list[str]) -> None:
     need("stockfish")
     (tmp_path / "kqk.fen").write_text(KQK + "\n")
