@@ -43,6 +43,8 @@ STRENGTH_TC = "2+0.05"
 MIN_SCORE, MIN_MEDIAN_DEPTH = 0.90, 8
 #: openings of the stockfish-gnuchess run (each played twice), by default and --quick
 OPENINGS, OPENINGS_QUICK = 10, 5
+#: the load per core above which the figures say more about the machine than the engines
+MAX_LOAD_PER_CORE = 4.0
 #: a move comment's ``+0.31/14 0.120s``: score / depth
 _DEPTH = re.compile(r"(?:^|\s)[+-](?:\d+\.\d+|M\d+)/(\d+)\b")
 
@@ -63,6 +65,13 @@ class Tally:
 
     def standings(self) -> list[tuple[str, float]]:
         return sorted(self.points.items(), key=lambda kv: -kv[1])
+
+
+def load_per_core() -> float:
+    """The machine's 1-minute load average per core: above MAX_LOAD_PER_CORE an engine on a
+    2+0.05 clock is not scheduled soon enough after its turn starts to show its strength (at
+    4.5 to 5.5 here stockfish lost 7 of 20 games on time at depth 5 to 6; at 3.5 to 4, 1)."""
+    return os.getloadavg()[0] / (os.cpu_count() or 1)
 
 
 def missing_engines() -> list[str]:
@@ -138,6 +147,9 @@ def main(quick: bool = False) -> None:
         return
     with tempfile.TemporaryDirectory(prefix="tourney-strength-") as tmp:
         openings = OPENINGS_QUICK if quick else OPENINGS
+        print(
+            f"load per core at the start: {load_per_core():.1f} (figures mean little above {MAX_LOAD_PER_CORE:g})"
+        )
         t = run_tourney(stockfish_gnuchess_config(openings), Path(tmp))
         score, depth = t.score("stockfish"), t.median_depth("stockfish")
         ok = score >= MIN_SCORE and depth > MIN_MEDIAN_DEPTH

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from bench.engine_strength import (
+    MAX_LOAD_PER_CORE,
     MIN_MEDIAN_DEPTH,
     MIN_SCORE,
     OPENINGS,
+    load_per_core,
     missing_engines,
     run_tourney,
     shipped_config,
@@ -42,7 +44,16 @@ def test_the_depth_of_a_move_is_read_from_its_pgn_comment() -> None:
     assert t.points == {"a": 0.0, "b": 1.0}
 
 
+def not_overloaded() -> None:
+    """Strength on a clock needs the CPU the clock assumes: on a machine loaded far beyond its
+    cores (other work) the engines' moves wait for the scheduler and the check says nothing."""
+    load = load_per_core()
+    if load > MAX_LOAD_PER_CORE:
+        pytest.skip(f"the machine is loaded {load:.1f} per core (> {MAX_LOAD_PER_CORE:g}): no strength check")
+
+
 def test_stockfish_beats_gnuchess_at_2_plus_005_searching_deep(tmp_path: Path) -> None:
+    not_overloaded()
     # 20 games: on a machine shared with other work a rare flag (stockfish plays to within
     # 10 ms of its clock) costs 5%, not the 10% it would of 10 games
     t = run_tourney(stockfish_gnuchess_config(OPENINGS), tmp_path)
@@ -53,6 +64,7 @@ def test_stockfish_beats_gnuchess_at_2_plus_005_searching_deep(tmp_path: Path) -
 
 
 def test_stockfish_finishes_first_in_the_shipped_engines_config(tmp_path: Path) -> None:
+    not_overloaded()
     t = run_tourney(shipped_config(), tmp_path)
     (first, top), (_, second) = t.standings()[:2]
     assert first == "stockfish" and top > second, t.standings()
