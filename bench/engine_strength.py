@@ -147,9 +147,8 @@ def main(quick: bool = False) -> None:
         return
     with tempfile.TemporaryDirectory(prefix="tourney-strength-") as tmp:
         openings = OPENINGS_QUICK if quick else OPENINGS
-        print(
-            f"load per core at the start: {load_per_core():.1f} (figures mean little above {MAX_LOAD_PER_CORE:g})"
-        )
+        load = load_per_core()
+        print(f"load per core at the start: {load:.1f} (the figures mean little above {MAX_LOAD_PER_CORE:g})")
         t = run_tourney(stockfish_gnuchess_config(openings), Path(tmp))
         score, depth = t.score("stockfish"), t.median_depth("stockfish")
         ok = score >= MIN_SCORE and depth > MIN_MEDIAN_DEPTH
