@@ -18,6 +18,7 @@ BENCHMARKS = {
     "engine": "bench.engine_bench",
     "engine-scale": "bench.engine_scale_bench",
     "submissions": "bench.submissions_bench",
+    "engine_strength": "bench.engine_strength",
 }
 #: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
 TAKES_ROUNDS = {"e2e"}

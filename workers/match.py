@@ -38,6 +38,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from runner.domain.adjudication import Adjudication, ruling
@@ -203,20 +204,47 @@ class _Game:
         return ruling(self.adjudication, [(seats[m.player], m.search) for m in self.moves], board)
 
     def _seat_all(self, dirs: list[EntryDir]) -> None:
-        """Open and begin every seat whose entry was built, in seat order, until the game is
-        decided. A fresh engine is launched (its process started and greeted) before any seat
-        waits for an answer: a game's engines start side by side, and an engine's start is
-        as long as a whole fast game (docs/engines.md)."""
+        """Open and begin every seat whose entry was built. Every engine is launched (its process
+        started and greeted) and then greeted to the end all at once, each on its own deadline
+        from its own greeting (``_begin_engines``): a game's engines start side by side (an
+        engine's start is as long as a whole fast game), and one slow engine takes nothing of
+        another's time (docs/engines.md). Other seats begin after, in seat order, until the
+        game is decided."""
         seats = [seat for seat, d in enumerate(dirs) if not isinstance(d, BuildFailed)]
-        for seat in seats:
-            if issubclass(protocol_class(self.spec.entries[self.order[seat]].protocol), EngineProtocol):
-                self._open(seat, dirs[seat])
+        engines = [
+            seat
+            for seat in seats
+            if issubclass(protocol_class(self.spec.entries[self.order[seat]].protocol), EngineProtocol)
+        ]
+        for seat in engines:
+            self._open(seat, dirs[seat])
+        for seat, verdict in self._begin_engines(engines):
+            if verdict is not None and self.game.outcome(self.state) is None:
+                self._forfeit(seat, verdict)
         for seat in seats:
             if self.game.outcome(self.state) is not None:
                 break  # the seats opened early and never begun close with the game
+            if seat in engines:
+                continue
             if seat not in self.protocols:
                 self._open(seat, dirs[seat])
-            self._begin(seat)
+            verdict = self._start(seat)
+            if verdict is not None:
+                self._forfeit(seat, verdict)
+
+    def _begin_engines(self, seats: list[int]) -> list[tuple[int, Verdict | None]]:
+        """Each engine seat's handshake (or a kept engine's new game), all at the same time:
+        the first in this thread, the others in threads of their own (each touches only its
+        own protocol and process); every one is waited for before any verdict is applied."""
+        if len(seats) <= 1:
+            return [(seat, self._start(seat)) for seat in seats]
+        with ThreadPoolExecutor(max_workers=len(seats) - 1, thread_name_prefix="handshake") as pool:
+            others = {seat: pool.submit(self._start, seat) for seat in seats[1:]}
+            try:
+                first = self._start(seats[0])
+            finally:
+                wait(others.values())  # no thread still speaks to an engine when this returns or raises
+        return [(seats[0], first), *((seat, future.result()) for seat, future in others.items())]
 
     def _open(self, seat: int, entry_dir: EntryDir) -> None:
         """The seat's host and protocol: its engine from the match's previous game, or a fresh
@@ -254,17 +282,14 @@ class _Game:
         if isinstance(proto, EngineProtocol):
             proto.launch()
 
-    def _begin(self, seat: int) -> None:
+    def _start(self, seat: int) -> Verdict | None:
         """Start the seat's game (an engine kept from the previous game is told a new one
-        starts); a failure to begin forfeits the seat."""
+        starts); the verdict of a failure to begin, which forfeits the seat."""
         proto = self.protocols[seat]
         if seat in self.reused and isinstance(proto, EngineProtocol):
             who = Seat(self.order[seat], seat, self.game.seat_mark(self.state, seat), players=len(self.order))
-            verdict = proto.next_game(who, self.board_text, self._engines())
-        else:
-            verdict = proto.begin(self.state)
-        if verdict is not None:
-            self._forfeit(seat, verdict)
+            return proto.next_game(who, self.board_text, self._engines())
+        return proto.begin(self.state)
 
     def _engines(self) -> list[dict[str, Any]]:
         return [self.spec.entries[n].engine for n in self.order]

@@ -20,15 +20,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import random
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.domain.engine_clock import TimeControl, merged
+from runner.domain.chess_pgn import game_pgn
+from runner.domain.engine_clock import INFINITE_TC, EngineSettings, TimeControl, merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
 from runner.domain.games import get_game
 from runner.domain.games.base import BoardError, Game
+from runner.domain.games.chess import Chess
 from runner.domain.inert import inert
 from runner.domain.match_values import (
     EntryRef,
@@ -43,9 +47,11 @@ from runner.domain.match_values import (
 from runner.domain.placeholders import ContestParams
 from runner.domain.redaction import redact
 from runner.domain.registry import ENGINE_PROTOCOLS, UNSANDBOXED_WARNING, protocol_carries
+from runner.domain.seeds import derive_seed
 from runner.domain.wire import to_builtins
 from runner.errors import EXIT_INFRASTRUCTURE, InfrastructureFailure, UsageError
 from workers.artifacts import ArtifactCache, BuildFailed, cache_key, local_fetch
+from workers.engine_probe import EngineToProbe, engine_problems
 from workers.executor import artifacts_dir, contest_params, execute_match, work_dir
 from workers.match import MatchObserver
 from workers.sandbox import HostError, host_factory
@@ -92,6 +98,9 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
             text = text.strip()  # header-style boards: "6", "7 7 4"
     elif args.size:
         text = board_from_size(game.name, args.size)
+    elif isinstance(game, Chess) and game.chess960:
+        # one of the 960 starts, from --seed (the standard array is one in 960, not the rule)
+        text = game.generate_board(random.Random(derive_seed(args.seed, "chess960")))
     else:
         text = game.default_board()
     try:
@@ -133,6 +142,9 @@ def _entries(args: argparse.Namespace, game: Game[Any, Any]) -> list[EntrySpec]:
             spec = dataclasses.replace(spec, name=f"{spec.name}#{seen[spec.name]}")
         if spec.protocol in ENGINE_PROTOCOLS:
             spec = dataclasses.replace(spec, engine=merged(spec.engine, _engine_flags(args)))
+            why = EngineSettings.from_dict(spec.engine).refusal(spec.protocol)
+            if why is not None:
+                raise UsageError(f"{d}: {why}")
         specs.append(spec)
     if not game.min_players <= len(specs) <= game.max_players:
         players = f"{game.min_players}..{game.max_players}"
@@ -144,7 +156,9 @@ def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
     """``--tc`` / ``--st`` / ``--nodes`` / ``--depth`` as engine settings (docs/engines.md); none:
     the default clock."""
     flags: dict[str, Any] = {}
-    if getattr(args, "tc", None):
+    if getattr(args, "tc", None) == INFINITE_TC:
+        flags["tc"] = INFINITE_TC  # no clock: --nodes or --depth bound the search
+    elif getattr(args, "tc", None):
         try:
             flags["tc"] = TimeControl.parse(args.tc).text()
         except ValueError as e:
@@ -153,6 +167,10 @@ def _engine_flags(args: argparse.Namespace) -> dict[str, Any]:
         if args.st <= 0:
             raise UsageError("--st must be positive")
         flags["st_s"] = args.st
+    if getattr(args, "timemargin", None) is not None:
+        if args.timemargin < 0:
+            raise UsageError("--timemargin must be 0 or more (ms)")
+        flags["timemargin_ms"] = args.timemargin
     for key in ("nodes", "depth"):
         value = getattr(args, key, None)
         if value is not None:
@@ -219,6 +237,19 @@ def _build_failures(
     return {name: f.detail for name, f in failed.items() if isinstance(f, BuildFailed)}
 
 
+def write_play_pgn(path: Path, spec: MatchSpec, games: list[GameRecord]) -> None:
+    """The match's games as PGN (``--pgn FILE``; docs/engines.md, "PGN"), Round 1, 2, ..."""
+    now, text = time.time(), ""
+    for n, record in enumerate(games, start=1):
+        pgn = game_pgn("tourney play", spec, n, record, now, round_text=str(n))
+        pgn.headers.pop("Opening", None)  # the board's id here is a hash, not a name
+        text += str(pgn) + "\n\n"
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise UsageError(f"--pgn {path}: {e.strerror or e}") from e
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"variant": args.variant} if getattr(args, "variant", None) else {}
     try:
@@ -227,6 +258,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     if args.games < 1:
         raise UsageError("--games must be at least 1")
+    if getattr(args, "pgn", None) and not isinstance(game, Chess):
+        raise UsageError(f"--pgn: {game.name} games have no PGN (chess only)")
     board = _board(args, game)
     specs = _entries(args, game)
     try:
@@ -239,6 +272,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     if move_time <= 0:
         raise UsageError("--move-time must be positive")
     limits = Limits(move_wall_s=move_time)
+    # an engine that cannot start, or cannot play this game as asked, stops here in one line
+    # each, as fastchess does (workers/engine_probe.py)
+    to_probe = [
+        EngineToProbe(s.name, s.protocol, s.path, [*s.run, *s.args], s.engine) for s in specs if not s.build
+    ]
+    problems = engine_problems(to_probe, args.game, params, board, args.sandbox, limits)
+    if problems:
+        raise UsageError("\n".join(problems))
     names = [s.name for s in specs]
     refs = {s.name: s.ref() for s in specs}
     match_id = stable_id("play", args.game, board, names, [s.digest for s in specs], args.games)
@@ -255,6 +296,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     fetch = local_fetch({s.digest: s.path for s in specs})
     printer = None if args.json else _Printer(sys.stdout, positions=not args.quiet, total=args.games)
     result = execute_match(spec, fetch, artifacts_dir(), worker="", observer=printer, hosts=hosts)
+    if getattr(args, "pgn", None):
+        write_play_pgn(Path(args.pgn), spec, result.games)
     cache = ArtifactCache(artifacts_dir(), hosts)
     for name, detail in _build_failures(cache, refs, contest_params(spec)).items():
         print(f"{name}: build failed: {inert(detail, one_line=True)}", file=sys.stderr)

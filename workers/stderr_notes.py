@@ -124,6 +124,13 @@ class RecordingProcess(InteractiveProcess):
             self.notes.add(self.entry, line.stderr_tail)
         return line
 
+    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
+        line = self.inner.wait_line(timeout_s)
+        if isinstance(line, RunOutcome) and not self._recorded:
+            self._recorded = True
+            self.notes.add(self.entry, line.stderr_tail)
+        return line
+
     def pause(self) -> None:
         self.inner.pause()
 

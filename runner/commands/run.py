@@ -29,6 +29,7 @@ from runner.config import TournamentConfig, load_config
 from runner.domain.fleet import check_organiser_home, rejected_key_lines
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
+from runner.domain.registry import ENGINE_PROTOCOLS
 from runner.domain.timing import split_cores
 from runner.errors import (
     EXIT_INTERRUPTED,
@@ -47,7 +48,7 @@ from runner.orchestration.cluster import (
 from runner.orchestration.dispatcher import BrokerDown, NoWorkerCanServe
 from runner.orchestration.local_workers import LocalWorkersFailing
 from runner.orchestration.redis_server import RedisServerError
-from runner.orchestration.workers_gate import check_broker_url
+from runner.orchestration.workers_gate import EngineEntry, check_broker_url, engine_problems
 from runner.report.progress import PLAIN_INTERVAL_S, PROGRESS_EVERY_ENV, Mode, RunProgress, default_mode
 from runner.report.replay_memo import ReplayMemo, ReplayWarmer
 from runner.storage.artifacts import pack_artifact
@@ -172,9 +173,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(("--run-dir " if args.run_dir else "run directory ") + problem)
     if not args.inline:  # the organiser's key signs every task: a home that cannot hold it stops us now
         check_organiser_home()
+    if not args.no_local_workers:
+        _check_engines(config)
     rd = RunDir(run_path)
     with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
         return _run(args, config, config_path, rd)
+
+
+def _check_engines(config: TournamentConfig) -> None:
+    """An engine that cannot start, or cannot play the game as asked, stops the run before it
+    starts, one line each (as fastchess stops; docs/engines.md, "Before a run"): a run that
+    scored it as losing every pair would end an SPRT "H0 accepted" on a typo. Engines with a
+    build are the workers' to build, and skipped. Only where the matches are played here."""
+    specs = [*config.entry_specs().values(), *config.seed_opponent_specs().values()]
+    engines = [
+        EngineEntry(s.name, s.protocol, s.path, [*s.run, *s.args], s.engine)
+        for s in specs
+        if s.protocol in ENGINE_PROTOCOLS and not s.build
+    ]
+    if not engines:
+        return
+    rules = config.game_rules()
+    problems = engine_problems(
+        engines, config.game, config.game_params, rules.default_board(), config.sandbox, config.limits_obj
+    )
+    if problems:
+        raise UsageError("\n".join(problems))
 
 
 @dataclass(frozen=True)

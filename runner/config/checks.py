@@ -23,7 +23,7 @@ from runner.config.models import EngineModel, EntrySource, LimitsModel, Openings
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board
-from runner.domain.engine_clock import merged
+from runner.domain.engine_clock import EngineSettings, merged
 from runner.domain.entries import EntryError, EntryPathRefused, EntrySpec, load_entry
 from runner.domain.entry_tree import EntryCaps, RefusedPath
 from runner.domain.games import (
@@ -302,6 +302,7 @@ class Checker:
                 f"{entry_names(unscalable)}: scale_nps measures an engine's speed over UCI; "
                 f"protocol {specs[0].protocol} has no fixed-nodes search to measure",
             )
+        self._check_engine_settings(loc, specs)
         taken: dict[Loc, list[str]] = {}  # names already used, by where they were first
         for s in specs:
             if s.name in wrong_game or s.name in wrong_protocol:
@@ -384,6 +385,15 @@ class Checker:
         for program in missing:
             hint = f" (apt-get install {Path(program).name})" if program.startswith("/usr/games/") else ""
             self.add((*loc, "path"), f"{program} is not installed on this machine{hint}")
+
+    def _check_engine_settings(self, loc: Loc, specs: list[EntrySpec]) -> None:
+        """An engine's settings its protocol cannot carry are refused here, in one line each
+        (``EngineSettings.refusal``), never played wrong."""
+        for s in specs:
+            if s.protocol in ENGINE_PROTOCOLS:
+                why = EngineSettings.from_dict(s.engine).refusal(s.protocol)
+                if why is not None:
+                    self.add(loc, f"{s.name}: {why}")
 
     def _with_engine_settings(self, src: EntrySource, specs: list[EntrySpec]) -> list[EntrySpec]:
         """Engines get the config's ``each:`` and their own ``engine:`` over entry.yaml's options."""

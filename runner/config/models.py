@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 from runner.config.submission_rules import SubmissionsModel
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.boards import BoardSpec
-from runner.domain.engine_clock import TimeControl
+from runner.domain.engine_clock import INFINITE_TC, TimeControl
 from runner.domain.entry_tree import DEFAULT_ENTRY_DEPTH, DEFAULT_ENTRY_FILES, DEFAULT_ENTRY_MB, EntryCaps
 from runner.domain.games import GAME_NAMES
 from runner.domain.match_values import DEFAULT_MAX_MOVES, GameBound, Limits
@@ -185,7 +185,8 @@ class EngineModel(BaseModel):
     tc: str | None = Field(
         default=None,
         description="Time control as cutechess/fastchess write it: '40/60' (moves/seconds, repeating), "
-        "'10+0.1' (seconds + increment), '40/1:30+0.5'. Default 10+0.1 when no tc, st, nodes or depth.",
+        "'10+0.1' (seconds + increment), '40/1:30+0.5'; 'inf' for no clock (with nodes or depth). "
+        "Default 10+0.1 when no tc, st, nodes or depth.",
     )
     st: float | None = Field(default=None, gt=0, description="Seconds per move (UCI go movetime, xboard st).")
     nodes: int | None = Field(default=None, ge=1, description="Nodes per move (UCI go nodes).")
@@ -236,9 +237,9 @@ class EngineModel(BaseModel):
     @field_validator("tc")
     @classmethod
     def _tc(cls, v: str | None) -> str | None:
-        if v is not None:
+        if v is not None and v.strip() != INFINITE_TC:
             TimeControl.parse(v)  # its ValueError says what a tc looks like
-        return v
+        return v.strip() if v is not None else v
 
     def settings_dict(self) -> dict[str, Any]:
         """The keys set here, as ``EngineSettings.to_dict`` names them."""
@@ -275,7 +276,10 @@ class OpeningsModel(BaseModel):
     )
     start: int = Field(default=1, ge=1, description="The first opening to use (1-based, in book order).")
     count: int | None = Field(
-        default=None, ge=1, description="How many openings to use (default: all from start)."
+        default=None,
+        ge=1,
+        description="How many openings to use (default: all from start); more than the book holds "
+        "wraps to its first again.",
     )
     per_match: int = Field(
         default=1,

@@ -21,9 +21,16 @@ from typing import Any
 
 #: the clock of an engine whose entry and config name none (``tourney play`` too): docs/engines.md
 DEFAULT_TC = "10+0.1"
+#: fastchess's ``tc=inf``: no clock (``nodes`` or ``depth`` bound the search instead)
+INFINITE_TC = "inf"
 #: ms an engine may overstep its clock by default: the sandbox's pipes and the worker's
 #: own reading sit inside the measured time, which an engine's own clock does not see
 DEFAULT_TIMEMARGIN_MS = 50
+
+#: an engine on ``nodes`` or ``depth`` alone has no clock: its move's wall bound
+#: (``EngineSettings.untimed_wall_s``) is 10 s plus its nodes at 20,000 a second (a slow
+#: engine in a loaded sandbox; stockfish searches about a million), or 60 s for a depth
+UNTIMED_BASE_S, UNTIMED_NPS, UNTIMED_DEPTH_S = 10.0, 20_000, 60.0
 
 OptionValue = str | int | float | bool
 
@@ -85,9 +92,13 @@ class EngineSettings:
     scale_nps: int | None = None
     #: every line to and from the engine kept, with timestamps, per game (``log: engine``)
     log: bool = False
+    #: ``tc: inf`` (fastchess ``tc=inf``): no clock at all, for ``nodes`` or ``depth`` alone
+    #: where an entry.yaml or ``each:`` names a clock (a later ``tc`` replaces it again)
+    no_clock: bool = False
 
     def __post_init__(self) -> None:
-        if self.tc is None and self.st_s is None and self.nodes is None and self.depth is None:
+        nothing = self.tc is None and self.st_s is None and self.nodes is None and self.depth is None
+        if nothing and not self.no_clock:
             object.__setattr__(self, "tc", TimeControl.parse(DEFAULT_TC))
 
     @property
@@ -108,10 +119,37 @@ class EngineSettings:
             parts.append(f"depth={self.depth}")
         return " ".join(parts)
 
+    def untimed_wall_s(self, move_wall_s: float) -> float:
+        """How long a move on ``nodes`` or ``depth`` alone may take before it is a ``timeout``:
+        no clock says, so the bound comes from the limit (docs/engines.md, "Clocks"): 10 s
+        plus the nodes at UNTIMED_NPS; 60 s for a depth; never less than ``move_wall_s``
+        (``limits.move_wall_s``, ``tourney play --move-time``), which raises it."""
+        bound = 0.0
+        if self.nodes is not None:
+            bound = max(bound, UNTIMED_BASE_S + self.nodes / UNTIMED_NPS)
+        if self.depth is not None:
+            bound = max(bound, UNTIMED_DEPTH_S)
+        return max(bound, move_wall_s)
+
+    def refusal(self, protocol: str) -> str | None:
+        """Why ``protocol`` cannot carry these settings as asked, in one line; None when it can.
+        Only what is known before the engine starts (what it announces is checked at its
+        handshake: ``workers.protocols``)."""
+        if self.no_clock and self.st_s is None and self.nodes is None and self.depth is None:
+            return f"tc={INFINITE_TC} needs nodes or depth: with no limit at all an engine never answers"
+        if protocol == "xboard" and self.st_s is not None and (self.st_s < 1 or self.st_s != int(self.st_s)):
+            return (
+                f"st={self.st_s:g}: xboard's st is whole seconds, so an xboard engine cannot be "
+                "given it (use a whole number of seconds, or a tc)"
+            )
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"timemargin_ms": self.timemargin_ms}
         if self.tc is not None:
             d["tc"] = self.tc.text()
+        elif self.no_clock:
+            d["tc"] = INFINITE_TC
         for key in ("st_s", "nodes", "depth"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
@@ -129,7 +167,8 @@ class EngineSettings:
     def from_dict(cls, d: dict[str, Any]) -> EngineSettings:
         tc = d.get("tc")
         return cls(
-            tc=TimeControl.parse(tc) if tc else None,
+            tc=TimeControl.parse(tc) if tc and tc != INFINITE_TC else None,
+            no_clock=tc == INFINITE_TC,
             st_s=d.get("st_s"),
             nodes=d.get("nodes"),
             depth=d.get("depth"),

@@ -11,7 +11,9 @@ them (``MatchSpec.boards``), so that the engines start once for K pairs.
 
 Selection: from the ``start``-th opening of the file (1-based), ``count`` of them (all by
 default), in file order (``sequential``) or shuffled by the tournament seed (``random``:
-the same config and seed, the same openings in the same order).
+the same config and seed, the same openings in the same order). A ``count`` above what is
+left of the book wraps to its first selected opening again (fastchess's ``-rounds``): the
+repeats are boards ``opening-NNN_2``, ``_3``...
 """
 
 from __future__ import annotations
@@ -108,7 +110,15 @@ def select(
     if order == "random":
         chosen = list(chosen)
         random.Random(derive_seed(seed, "openings")).shuffle(chosen)
-    return chosen[:count] if count is not None else chosen
+    if count is None or count <= len(chosen):
+        return chosen[:count] if count is not None else chosen
+    # more than the book holds: start over from its first selected opening, as fastchess's
+    # -rounds does; a repeat is a board of its own, named for its pass (opening-007_2)
+    out = list(chosen)
+    while len(out) < count:
+        again = len(out) // len(chosen) + 1
+        out += [Opening(f"{o.name}_{again}", o.fen) for o in chosen[: count - len(out)]]
+    return out
 
 
 def group_id(names: list[str]) -> str:

@@ -179,3 +179,32 @@ def sweep_sandbox_cgroups() -> None:
 
     with contextlib.suppress(Exception):  # tidying up: never the reason a run fails
         shared_cgroups().sweep()
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """A chess engine entry as the run starts it (``workers.engine_probe.EngineToProbe``)."""
+
+    name: str
+    protocol: str
+    path: Path
+    run: list[str]
+    engine: dict[str, object]
+
+
+def engine_problems(
+    engines: list[EngineEntry],
+    game: str,
+    game_params: Mapping[str, object],
+    board_text: str,
+    sandbox: str,
+    limits: Limits,
+) -> list[str]:
+    """Start every engine once and greet it as a game would: one line for each that cannot
+    start or cannot play the game as asked (docs/engines.md, "Before a run")."""
+    # local: the probe (the protocols, about 0.1 s) loads only for a run with engines
+    from workers.engine_probe import EngineToProbe
+    from workers.engine_probe import engine_problems as probe
+
+    to_probe = [EngineToProbe(e.name, e.protocol, e.path, list(e.run), dict(e.engine)) for e in engines]
+    return probe(to_probe, game, dict(game_params), board_text, sandbox, limits)

@@ -36,10 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from runner.domain.chess_pgn import score_text
+from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.fleet import rejected_key_lines
 from runner.domain.games.base import Game
+from runner.domain.games.chess import Chess
 from runner.domain.match_record import MatchRecord
-from runner.domain.match_values import GameRecord, VerdictKind
+from runner.domain.match_values import GameRecord, MatchSpec, VerdictKind
 from runner.domain.stages.base import StageState
 from runner.domain.stages.places import place_labels
 from runner.report.boards import Grid, grid_changes, grid_of
@@ -83,6 +86,17 @@ def replay_json(
     """One game's replay as the page's viewer reads it (compact keys); from ``ahead`` when it
     was computed while the run played (``runner.report.replay_memo``)."""
     board_text = data.boards.get(record.board_id or match.board_id, "")  # a game names its own
+    doc = _replay_doc(data, board_text, record, ahead)
+    if doc.get("chess") and match.spec is not None:
+        # each side's clock after each move, as the worker kept it (runner.domain.chess_pgn);
+        # from the match's engine settings, which the memo's key does not hold: added here
+        doc = {**doc, "clocks": chess_clocks(match.spec, record)}
+    return doc
+
+
+def _replay_doc(
+    data: ReportData, board_text: str, record: GameRecord, ahead: ReplayMemo | None
+) -> dict[str, Any]:
     if ahead is not None:
         doc = ahead.get(memo_key(data.game_name, data.game_params, board_text, record))
         if doc is not None:
@@ -94,6 +108,7 @@ def game_replay_doc(game: Game[Any, Any], board_text: str, record: GameRecord) -
     """``replay_json`` computed: ``record`` replayed by ``game``'s referee on ``board_text``."""
     replay = replay_game(game, board_text, record)
     players = len(record.order)
+    chess_game = isinstance(game, Chess)
     grids: list[Grid] = [grid_of(game, s, players) for s in replay.states]
     kinds: dict[str, str] = {}
     for g in grids:
@@ -102,8 +117,12 @@ def game_replay_doc(game: Game[Any, Any], board_text: str, record: GameRecord) -
     for step, before, after in zip(replay.steps, grids, grids[1:], strict=False):
         changes = [x for run in grid_changes(before, after) for x in run]
         mv = step.record
-        steps.append([step.seat, mv.move.strip(), round(mv.wall_ms, 1), changes, list(step.forfeits)])
+        row = [step.seat, mv.move.strip(), round(mv.wall_ms, 1), changes, list(step.forfeits)]
+        if chess_game:
+            row.append(score_text(mv.search))  # the engine's eval and depth: +0.31/14
+        steps.append(row)
     return {
+        "chess": chess_game,
         "w": grids[0].width if grids else 0,
         "h": grids[0].height if grids else 0,
         "start": grids[0].cells if grids else "",
@@ -116,6 +135,21 @@ def game_replay_doc(game: Game[Any, Any], board_text: str, record: GameRecord) -
         "verdict": record.verdict.kind.value,
         "stopped": replay.stopped,
     }
+
+
+def chess_clocks(spec: MatchSpec, record: GameRecord) -> list[float | None]:
+    """The mover's clock in seconds after each move (None for a side on nodes or depth)."""
+    settings = [EngineSettings.from_dict(spec.entries[name].engine) for name in record.order[:2]]
+    clocks = [Clock.start(s) for s in settings]
+    seat_of = {name: seat for seat, name in enumerate(record.order)}
+    out: list[float | None] = []
+    for mv in record.moves:
+        seat = seat_of.get(mv.player, 0)
+        clocks[seat] = clocks[seat].spend(mv.wall_ms)[0]
+        out.append(
+            round(max(0.0, clocks[seat].left_ms) / 1000.0, 3) if settings[seat].tc is not None else None
+        )
+    return out
 
 
 def _css_kind(kind: str) -> str:

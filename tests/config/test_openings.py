@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from runner.config import ConfigError, load_config
-from runner.domain.openings import BookError, read_book, select
+from runner.domain.openings import BookError, Opening, read_book, select
 from runner.domain.stages.tournament import match_spec
 from tests.stages.sim import simulate
 
@@ -139,3 +139,12 @@ def test_an_sprt_stage_keeps_one_opening_a_match_whatever_per_match_says(tmp_pat
     path.write_text(json.dumps(config))
     cfg = load_config(path)
     assert cfg.stages[0].boards == ["opening-001", "opening-002", "opening-003"]
+
+
+def test_a_count_above_the_book_wraps_as_fastchess_rounds_do() -> None:
+    """Issue 35, item 5: ``count`` past the book was cut silently to the book's size."""
+    book = [Opening(f"opening-00{i}", f"fen{i}") for i in (1, 2, 3)]
+    got = select(book, order="sequential", start=2, count=5)
+    names = ["opening-002", "opening-003", "opening-002_2", "opening-003_2", "opening-002_3"]
+    assert [o.name for o in got] == names
+    assert [o.fen for o in got] == ["fen2", "fen3", "fen2", "fen3", "fen2"]

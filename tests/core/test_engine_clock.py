@@ -71,3 +71,16 @@ def test_settings_round_trip_and_merge_key_by_key_with_options_by_name() -> None
     settings = EngineSettings.from_dict(d)
     assert EngineSettings.from_dict(settings.to_dict()) == settings
     assert settings.describe() == "10+0.1 st=0.5"
+
+
+def test_tc_inf_is_no_clock_and_needs_nodes_or_depth() -> None:
+    """fastchess's tc=inf (issue 35, item 5): over an each: clock, it leaves nodes alone."""
+    from runner.domain.engine_clock import EngineSettings, merged
+
+    s = EngineSettings.from_dict(merged({"tc": "2+0.05"}, {"tc": "inf", "nodes": 5000}))
+    assert (s.tc, s.timed, s.nodes, s.describe()) == (None, False, 5000, "nodes=5000")
+    assert EngineSettings.from_dict(s.to_dict()) == s
+    assert s.refusal("uci") is None
+    alone = EngineSettings.from_dict({"tc": "inf"})
+    assert alone.tc is None
+    assert alone.refusal("uci") == "tc=inf needs nodes or depth: with no limit at all an engine never answers"

@@ -23,6 +23,7 @@ from tests.integration.helpers import ROOT, assert_nothing_left, tourney, unique
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
 
 FAKE = ROOT / "tests" / "fixtures" / "chess" / "fake-uci"
+FAKE_XBOARD = ROOT / "tests" / "fixtures" / "chess" / "fake-xboard"
 ENGINES = ROOT / "entries" / "chess"
 #: real engines' clock here: stockfish plays to within tens of ms of its flag, and on a machine
 #: shared with other work (load 4x its cores) a move can take 150 ms longer than it planned
@@ -123,8 +124,6 @@ def test_time_per_move_flags_an_engine_past_st_and_the_margin(tmp_path: Path) ->
         ("crash", "crash", "exit code 3: bad engine: crashing on purpose"),
         ("illegal", "illegal_move", "e2e5 is not legal in"),
         ("malformed", "bad_output", "not a UCI move"),
-        ("no-uciok", "timeout", "no uciok within 5 s"),
-        ("no-readyok", "timeout", "no readyok within 5 s"),
         ("ignores-stop", "timeout", "flag fell: no move with 1.000 s left of 1+0.01"),
         ("flood", "bad_output", "printed over 64 KiB while thinking on one move"),
     ],
@@ -141,6 +140,30 @@ def test_a_bad_engine_gets_its_verdict_and_leaves_nothing(
     assert game["winner"] == "fools-mate"
     assert game["moves"] == []
     assert_nothing_left([tag])
+
+
+@pytest.mark.parametrize(
+    ("engine", "detail"),
+    [
+        (f"{FAKE}:no-uciok", "engine no-uciok (python3 engine.py no-uciok): no uciok within 5 s"),
+        (f"{FAKE}:no-readyok", "engine no-readyok (python3 engine.py no-readyok): no readyok within 5 s"),
+        (
+            f"{FAKE_XBOARD}:xb-no-done",
+            "engine xb-no-done (python3 engine.py no-done): no feature done=1 within 5 s",
+        ),
+    ],
+)
+def test_an_engine_that_never_finishes_its_handshake_stops_play_before_any_game(
+    tmp_path: Path, engine: str, detail: str
+) -> None:
+    """As fastchess stops (issue 35, item 5): every engine is started and greeted once before
+    the match (workers/engine_probe.py); one that cannot start is one line and exit 2, never a
+    game scored against it. In a game (a run's later match) the same is its ``timeout``
+    verdict (tests/sandbox/test_kept_engines.py)."""
+    done = tourney("play", "--game", "chess", engine, f"{FAKE}:fools-mate", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == f"tourney play: {detail}"
+    assert done.stdout == ""
 
 
 def engine_or_skip(name: str) -> Path:
@@ -198,9 +221,6 @@ def test_a_chess_run_writes_games_pgn_and_tourney_pgn_writes_it_again(tmp_path: 
     assert_nothing_left([str(run_dir), tag])
 
 
-FAKE_XBOARD = ROOT / "tests" / "fixtures" / "chess" / "fake-xboard"
-
-
 def test_an_xboard_engine_gets_level_time_and_otim_and_may_answer_in_san(tmp_path: Path) -> None:
     xb = f"{FAKE_XBOARD}:xb-fools-mate"
     game = play(tmp_path, "--tc", "40/3+0.5", xb, xb)
@@ -223,7 +243,7 @@ def test_an_xboard_engine_on_nodes_and_depth_gets_nps_st_and_sd(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("mode", "kind", "detail"),
-    [("xb-resigns", "resign", "resigned"), ("xb-no-done", "timeout", "no feature done=1 within 5 s")],
+    [("xb-resigns", "resign", "resigned")],
 )
 def test_an_xboard_engine_that_resigns_or_never_finishes_its_features(
     tmp_path: Path, mode: str, kind: str, detail: str
@@ -235,3 +255,51 @@ def test_an_xboard_engine_that_resigns_or_never_finishes_its_features(
         detail,
     )
     assert game["winner"] == "xb-fools-mate"
+
+
+@pytest.mark.parametrize("opponent", ["phalanx", "stockfish"])
+def test_a_slow_first_seat_handshake_costs_the_real_engine_in_the_second_seat_nothing(
+    tmp_path: Path, opponent: str
+) -> None:
+    """Issue 35, item 3: an engine answering readyok 2.5 s late in the first seat made phalanx
+    forfeit (its features, already in the pipe, were never read: the wait for them had run
+    out while the first seat was greeted, and the read killed it). Each seat's handshake
+    stands on its own now; the slow one is the only one charged (its 2.4 s past the grace)."""
+    fake, tag = fake_engine(tmp_path)
+    real = engine_or_skip(opponent)
+    # a book opening too: phalanx then needs its setboard feature, read or not
+    (tmp_path / "start.fen").write_text("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n")
+    boards: list[list[str | Path]] = [[], ["--board", tmp_path / "start.fen"]]
+    for board in boards:
+        game = play(tmp_path, "--tc", "10+0.1", *board, f"{fake}:slow-readyok", real, timeout=120)
+        assert game["verdict"]["player"] != opponent, game["verdict"]
+        replies = [m for m in game["moves"] if m["player"] == opponent]
+        assert replies, game  # it played
+        assert game["moves"][0]["wall_ms"] >= 2400  # the slow engine's own late readyok, on its clock
+    assert_nothing_left([tag])
+
+
+def test_an_engine_that_searches_while_the_worker_waits_for_readyok_pays_for_it(tmp_path: Path) -> None:
+    """Issue 35, item 4: an engine "searched" 4.5 s while the worker waited for readyok, then
+    answered at once at depth 20, charged nothing. The wait past 0.1 s is its first move's
+    time now, in every game of the match (a kept engine is asked again before each)."""
+    fake, tag = fake_engine(tmp_path)
+    done = tourney(
+        "play", "--game", "chess", "--json", "--games", "2", "--tc", "10+0.1",
+        f"{fake}:ready-thinker", f"{fake}:fools-mate", cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    games = json.loads(done.stdout)["games"]
+    for game in games:
+        first = next(m for m in game["moves"] if m["player"] == "ready-thinker")
+        assert first["wall_ms"] >= 4400, first  # 4.5 s waited for, 0.1 s of grace
+        assert first["search"]["depth"] == 20
+    # its clock as the opponent was told it (stderr comes with the match's last game): less 4.4 s
+    go = next(line for line in games[-1]["stderr"]["fools-mate"] if line.startswith("go "))
+    assert int(go.split()[2]) <= 10000 - 4400 + 100
+    # on a clock shorter than what it held, it loses on time at its first move
+    game = play(tmp_path, "--tc", "3+0.1", f"{fake}:ready-thinker", f"{fake}:fools-mate", timeout=60)
+    assert (game["verdict"]["kind"], game["verdict"]["player"]) == ("timeout", "ready-thinker")
+    assert "before the game, waiting for the engine to be ready" in game["verdict"]["detail"]
+    assert game["moves"] == []
+    assert_nothing_left([tag])

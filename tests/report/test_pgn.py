@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import chess.pgn
@@ -105,3 +106,45 @@ def test_an_adjudicated_game_says_so_in_termination() -> None:
     game = parsed(str(game_pgn("e", spec(), 1, record)))
     assert (game.headers["Termination"], game.headers["Result"]) == ("adjudication", "1/2-1/2")
     assert game.end().comment.endswith(reason)
+
+
+def test_plycount_and_the_standard_time_control_forms_with_limits_in_their_own_tags() -> None:
+    """Issue 35, item 6: PlyCount; TimeControl as the PGN standard writes it; node and depth
+    limits in a tag of their own; each side's tags when they differ (odds)."""
+    moves = [
+        MoveRecord("sf" if i % 2 == 0 else "gc", m, 10.0) for i, m in enumerate(["e2e4", "e7e5", "g1f3"])
+    ]
+    record = GameRecord(["sf", "gc"], None, {"sf": 0, "gc": 0}, Verdict(VerdictKind.NORMAL), moves, "draw")
+
+    def tags(white: dict[str, object], black: dict[str, object]) -> dict[str, str]:
+        s = spec()
+        entries = {
+            "sf": dataclasses.replace(s.entries["sf"], engine=white),
+            "gc": dataclasses.replace(s.entries["gc"], engine=black),
+        }
+        h = parsed(str(game_pgn("e", dataclasses.replace(s, entries=entries), 1, record))).headers
+        keys = ["TimeControl", "SearchLimit", "WhiteTimeControl", "BlackTimeControl", "PlyCount"]
+        keys += ["WhiteSearchLimit", "BlackSearchLimit"]
+        return {k: h[k] for k in keys if k in h}
+
+    assert tags({"tc": "40/60"}, {"tc": "40/60"}) == {"TimeControl": "40/60", "PlyCount": "3"}
+    assert tags({"st_s": 0.1}, {"st_s": 0.1}) == {"TimeControl": "1/0.1", "PlyCount": "3"}
+    assert tags({"nodes": 2000}, {"nodes": 2000}) == {
+        "TimeControl": "-",
+        "SearchLimit": "nodes=2000",
+        "PlyCount": "3",
+    }
+    assert tags({"tc": "10+0.1"}, {"tc": "5+0.1", "depth": 8}) == {
+        "WhiteTimeControl": "10+0.1",
+        "BlackTimeControl": "5+0.1",
+        "WhiteSearchLimit": "-",
+        "BlackSearchLimit": "depth=8",
+        "PlyCount": "3",
+    }
+
+
+def test_a_files_writer_numbers_its_games_round_by_round() -> None:
+    moves = [MoveRecord("sf", "e2e4", 10.0)]
+    record = GameRecord(["sf", "gc"], None, {"sf": 0, "gc": 0}, Verdict(VerdictKind.SYSTEM_ERROR), moves, "x")
+    rounds = [game_pgn("e", spec(), 1, record, round_text=str(n)).headers["Round"] for n in (1, 2, 3)]
+    assert rounds == ["1", "2", "3"]

@@ -251,6 +251,21 @@ def test_persistent_process_timeout_kills_it(host: EntryHost) -> None:
     assert sh(host, "ps -e -o comm= | grep -c sleep || true").stdout == b"0\n"
 
 
+def test_a_line_already_in_the_pipe_is_read_with_no_time_left(host: EntryHost) -> None:
+    """Issue 35, item 3: a read whose deadline had passed killed the process without looking
+    whether its answer was already waiting (an xboard engine's features, read late)."""
+    proc = host.spawn(["sh", "-c", "echo ready; read x; echo got $x; sleep 30"], QUICK)
+    try:
+        time.sleep(1.0)  # the line is written well before it is read
+        assert proc.read_line(0.0, pause=False) == "ready"
+        # a wait that is no deadline leaves it running
+        assert proc.wait_line(0.2) is None
+        proc.send("more\n")
+        assert proc.read_line(2.0) == "got more"
+    finally:
+        proc.close()
+
+
 def test_build_writes_back_into_the_entry(recorder: Recorder, tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()

@@ -137,12 +137,12 @@ def test_a_kept_xboard_engine_is_told_new_and_answers_the_next_ping(
     assert len(counter.spawned) == 2
 
 
-def test_an_engine_launched_for_a_game_decided_before_its_handshake_is_not_kept(
+def test_an_engine_whose_opponent_fails_its_handshake_finishes_its_own_and_is_kept(
     recorder: Recorder, build_cache: ArtifactCache
 ) -> None:
-    """Both seats' engines are launched before either handshake (docs/engines.md): when the
-    first one fails its handshake, the game is decided and the second, greeted but never
-    handshaken, is closed with it; the match's next game starts a fresh one (its options set)."""
+    """A game's engines are greeted all at once, each on its own deadline (docs/engines.md):
+    when the first fails its handshake, the second still finishes its own (it is charged
+    nothing) and is kept for the match's next game; the failed one is started afresh."""
     fake = ROOT / "tests" / "fixtures" / "chess" / "fake-uci"
     base = entry_ref(fake)
     refs = {
@@ -163,9 +163,9 @@ def test_an_engine_launched_for_a_game_decided_before_its_handshake_is_not_kept(
     result = play_match(spec, dirs, counter, "kept-engines-test")
     # the mute engine loses both games at its handshake, before any move
     assert [(g.verdict.kind, g.verdict.player) for g in result.games] == [(VerdictKind.TIMEOUT, "mute")] * 2
-    # four processes: neither game's engines came from the one before
+    # three processes: the scripted engine is kept, the mute one is started again
     spawned = sorted(argv[-1] for argv in counter.spawned)
-    assert spawned == ["fools-mate", "fools-mate", "no-uciok", "no-uciok"]
+    assert spawned == ["fools-mate", "no-uciok", "no-uciok"]
     assert all(s.closed_at is not None for s in recorder.sandboxes)
 
 

@@ -206,3 +206,17 @@ def test_directories_of_a_dead_worker_are_swept_when_old(tmp_path: Path) -> None
     finally:
         for d in (dead, fresh, live):
             shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_line_already_in_the_pipe_is_read_with_no_time_left(entry: Path) -> None:
+    """Issue 35, item 3: a read past its deadline looks in the pipe before it kills."""
+    with PlainHostFactory().open(entry, Limits(), "A") as host:
+        proc = host.spawn(["sh", "-c", "echo ready; read x; echo got $x; sleep 30"], Limits(move_wall_s=2))
+        try:
+            time.sleep(1.0)  # the line is written well before it is read
+            assert proc.read_line(0.0) == "ready"
+            assert proc.wait_line(0.2) is None  # a wait that is no deadline leaves it running
+            proc.send("more\n")
+            assert proc.read_line(2.0) == "got more"
+        finally:
+            proc.close()

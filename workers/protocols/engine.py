@@ -41,6 +41,10 @@ from workers.sandbox.classify import one_line, verdict_of
 HANDSHAKE_S = 5.0
 #: how long an engine may take to leave after ``quit`` before it is killed
 QUIT_GRACE_S = 0.5
+#: how long an engine may take to say it is ready for a game (UCI ``readyok``, xboard ``pong``)
+#: off its clock: the rest is charged to its first move, as thinking time (an engine could
+#: otherwise search unfrozen while the worker waits; docs/engines.md, "Clocks")
+READY_GRACE_MS = 100.0
 
 
 class Answer:
@@ -96,6 +100,9 @@ class EngineProtocol(TextBoardProtocol):
         self.settings = settings[seat.index]
         self.clocks = [Clock.start(s) for s in settings]
         self.search: SearchInfo | None = None  # this move's last reported search
+        #: ms it held the worker waiting for its game to start past READY_GRACE_MS: charged
+        #: to its first move of the game (``held_ready``)
+        self.held_ms = 0.0
         self.chatter: list[str] = []  # what it said that was no answer, kept for diagnosis (capped)
 
     # -- the match loop's side ------------------------------------------------------------
@@ -142,10 +149,16 @@ class EngineProtocol(TextBoardProtocol):
     def request_move(self, state: Any, history: list[Any]) -> MoveReply:
         proc = self._proc()
         clock = self.clocks[self.seat.index]
-        allowance_s = clock.allowance_ms() / 1000.0 if self.settings.timed else self.limits.move_wall_s
+        if self.settings.timed:
+            allowance_s = clock.allowance_ms() / 1000.0
+        else:
+            allowance_s = self.settings.untimed_wall_s(self.limits.move_wall_s)
         self.search = None
         cpu_before = proc.cpu_ms
-        started = time.monotonic()
+        # the time it held the worker before the game counts as this move's (a timed engine's)
+        held_s = self.held_ms / 1000.0 if self.settings.timed else 0.0
+        self.held_ms = 0.0
+        started = time.monotonic() - held_s
         try:
             with contextlib.suppress(OSError):  # if it has gone, reading says how
                 self.ask_move(state, history)
@@ -154,10 +167,14 @@ class EngineProtocol(TextBoardProtocol):
             proc.pause()  # it answered: nothing of it runs on the opponent's time
         except Failed as e:
             wall_ms = (time.monotonic() - started) * 1000.0
-            return MoveReply(None, e.verdict, wall_ms, max(0.0, proc.cpu_ms - cpu_before))
+            verdict = e.verdict
+            if held_s and verdict.kind is VerdictKind.TIMEOUT:
+                verdict = self.verdict(verdict.kind, verdict.detail + _held_note(held_s))
+            return MoveReply(None, verdict, wall_ms, max(0.0, proc.cpu_ms - cpu_before))
         cpu_ms = max(0.0, proc.cpu_ms - cpu_before)
         if self.settings.timed and clock.spend(wall_ms)[1]:
             detail = f"flag fell: the move took {wall_ms / 1000.0:.3f} s with {clock.describe()}"
+            detail += _held_note(held_s)
             return MoveReply(None, self.verdict(VerdictKind.TIMEOUT, detail), wall_ms, cpu_ms)
         outcome = RunOutcome(text.encode(), b"", 0, None, wall_ms, cpu_ms, 0)
         reply = self.reply_from_line(text, outcome)
@@ -230,6 +247,14 @@ class EngineProtocol(TextBoardProtocol):
                 return line
             self.note(line)
 
+    def wait_ready(self, deadline: float, waiting_for: str, accept: Any) -> None:
+        """``read_until`` the engine says it is ready for the game (``readyok``, ``pong``), the
+        wait past READY_GRACE_MS charged to its first move (``held_ms``): asked to be ready,
+        an engine runs unfrozen, and a search then would be thinking off its clock."""
+        asked = time.monotonic()
+        self.read_until(deadline, waiting_for, accept)
+        self.held_ms += max(0.0, (time.monotonic() - asked) * 1000.0 - READY_GRACE_MS)
+
     def note(self, line: str) -> None:
         if line.strip() and len(self.chatter) < 50:
             self.chatter.append(one_line(line, 200))
@@ -257,9 +282,9 @@ class EngineProtocol(TextBoardProtocol):
         if self.settings.timed:
             clock = self.clocks[self.seat.index]
             return self.verdict(VerdictKind.TIMEOUT, f"flag fell: no move with {clock.describe()}")
-        return self.verdict(
-            VerdictKind.TIMEOUT, f"no move within {self.limits.move_wall_s:g} s ({self.settings.describe()})"
-        )
+        bound = self.settings.untimed_wall_s(self.limits.move_wall_s)
+        detail = f"no move within {bound:g} s ({self.settings.describe()}; limits.move_wall_s raises it)"
+        return self.verdict(VerdictKind.TIMEOUT, detail)
 
     def _ended(self, outcome: RunOutcome, waiting_for: str) -> Verdict:
         if outcome.failure is VerdictKind.TIMEOUT:
@@ -272,6 +297,11 @@ class EngineProtocol(TextBoardProtocol):
     def send(self, text: str) -> None:
         with contextlib.suppress(OSError):  # if it has gone, the next read says how
             self._proc().send(text)
+
+
+def _held_note(held_s: float) -> str:
+    """What a flag fall's detail adds when the move's time began before the game (``held_ms``)."""
+    return f" ({held_s:.3f} s of it before the game, waiting for the engine to be ready)" if held_s else ""
 
 
 def search_info(cp: int | None, mate: int | None, depth: int | None) -> SearchInfo | None:

@@ -25,9 +25,15 @@ from workers.protocols.engine import HANDSHAKE_S, Answer, EngineProtocol, Failed
 
 log = logging.getLogger(__name__)
 
+#: the verdict's detail for a UCI engine in a chess960 game that announces no UCI_Chess960
+CANNOT_960 = "cannot play chess960: it announces no UCI_Chess960 option"
+
 
 class UciProtocol(EngineProtocol):
     name: ClassVar[str] = "uci"
+
+    #: the options the engine announced at its handshake
+    announced: set[str] = set()
 
     def greeting(self) -> str:
         return "uci\n"
@@ -45,20 +51,24 @@ class UciProtocol(EngineProtocol):
             self.read_until(deadline, "uciok", uciok)
         except Failed as e:
             raise Failed(self._handshake_verdict(e, "uciok")) from None
+        self.announced = announced
+        if self._chess960 and "UCI_Chess960" not in announced:
+            # it would castle the standard way in a 960 game and lose by an illegal move
+            raise Failed(self.verdict(VerdictKind.BAD_OUTPUT, CANNOT_960))
         for name, value in self.settings.options.items():
             if name not in announced:
                 log.warning("%s: engine announces no option %r; not set", self.seat.player, name)
                 continue
             text = str(value).lower() if isinstance(value, bool) else str(value)
             self.send(f"setoption name {name} value {text}\n")
-        if self._chess960 and "UCI_Chess960" in announced:
+        if self._chess960:
             self.send("setoption name UCI_Chess960 value true\n")
         self.new_game(deadline)
 
     def new_game(self, deadline: float) -> None:
         self.send("ucinewgame\nisready\n")
         try:
-            self.read_until(deadline, "readyok", lambda line: line.strip() == "readyok")
+            self.wait_ready(deadline, "readyok", lambda line: line.strip() == "readyok")
         except Failed as e:
             raise Failed(self._handshake_verdict(e, "readyok")) from None
         self._start = self._position_start()

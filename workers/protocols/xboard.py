@@ -62,21 +62,37 @@ class XboardProtocol(EngineProtocol):
     def handshake(self, deadline: float) -> None:
         proc = self._proc()
         # a protocol-1 engine sends no features: after FEATURE_WAIT_S of none, go on without
+        # (a wait, not a deadline: the engine is left running)
         wait_until = min(deadline, self._launched + FEATURE_WAIT_S)
         while self.features.get("done") != "1":
-            line = proc.read_line(max(0.0, wait_until - time.monotonic()), pause=False)
+            line = proc.wait_line(max(0.0, wait_until - time.monotonic()))
+            if line is None and not self.features:
+                break
+            if line is None:
+                detail = f"no feature done=1 within {HANDSHAKE_S:g} s"
+                raise Failed(self.verdict(VerdictKind.TIMEOUT, detail))
             if isinstance(line, RunOutcome):
-                if line.failure is VerdictKind.TIMEOUT and not self.features:
-                    break
-                if line.failure is VerdictKind.TIMEOUT:
-                    detail = f"no feature done=1 within {HANDSHAKE_S:g} s"
-                    raise Failed(self.verdict(VerdictKind.TIMEOUT, detail))
                 raise Failed(self._ended(line, "its features"))
             if self._feature(line):
                 wait_until = deadline  # protocol 2: wait for done=1 up to the handshake's end
             else:
                 self.note(line)
+        why = self.cannot_play()
+        if why is not None:
+            raise Failed(self.verdict(VerdictKind.BAD_OUTPUT, why))
         self.new_game(deadline)
+
+    def cannot_play(self) -> str | None:
+        """What the game asks that the engine's features say it cannot do, in one line."""
+        if isinstance(self.game, Chess) and self.game.chess960:
+            variants = self.features.get("variants", "").split(",")
+            if "fischerandom" not in variants:
+                return "cannot play chess960: its features name no variant fischerandom"
+        if self.settings.nodes is not None and self.features.get("nps") != "1":
+            # xboard has no node count: nps N with st 1 is one only to an engine that says it
+            # counts nodes as time (feature nps=1); to others it is a clock they lose on
+            return f"cannot search nodes={self.settings.nodes}: it declares no feature nps=1"
+        return None
 
     def new_game(self, deadline: float) -> None:
         self._seen, self._playing, self._board = 0, False, None
@@ -84,7 +100,7 @@ class XboardProtocol(EngineProtocol):
         if self.features.get("ping") == "1":
             pong = ["pong", str(self._pings)]
             try:
-                self.read_until(deadline, " ".join(pong), lambda line: line.split()[:2] == pong)
+                self.wait_ready(deadline, " ".join(pong), lambda line: line.split()[:2] == pong)
             except Failed as e:
                 if e.verdict.kind is VerdictKind.TIMEOUT:
                     detail = f"no pong within {HANDSHAKE_S:g} s"
@@ -147,9 +163,9 @@ class XboardProtocol(EngineProtocol):
             minutes, seconds = divmod(round(s.tc.base_s), 60)
             base = f"{minutes}" if not seconds else f"{minutes}:{seconds:02d}"
             out.append(f"level {s.tc.moves or 0} {base} {s.tc.inc_s:g}\n")
-        if s.st_s is not None:
-            out.append(f"st {max(1, round(s.st_s))}\n")
-        if s.nodes is not None and self.features.get("nps") != "0":
+        if s.st_s is not None:  # whole seconds (EngineSettings.refusal refuses the rest)
+            out.append(f"st {max(1, int(s.st_s))}\n")
+        if s.nodes is not None:  # to an engine with feature nps=1 only (``cannot_play``)
             # xboard has no node limit: with nps N an engine counts N nodes as one second, so
             # nodes per move are nps N and st 1 (where no other clock is set)
             out.append(f"nps {s.nodes}\n")

@@ -76,7 +76,16 @@ class InteractiveProcess(ABC):
         ``pause``: a host that can stop the process between its turns (bwrap's cgroup
         freezer) does so once a line is read; ``False`` leaves it running, for a process
         whose line is not its whole answer (a chess engine's search info: ``pause()`` once
-        its move is read), where a freeze per line would cost time on its clock."""
+        its move is read), where a freeze per line would cost time on its clock.
+
+        A line already in the pipe is read before the deadline is enforced: a process whose
+        answer is waiting is never stopped for being read late (docs/engines.md)."""
+
+    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
+        """As ``read_line`` (never pausing), but None when no line came within ``timeout_s``,
+        the process left running: for a wait that is no deadline (an xboard engine's features,
+        which a protocol-1 engine never sends)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot wait without a deadline")
 
     def pause(self) -> None:
         """Stop the process until it is spoken to again, where the host can (see ``read_line``)."""

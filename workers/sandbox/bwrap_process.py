@@ -68,6 +68,14 @@ class BwrapProcess(InteractiveProcess):
         self._flush()
 
     def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        line = self._next_line(timeout_s, pause=pause, stop=True)
+        assert line is not None  # stop: a deadline ends in a RunOutcome
+        return line
+
+    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
+        return self._next_line(timeout_s, pause=False, stop=False)
+
+    def _next_line(self, timeout_s: float, *, pause: bool, stop: bool) -> str | RunOutcome | None:
         if self._ended is not None:
             return self._ended
         if self._released:
@@ -95,6 +103,14 @@ class BwrapProcess(InteractiveProcess):
                 return self._finish_exited()
             now = time.monotonic()
             if now >= deadline:
+                self._read_stdout()  # what is already in the pipe counts: read it before judging
+                line = self._take_line()
+                if line is not None:
+                    if pause:
+                        self._freeze()
+                    return line
+                if not stop:
+                    return None
                 return self._stop(timed_out=True, wall_limit_s=timeout_s)
             if now >= next_sample:
                 began = now

@@ -88,6 +88,14 @@ class PlainProcess(InteractiveProcess):
 
     def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
         # plain processes are never paused: ``pause`` changes nothing here
+        line = self._next_line(timeout_s, stop=True)
+        assert line is not None  # stop: a deadline ends in a RunOutcome
+        return line
+
+    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
+        return self._next_line(timeout_s, stop=False)
+
+    def _next_line(self, timeout_s: float, *, stop: bool) -> str | RunOutcome | None:
         if self._dead is not None:
             return self._dead
         proc, reaper = self._proc, self._reaper
@@ -113,6 +121,15 @@ class PlainProcess(InteractiveProcess):
                     return self._die_exited()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    # what is already in the pipe counts: read it before judging
+                    for key, _ in sel.select(0):
+                        if key.fd == out_fd:
+                            read_into(out_fd, self._buf, sel)
+                    line = self._take_line()
+                    if line is not None:
+                        return line
+                    if not stop:
+                        return None
                     return self._die(timed_out=True, wall_limit_s=timeout_s)
                 tick = remaining if self._pidfd is not None else min(remaining, 0.005)
                 for key, _ in sel.select(tick):

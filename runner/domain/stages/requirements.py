@@ -161,9 +161,15 @@ _RULES: dict[type[StageBase], Rule] = {
     SwissStage: _swiss,
     PermutationsStage: _permutations,
 }
-# a system test can run a single entry (against its mirror), spsa tunes one (against itself);
-# every other planner needs a pair
-_MIN_ENTRANTS: dict[type[StageBase], int] = {SystemTestStage: 1, SpsaStage: 1}
+# a system test can run a single entry (against its mirror), spsa tunes one (against itself), a
+# gauntlet or seeding stage a single entrant against its opponents (fastchess's -gauntlet with
+# one engine against N); every other planner needs a pair
+_MIN_ENTRANTS: dict[type[StageBase], int] = {
+    SystemTestStage: 1,
+    SpsaStage: 1,
+    GauntletStage: 1,
+    SeedingStage: 1,
+}
 
 
 def admission(st: AnyStage, n: int) -> Admission:

@@ -42,6 +42,12 @@
     return e;
   }
 
+  // the same filled glyph for both sides (coloured by CSS), shown as text, never as emoji
+  var PIECES = {
+    K: "\u265A\uFE0E", Q: "\u265B\uFE0E", R: "\u265C\uFE0E", B: "\u265D\uFE0E", N: "\u265E\uFE0E", P: "\u265F\uFE0E",
+    k: "\u265A\uFE0E", q: "\u265B\uFE0E", r: "\u265C\uFE0E", b: "\u265D\uFE0E", n: "\u265E\uFE0E", p: "\u265F\uFE0E"
+  };
+
   function buildViewer(key) {
     var r = replays()[key];
     var v = el("div", "viewer");
@@ -58,13 +64,13 @@
     var seats = el("div", "seats");
     r.names.forEach(function (n, i) {
       var s = el("span"), sw = el("span", "sw");
-      sw.style.background = "var(--seat" + (i % 8) + ")";
+      sw.style.background = r.chess ? (i === 0 ? "#fff" : "#111") : "var(--seat" + (i % 8) + ")";
       s.appendChild(sw); s.appendChild(document.createTextNode((r.marks[i] || "?") + " = " + n));
       seats.appendChild(s);
     });
     var info = el("div", "info");
-    var board = el("div", "board");
-    var size = Math.max(10, Math.min(36, Math.floor(480 / Math.max(r.w, r.h, 1))));
+    var board = el("div", "board" + (r.chess ? " chess" : ""));
+    var size = r.chess ? 44 : Math.max(10, Math.min(36, Math.floor(480 / Math.max(r.w, r.h, 1))));
     board.style.setProperty("--cell", size + "px");
     board.style.gridTemplateColumns = "repeat(" + r.w + ", var(--cell))";
     var cells = [];
@@ -75,13 +81,25 @@
     left.appendChild(end); left.appendChild(stopped);
     var list = el("ol", "moves");
     r.steps.forEach(function (s, k) {
-      var li = el("li", "", r.names[s[0]] + " (" + (r.marks[s[0]] || "?") + "): " + s[1] + "  · " + s[2] + " ms");
+      var li = el("li", "", r.names[s[0]] + " (" + (r.marks[s[0]] || "?") + "): " + s[1] + chessNote(k) + "  · " + s[2] + " ms");
       li.setAttribute("data-pos", k + 1);
       list.appendChild(li);
     });
     right.appendChild(list);
     v.appendChild(left); v.appendChild(right);
 
+    // chess (docs/engines.md, "PGN"): pieces as a chess GUI draws them, on a checkered board;
+    // each move's eval/depth and the mover's clock after it beside it
+    function chessNote(k) {
+      if (!r.chess) { return ""; }
+      var s = r.steps[k], out = s[5] ? " · " + s[5] : "";
+      var c = r.clocks ? r.clocks[k] : null;
+      return out + (c !== null && c !== undefined ? " · clock " + clockText(c) : "");
+    }
+    function clockText(sec) {
+      var m = Math.floor(sec / 60), rest = sec - 60 * m;
+      return m + ":" + (rest < 10 ? "0" : "") + rest.toFixed(3);
+    }
     var pos = 0;
     function cellsAt(k) {
       var grid = r.start.split("");
@@ -103,6 +121,14 @@
       }
       for (var i = 0; i < cells.length; i++) {
         var kind = r.kinds[grid[i]] || "empty";
+        if (r.chess) {
+          var sq = ((Math.floor(i / 8) + i % 8) % 2) ? "dark" : "light", p = grid[i];
+          var side = PIECES[p] ? (p === p.toUpperCase() ? " pw" : " pb") : "";
+          cells[i].className = "cell sq " + sq + side + (last[i] ? " last" : "");
+          cells[i].textContent = PIECES[p] || "";
+          cells[i].title = PIECES[p] ? p : "";
+          continue;
+        }
         cells[i].className = "cell k-" + kind + (last[i] ? " last" : "");
         cells[i].textContent = kind === "empty" ? "" : grid[i];
       }
@@ -110,7 +136,7 @@
         info.textContent = "Start position · " + r.steps.length + " moves · " + r.names[0] + " (" + (r.marks[0] || "?") + ") moves first";
       } else {
         var s = r.steps[pos - 1];
-        info.textContent = "Move " + pos + " / " + r.steps.length + " · " + r.names[s[0]] + " (" + (r.marks[s[0]] || "?") + ") played " + s[1] + " · " + s[2] + " ms" + (s[4].length ? " · " + s[4].join(", ") + " forfeited before this move" : "");
+        info.textContent = "Move " + pos + " / " + r.steps.length + " · " + r.names[s[0]] + " (" + (r.marks[s[0]] || "?") + ") played " + s[1] + chessNote(pos - 1) + " · " + s[2] + " ms" + (s[4].length ? " · " + s[4].join(", ") + " forfeited before this move" : "");
       }
       end.style.display = pos === r.steps.length ? "" : "none";
       stopped.style.display = pos === r.steps.length && r.stopped ? "" : "none";
