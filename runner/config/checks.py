@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from runner.config.engine_models import EngineModel, OpeningsModel
 from runner.config.errors import ConfigProblem, Loc, did_you_mean, dotted, entry_names
-from runner.config.models import EngineModel, EntrySource, LimitsModel, OpeningsModel
+from runner.config.models import EntrySource, LimitsModel
 from runner.config.seed_rules import start_board_rules
 from runner.config.source_map import SourceMap
 from runner.domain.boards import DEFAULT_BOARD, BoardSpec, board_source_text, generate_board

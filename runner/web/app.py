@@ -18,38 +18,30 @@ mid-upload leaves no submission.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import secrets
-from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import jinja2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from runner.domain.names import entry_name_problem
 from runner.submissions.counting import counting, time_left
-from runner.submissions.intake import IntakeOutcome, store_upload, take_upload
 from runner.submissions.store import Auth, Submission
 from runner.web.context import Refusal, ServeContext
 from runner.web.guards import BodyCap, BodyTooLarge, OneLineErrors, RateLimit, csrf_ok, csrf_value
 from runner.web.live_run import live_script
+from runner.web.receiving import UploadIntake
 from runner.web.shapes import iso_time, smoke_moves, submission_json
 
 log = logging.getLogger("tourney.serve")
 
 TOKEN_COOKIE = "tourney_token"
 CSRF_COOKIE = "tourney_csrf"
-CHUNK = 256 * 1024
 #: multipart framing and the other form fields, beyond the file itself
 FORM_OVERHEAD = 64 * 1024
 
@@ -60,7 +52,7 @@ class SubmissionApp:
     def __init__(self, ctx: ServeContext) -> None:
         self.ctx = ctx
         self.limit = RateLimit(ctx.rules.rate_limit.uploads, ctx.rules.rate_limit.per_s)
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._intake = UploadIntake(ctx)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("runner.web", "templates"),
             autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
@@ -147,73 +139,6 @@ class SubmissionApp:
                 {"Retry-After": str(int(wait + 0.999))},
             )
 
-    async def _receive(self, request: Request, team: str, form: Any) -> Submission:
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile):
-            raise Refusal(400, "refused: no file (send it as the multipart field 'file')")
-        name = os.path.basename(upload.filename or "upload")
-        if entry_name_problem(name, "file name"):
-            raise Refusal(400, f"refused: the file name {name[:80]!r}: letters, digits, . _ + - only")
-        incoming = self.ctx.contest.incoming / f"upload-{secrets.token_hex(8)}"
-        size = 0
-        sha = hashlib.sha256()
-        try:
-            with open(incoming, "wb") as out:
-                while chunk := await upload.read(CHUNK):
-                    size += len(chunk)
-                    if size > self.ctx.rules.max_bytes:
-                        raise Refusal(
-                            413, f"refused: the upload is larger than {self.ctx.rules.max_bytes} bytes"
-                        )
-                    out.write(chunk)
-                    sha.update(chunk)
-            if size == 0:
-                raise Refusal(400, "refused: the file is empty")
-            # first come, first answered: at most one intake per core at once, in arrival order,
-            # rather than every upload of a deadline rush sharing the cores and all answered last
-            sub = await anyio.to_thread.run_sync(
-                self._take, team, incoming, name, size, sha.hexdigest(), limiter=self._intake_limiter()
-            )
-        finally:
-            incoming.unlink(missing_ok=True)
-        if sub.state == "checking":
-            self.ctx.wake_checks()
-        log.info(
-            "upload %s v%d (%d bytes): %s",
-            team,
-            sub.version,
-            size,
-            sub.state if not sub.failure else sub.failure,
-        )
-        return sub
-
-    def _intake_limiter(self) -> anyio.CapacityLimiter:
-        if self._limiter is None:  # made in the event loop, on the first upload
-            self._limiter = anyio.CapacityLimiter(max(1, len(os.sched_getaffinity(0))))
-        return self._limiter
-
-    def _take(self, team: str, incoming: Path, name: str, size: int, sha256: str) -> Submission:
-        digest = store_upload(self.ctx.contest, incoming, sha256)
-        out: IntakeOutcome = take_upload(
-            self.ctx.contest,
-            digest,
-            name,
-            self.ctx.rules,
-            team=team,
-            game=self.ctx.config.game,
-            protocol=self.ctx.protocol,
-        )
-        return self.ctx.store.add_submission(
-            team,
-            upload_digest=digest,
-            upload_name=name,
-            size=size,
-            entry_digest=out.entry_digest,
-            state="checking" if out.entry_digest else "refused",
-            steps=out.steps,
-            failure=out.failure,
-        )
-
     # -- the JSON API ------------------------------------------------------------------
     async def api_submit(self, request: Request) -> Response:
         try:
@@ -222,7 +147,7 @@ class SubmissionApp:
                 raise Refusal(403, "refused: the organiser token cannot upload; use a team's")
             self._may_upload(auth.team)
             async with request.form(max_files=1, max_fields=4) as form:
-                sub = await self._receive(request, auth.team, form)
+                sub = await self._intake.receive(auth.team, form)
         except Refusal as e:
             return self._refused_json(e)
         counted = self._counting(auth.team)
@@ -358,7 +283,7 @@ class SubmissionApp:
             self._may_upload(team)
             async with request.form(max_files=1, max_fields=4) as form:
                 self._check_csrf(request, form)
-                sub = await self._receive(request, team, form)
+                sub = await self._intake.receive(team, form)
         except Refusal as e:
             return self._refused_page(request, e)
         return RedirectResponse(f"/team/v/{sub.version}", status_code=303)
