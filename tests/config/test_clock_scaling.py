@@ -98,7 +98,7 @@ def test_the_factor_travels_with_the_game_and_the_pgn_shows_the_clock_as_played(
     game = chess.pgn.read_game(io.StringIO(str(game_pgn("e", _spec(), 1, back.games[0]))))
     assert game is not None
     h = game.headers
-    assert h["TimeControl"] == "5+0.05 / 10+0.1"  # as each engine played it
+    assert (h["WhiteTimeControl"], h["BlackTimeControl"]) == ("5+0.05", "10+0.1")  # as each played it
     assert (h["TimeControlScale"], h["TimeControlNominal"]) == ("0.5 / 1", "10+0.1")
     first, second = game.mainline()
     assert first.clock() == pytest.approx(5.0 - 0.12 + 0.05)  # white's scaled clock
