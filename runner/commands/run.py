@@ -203,6 +203,7 @@ def _run(
         broker=args.broker,
         workers=args.workers,
         no_local_workers=bool(args.no_local_workers),
+        priority=int(getattr(args, "priority", 0) or 0),
     )
     progress_mode = (
         cast(Mode, hooks.progress_mode) if hooks.progress_mode else default_mode(bool(args.no_progress))
@@ -332,6 +333,8 @@ def _rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
         words += ["--broker", "URL"]
     if args.workers is not None:
         words += ["--workers", str(args.workers)]
+    if getattr(args, "priority", 0):
+        words += ["--priority", str(args.priority)]
     for flag in ("inline", "no_progress", "no_local_workers"):
         if getattr(args, flag):
             words.append("--" + flag.replace("_", "-"))
