@@ -196,6 +196,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return 3
     # pool processes read these (they inherit the environment)
     os.environ[WORK_DIR_ENV] = str(work)
+    # systemd's Delegate=yes: the sandboxes' cgroups in the service's own (before any other
+    # process or thread of ours could make that impossible)
+    from workers.sandbox.cgroup_delegation import adopt_delegated_cgroup
+
+    delegated = adopt_delegated_cgroup()
+    if delegated is not None:
+        print(f"tourney worker {name}: {delegated}", flush=True)
     try:
         check_broker(url)
         wk = check_worker_key(key_file)
