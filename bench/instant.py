@@ -25,6 +25,7 @@ from typing import Any
 
 from runner.config import TournamentConfig
 from runner.domain.entries import EntrySpec
+from runner.domain.fair_share import Sharing
 from runner.domain.games import get_game
 from runner.domain.match_values import GameRecord, MatchResult, MatchSpec, MoveRecord, Verdict, VerdictKind
 from runner.domain.wire import Finished, LiveMatch, Started
@@ -178,6 +179,9 @@ class InstantDispatcher:
 
     def processes(self) -> dict[str, int]:
         return {"instant": 1}  # one worker: a straggler never gets a copy
+
+    def share(self, demand: int, *, local: int = 0) -> Sharing | None:
+        return None  # no queue shared with other runs
 
     def live(self) -> list[LiveMatch]:
         return []  # nothing is ever seen in progress: a match is over when polled

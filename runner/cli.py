@@ -96,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--inline", action="store_true", help="run matches in-process, no Redis/Celery")
     s.add_argument("--no-progress", action="store_true", help="no live progress display")
     s.add_argument("--no-local-workers", action="store_true", help="with --broker: start no local workers")
+    s.add_argument(
+        "--priority",
+        type=int,
+        default=0,
+        help="with --broker: runs of one organiser share its workers, higher priority first (default 0)",
+    )
 
     s = command("worker", help="serve matches from a broker")
     s.add_argument(

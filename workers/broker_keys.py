@@ -31,6 +31,9 @@ Besides Celery's own keys the run uses (``KEYS``):
 * ``tourney:worker:<organiser key id>:<name>``: a worker's presence (TTL), value = its
   concurrency, one key per organiser it serves: a coordinator counts and names only the
   workers of its own organiser (``worker_pattern``), never another's on the same broker;
+* ``tourney:share:<organiser key id>:<run>``: a live run's signed ``RunShare`` (its priority
+  and how much it would queue), rewritten every second with a short TTL: the runs of one
+  organiser share its workers by them (``runner.domain.fair_share``);
 * ``tourney:quarantine:<worker key id>``: a notice signed by the organiser that the
   worker holding that key must stop taking work (revoked: every run of the organiser);
 * ``tourney:run:<run>:quarantine:<worker key id>``: the same for one run (a run's
@@ -125,5 +128,15 @@ class KEYS:
         """Set (signed) by a run's coordinator: the worker holding that key takes no more of
         this run's tasks (it passes them on); other runs of the organiser are not concerned."""
         return f"tourney:run:{run}:quarantine:{worker_key_id}"
+
+    @staticmethod
+    def share(organiser_key_id: str, run: str) -> str:
+        """A live run's signed ``RunShare`` among its organiser's runs (TTL: ``SHARE_TTL_S``)."""
+        return f"tourney:share:{organiser_key_id}:{run}"
+
+    @staticmethod
+    def share_pattern(organiser_key_id: str) -> str:
+        """The share records of one organiser's live runs (``SCAN`` pattern)."""
+        return f"tourney:share:{organiser_key_id}:*"
 
     ALIVE_PATTERN = "tourney:run:*:alive"

@@ -38,6 +38,8 @@ from runner.domain.games import get_game
 from runner.domain.match_values import MatchResult, MatchSpec, system_error_result
 from runner.domain.placeholders import ContestParams, board_size, has_placeholders
 from runner.domain.redaction import redacted_result
+from workers.cache_paths import WORK_DIR_ENV as WORK_DIR_ENV  # this machine's work directory
+from workers.cache_paths import default_work_dir
 
 if TYPE_CHECKING:
     from workers.artifacts import EntryDir
@@ -46,8 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tourney.executor")
 
-#: the environment variable naming this machine's work directory (build cache and all)
-WORK_DIR_ENV = "TOURNEY_WORK_DIR"
 #: a system error's detail is cut to this length (it is one line in reports)
 DETAIL_MAX = 500
 #: a failed build's log travels back with the result up to this many characters (its end)
@@ -58,8 +58,8 @@ Fetch = Callable[[str], bytes]
 
 
 def work_dir() -> Path:
-    """This machine's work directory: ``$TOURNEY_WORK_DIR``, else ``~/.cache/tourney``."""
-    return Path(os.environ.get(WORK_DIR_ENV) or Path.home() / ".cache" / "tourney")
+    """This machine's work directory: ``$TOURNEY_WORK_DIR``, else ``workers.cache_paths``'s default."""
+    return Path(os.environ.get(WORK_DIR_ENV) or default_work_dir())
 
 
 def artifacts_dir() -> Path:

@@ -7,14 +7,15 @@ So before consuming it proves, in this order:
 1. the broker answers with this password (a wrong password or an unreachable
    broker ends the worker within seconds, with one line saying which);
 2. it holds a usable worker key (``tourney fleet add``);
-3. it can run a sandboxed move (a one-line shell command under its own
-   sandbox) and build a small C entry with ``cc`` in the sandbox.
+3. it can unpack an entry's artifact (packed as the organiser packs one), build that small C
+   entry with ``cc`` in its sandbox and run a move of it there.
 
 Each failure is a ``PreflightFailed`` whose message is the one line to print.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import redis
 
 from runner.domain.fleet import WorkerKey, load_worker_key
 from runner.domain.match_values import Limits
+from runner.domain.packing import pack_entry, unpack_entry
 from runner.domain.signing import KeyFileError
 from runner.errors import (
     BrokerNotRedis,
@@ -93,6 +95,28 @@ def check_sandbox(kind: str) -> None:
         ) from None
 
 
+def unpacked_entry(tmp: Path) -> Path:
+    """The small C entry as a worker meets every entry: packed as the organiser packs it, then
+    unpacked from its artifact (``runner.domain.packing``). A Python whose ``tarfile`` cannot
+    unpack one (Debian 12's 3.11.2 lacked extraction filters) is found here, not by failing
+    every match."""
+    source = tmp / "source"
+    source.mkdir()
+    (source / "main.c").write_text(_C_SOURCE)
+    entry = tmp / "entry"
+    entry.mkdir()
+    try:
+        unpack_entry(pack_entry(source), entry)
+    except Exception as e:
+        raise PreflightFailed(
+            f"cannot unpack an entry's artifact with this Python ({sys.version.split()[0]}): "
+            f"{type(e).__name__}: {e}".splitlines()[0]
+        ) from None
+    if (entry / "main.c").read_text() != _C_SOURCE:
+        raise PreflightFailed("an entry's artifact unpacked into other files than were packed")
+    return entry
+
+
 def _check_sandbox(kind: str) -> None:
     try:
         hosts = host_factory(kind)
@@ -100,9 +124,7 @@ def _check_sandbox(kind: str) -> None:
         raise PreflightFailed(f"sandbox {kind} unavailable: {e}") from None
     limits = Limits(move_wall_s=10.0)
     with tempfile.TemporaryDirectory(prefix="tourney-preflight-") as tmp:
-        entry = Path(tmp) / "entry"
-        entry.mkdir()
-        (entry / "main.c").write_text(_C_SOURCE)
+        entry = unpacked_entry(Path(tmp))
         try:
             built = hosts.run_build(entry, "cc -O0 -o a.out main.c", build_limits(limits))
         except HostError as e:

@@ -2,7 +2,8 @@
 
 A worker needs the broker URL and its key file (``tourney fleet add``; docs/fleet.md):
 entries arrive as artifacts by digest through Redis and are built once per digest in
-``--work-dir`` (default ``~/.cache/tourney``). It consumes only the queues of the
+``--work-dir`` (default: systemd's ``$CACHE_DIRECTORY``, else ``~/.cache/tourney``; the
+sandbox's compiled helpers go there too: ``workers.cache_paths``). It consumes only the queues of the
 organisers its key file names, so it never takes a task it cannot verify. It can join or
 leave at any time; a joining worker takes the next queued match. A broker URL without a
 password is refused unless ``--allow-no-password`` says otherwise.
@@ -39,8 +40,15 @@ from runner.domain.registry import BROKER_ENV, SANDBOX_BINDS_ENV, UNSANDBOXED_WA
 from runner.errors import BrokerWireError, UsageError
 from workers.broker_keys import queue_for
 from workers.broker_wire import wire_errors
+from workers.cache_paths import WORK_DIR_ENV, default_work_dir
 from workers.sandbox.cgroups import sandbox_memory_note
 from workers.sandbox.cores import CONCURRENCY_ENV, pin_to_worker_cpus, timing_note
+
+#: the exit status of a worker whose key its organiser revoked: the unit in docs/deploy.md lists
+#: it in RestartPreventExitStatus (a restart would only stop again), beside 2 (a bad command line)
+EXIT_REVOKED = 4
+#: set once the worker learns its key was revoked (the presence thread reads the notice)
+_revoked = threading.Event()
 
 #: presence key refresh period and lifetime
 PRESENCE_EVERY_S = 5.0
@@ -100,7 +108,12 @@ def _presence(url: str, name: str, concurrency: int, stop: threading.Event, wk: 
             pipe.execute()
         reason = quarantine_notice(r, wk)
         if reason is not None:
-            print(f"tourney worker {name}: quarantined by the coordinator ({reason}); stopping", flush=True)
+            print(
+                f"tourney worker {name}: key revoked by its organiser ({reason}); stopping "
+                f"(exit {EXIT_REVOKED}: enrol this machine again, install the new key file and restart)",
+                flush=True,
+            )
+            _revoked.set()
             os.kill(os.getpid(), signal.SIGTERM)  # ourselves: Celery's warm shutdown
             break
         stop.wait(PRESENCE_EVERY_S)
@@ -170,9 +183,35 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if binds:
         # pool processes read them (``workers.sandbox.bwrap.extra_binds``), checked by the health check below
         os.environ[SANDBOX_BINDS_ENV] = merged_binds(os.environ.get(SANDBOX_BINDS_ENV, ""), binds)
+    # the work directory first: the sandbox check below compiles its helpers there (a system
+    # user's worker has no home for a cache: docs/deploy.md)
+    work = Path(args.work_dir).expanduser() if args.work_dir else default_work_dir()
+    try:
+        work = work.resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        work.chmod(0o700)  # the artifact and build cache: no other local user reads it
+    except OSError as e:
+        print(f"tourney worker {name}: cannot use {work} as the work directory ({e.strerror or e}); "
+              "give --work-dir DIR (writable by this user)", file=sys.stderr, flush=True)  # fmt: skip
+        return 3
+    # pool processes read these (they inherit the environment)
+    os.environ[WORK_DIR_ENV] = str(work)
+    # systemd's Delegate=yes: the sandboxes' cgroups in the service's own (before any other
+    # process or thread of ours could make that impossible)
+    from workers.sandbox.cgroup_delegation import adopt_delegated_cgroup
+
+    delegated = adopt_delegated_cgroup()
+    if delegated is not None:
+        print(f"tourney worker {name}: {delegated}", flush=True)
     try:
         check_broker(url)
         wk = check_worker_key(key_file)
+        revoked = quarantine_reason_now(url, wk)
+        if revoked is not None:
+            print(f"tourney worker {name}: key {wk.key.key_id} ({wk.name}) was revoked by its organiser "
+                  f"({revoked}); enrol this machine again (tourney fleet add), install the new key file "
+                  "and restart", file=sys.stderr, flush=True)  # fmt: skip
+            return EXIT_REVOKED
         if not getattr(args, "skip_health_check", False):
             try:
                 check_worker_sandbox("bwrap")
@@ -196,12 +235,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if key_file is not None:
         os.environ[WORKER_KEY_FILE_ENV] = str(key_file.resolve())
     os.environ[POLICY_ENV] = policy.to_json()
-    work = Path(args.work_dir).expanduser() if args.work_dir else Path.home() / ".cache" / "tourney"
-    work = work.resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    work.chmod(0o700)  # the artifact and build cache: no other local user reads it
-    # pool processes read these (they inherit the environment)
-    os.environ["TOURNEY_WORK_DIR"] = str(work)
     os.environ[BROKER_ENV] = url
     os.environ["TOURNEY_WORKER_NAME"] = name
     os.environ[CONCURRENCY_ENV] = str(concurrency)  # results state their timing conditions
@@ -229,7 +262,20 @@ def cmd_worker(args: argparse.Namespace) -> int:
     print(f"tourney worker {name}: {timing_note(concurrency)}", flush=True)
     _run_celery_worker(app, name, concurrency, [queue_for(k.key_id) for k in wk.organisers])
     stop.set()
-    return 0
+    # revoked: a status of its own, which the unit does not restart (docs/deploy.md); any other
+    # stop (SIGTERM from systemctl or tourney run) is 0
+    return EXIT_REVOKED if _revoked.is_set() else 0
+
+
+def quarantine_reason_now(url: str, wk: WorkerKey) -> str | None:
+    """Why the worker's key was revoked, if its organiser did (read once, at start)."""
+    from workers.tasks import quarantine_notice
+
+    r = redis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=5.0)
+    try:
+        return quarantine_notice(r, wk)
+    finally:
+        r.close()
 
 
 def active_runs_line(url: str, wk: WorkerKey) -> str:

@@ -236,6 +236,7 @@ def _run(
         broker=args.broker,
         workers=args.workers,
         no_local_workers=bool(args.no_local_workers),
+        priority=int(getattr(args, "priority", 0) or 0),
     )
     progress_mode = (
         cast(Mode, hooks.progress_mode) if hooks.progress_mode else default_mode(bool(args.no_progress))

@@ -24,6 +24,8 @@ def rerun_command(args: argparse.Namespace, run_dir: Path | None) -> str:
         words += ["--broker", "URL"]
     if args.workers is not None:
         words += ["--workers", str(args.workers)]
+    if getattr(args, "priority", 0):
+        words += ["--priority", str(args.priority)]
     for flag in ("inline", "no_progress", "no_local_workers"):
         if getattr(args, flag):
             words.append("--" + flag.replace("_", "-"))

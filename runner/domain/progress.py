@@ -44,6 +44,8 @@ class ProgressSnapshot:
     broker_down_s: float | None = None
     #: how long the run waits for an unreachable broker before it stops
     broker_patience_s: float = 0.0
+    #: live runs of the organiser sharing its workers, this one included (0: not known, inline)
+    pool_runs: int = 0
 
     @property
     def matches_done(self) -> int:

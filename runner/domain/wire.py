@@ -232,3 +232,19 @@ class QuarantineNotice:
     worker_key: str
     run: str
     reason: str
+
+
+@dataclass(frozen=True)
+class RunShare:
+    """A live run, as its coordinator tells the other runs of its organiser how much it would
+    queue (``runner.domain.fair_share``). Signed by the organiser, so a holder of the workers'
+    broker password cannot make a run up to take the others' turns; rewritten every second with
+    a short TTL, so a coordinator that was killed stops counting within seconds."""
+
+    run: str
+    #: higher first (``tourney run --priority``)
+    priority: int
+    #: matches it could queue now (pending plus queued-but-unstarted)
+    demand: int
+    #: when it was written (seconds since the epoch): an old record copied back is not believed
+    at: float

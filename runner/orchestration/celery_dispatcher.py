@@ -15,13 +15,12 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import redis
 
+from runner.domain.fair_share import Sharing
 from runner.domain.fleet import RegistryView
 from runner.domain.match_values import MatchSpec
 from runner.domain.signing import (
@@ -38,10 +37,10 @@ from runner.domain.wire import (
     TaskEnvelope,
     WireError,
 )
-from runner.errors import BrokerNotRedis, BrokerPasswordRefused, BrokerWireError
+from runner.errors import BrokerWireError
 from runner.orchestration.artifact_publish import publish_artifact
+from runner.orchestration.broker_health import BrokerHealth
 from runner.orchestration.dispatcher import (
-    BrokerDown,
     DispatchObserver,
     InboxNote,
     Lifted,
@@ -49,6 +48,7 @@ from runner.orchestration.dispatcher import (
     Timing,
 )
 from runner.orchestration.note_binding import SentTasks, attributed, rejected_note
+from runner.orchestration.pool import OrganiserPool
 from runner.orchestration.workers_gate import KEYS, QUARANTINE_TTL_S, TaskWire, queue_for, wire_errors
 
 # the run's log names each line's logger: the dispatcher's lines keep the name they had
@@ -58,15 +58,19 @@ log = logging.getLogger("tourney.dispatch")
 LIVE_READ_EVERY_S = 0.5
 
 
-class CeleryDispatcher:
+class CeleryDispatcher(BrokerHealth):
     """Sends matches as Celery tasks to its organiser's queue; reads notes from the run's
     inbox in Redis, each attributed to the enrolled worker whose key signed it."""
 
-    #: how long the coordinator keeps trying an unreachable broker before giving up
-    PATIENCE_S = 600.0
-
     def __init__(
-        self, broker_url: str, run_id: str, timing: Timing, key: SigningKey, registry: RegistryView
+        self,
+        broker_url: str,
+        run_id: str,
+        timing: Timing,
+        key: SigningKey,
+        registry: RegistryView,
+        *,
+        priority: int = 0,
     ) -> None:
         #: the organiser's key: signs tasks, artifacts and quarantine notices
         self.key = key
@@ -77,19 +81,15 @@ class CeleryDispatcher:
         self.timing = timing
         self.keys = KEYS
         self.redis = redis.Redis.from_url(broker_url, socket_timeout=10.0, socket_connect_timeout=5.0)
+        BrokerHealth.__init__(self, self.redis, broker_url)
         #: how tasks go onto the broker (the hand-built message or Celery's producer: ``workers.warm``)
         self.wire = TaskWire(self.redis, broker_url)
-        self._down_since: float | None = None
-        self._up_since = float("-inf")
         self._published: set[str] = set()
-        self._workers_cache: tuple[float, dict[str, int]] = (0.0, {})
+        #: the organiser's workers and the live runs sharing them (``tourney run --priority``)
+        self.pool = OrganiserPool(self.redis, key, run_id, priority=priority)
         self._live_cache: tuple[float, list[LiveMatch]] = (float("-inf"), [])
         #: matches forgotten since the last poll: their ``current`` entries go with the next one
         self._to_forget: set[str] = set()
-        #: called between the tries of a call that waits for an unreachable broker (the
-        #: coordinator redraws its progress and restarts an embedded Redis from there: without
-        #: it, a submit waiting for the broker froze the display for up to ``PATIENCE_S``)
-        self.on_wait: Callable[[], None] | None = None
         #: revocations read from the registry, not yet handed to the coordinator
         self._revocations: list[Revoked | Lifted] = []
         #: the envelopes sent: a ``started`` note must answer one of them
@@ -101,57 +101,6 @@ class CeleryDispatcher:
     @property
     def results_name_their_run(self) -> bool:
         return True  # from workers anywhere: a result for another run is refused (docs/fleet.md)
-
-    # broker health ---------------------------------------------------------------
-    def _failed(self, e: Exception) -> None:
-        now = time.monotonic()
-        if self._down_since is None:
-            self._down_since = now
-            log.warning("broker unreachable: %s; waiting for it", e)
-        elif now - self._down_since > self.PATIENCE_S:
-            raise BrokerDown(f"broker {self._safe_url()} unreachable for {self.PATIENCE_S:.0f}s: {e}") from e
-
-    def _wait(self, seconds: float) -> None:
-        """Between two tries at an unreachable broker."""
-        if self.on_wait is not None:
-            self.on_wait()
-        time.sleep(seconds)
-
-    def down_for(self) -> float | None:
-        return None if self._down_since is None else time.monotonic() - self._down_since
-
-    @property
-    def patience_s(self) -> float:
-        return self.PATIENCE_S
-
-    def _ok(self) -> None:
-        if self._down_since is not None:
-            log.warning("broker reachable again")
-            self._down_since = None
-            self._up_since = time.monotonic()
-
-    def _safe_url(self) -> str:
-        p = urlsplit(self.url)
-        return f"{p.scheme}://{p.hostname}:{p.port}{p.path}"
-
-    def healthy_for(self) -> float:
-        if self._down_since is not None:
-            return 0.0
-        return time.monotonic() - self._up_since
-
-    def ping(self) -> None:
-        """Fail early, with a clear message, if the broker cannot be used at all."""
-        try:
-            with wire_errors():
-                self.redis.ping()
-        except BrokerPasswordRefused as e:
-            raise BrokerDown(f"broker {self._safe_url()} refused the password: {e.reason}") from e
-        except BrokerNotRedis as e:  # something answers there, in another protocol
-            raise BrokerDown(
-                f"broker {self._safe_url()} answers but is not a Redis server ({e.reason})"
-            ) from e
-        except BrokerWireError as e:
-            raise BrokerDown(f"broker {self._safe_url()} unreachable: {e.reason}") from e
 
     # artifacts --------------------------------------------------------------------
     def publish_artifacts(self, blobs: dict[str, Path]) -> None:
@@ -414,35 +363,18 @@ class CeleryDispatcher:
 
     def present(self) -> set[str] | None:
         """The names of the workers connected now (their presence keys; None: cannot tell)."""
-        prefix = len(self.keys.worker(self.key.key_id, ""))
-        pattern = self.keys.worker_pattern(self.key.key_id)  # this organiser's workers only
-        try:
-            with wire_errors():
-                return {k.decode()[prefix:] for k in self.redis.scan_iter(match=pattern, count=200)}
-        except BrokerWireError:
-            return None
+        return self.pool.present()
 
     def workers(self) -> int:
         return sum(self.processes().values())
 
     def processes(self) -> dict[str, int]:
-        """The connected worker processes (presence name -> matches it plays at once), read at
-        most every 2 s; what was last read while the broker does not answer."""
-        at, known = self._workers_cache
-        if time.monotonic() - at < 2.0:
-            return dict(known)
-        prefix = len(self.keys.worker(self.key.key_id, ""))
-        found: dict[str, int] = {}
-        try:
-            with wire_errors():
-                for key in self.redis.scan_iter(match=self.keys.worker_pattern(self.key.key_id), count=200):
-                    v = self.redis.get(key)
-                    if v is not None:
-                        found[key.decode()[prefix:]] = int(v)
-        except (BrokerWireError, ValueError):
-            return dict(known)
-        self._workers_cache = (time.monotonic(), found)
-        return dict(found)
+        """The organiser's connected worker processes (presence name -> matches at once)."""
+        return self.pool.processes()
+
+    def share(self, demand: int, *, local: int = 0) -> Sharing | None:
+        """This run's queue slots among the organiser's live runs (``runner.orchestration.pool``)."""
+        return self.pool.share(demand, local=local)
 
     def live(self) -> list[LiveMatch]:
         """The run's live hash, verified (a record no enrolled worker key signed is not shown);
@@ -472,6 +404,7 @@ class CeleryDispatcher:
         """The coordinator stops (cleanly, finished or not): its ``alive`` key and wanted attempts
         go (a worker checks both before it starts a task) and its queued tasks are taken off the
         queue; a resumed coordinator sets them again and dispatches afresh."""
+        self.pool.withdraw()
         with contextlib.suppress(BrokerWireError), wire_errors():
             self.redis.delete(self.keys.alive(self.run_id), self.keys.current(self.run_id))
             for raw in self.redis.lrange(self.queue, 0, -1):

@@ -62,6 +62,8 @@ class ClusterRequest:
     broker: str | None = None
     workers: int | None = None
     no_local_workers: bool = False
+    #: among the organiser's runs on one broker, higher first (``runner.domain.fair_share``)
+    priority: int = 0
 
 
 class Terminated(RunHalted):
@@ -194,7 +196,9 @@ class LocalCluster:
             register_broker_url(url)
             # the organiser's key signs the tasks; the fleet registry names who may answer
             # (docs/deploy.md)
-            celery = CeleryDispatcher(url, self.run_id, self.timing, organiser_key(), RegistryView())
+            celery = CeleryDispatcher(
+                url, self.run_id, self.timing, organiser_key(), RegistryView(), priority=request.priority
+            )
             self.dispatcher = celery
             try:
                 celery.ping()

@@ -5,7 +5,7 @@ The loop is a fixed point of a pure planner over the run store::
     results = store.official_results()      # once; then kept up to date in memory
     state   = advance(config, results)      # every match that exists now
     store.sync_plan(state.matches)          # new -> pending, unwanted -> obsolete
-    dispatch every pending match; accept notes; sweep leases; repeat
+    dispatch pending matches (this run's share of the queue); accept notes; sweep leases; repeat
     until state.finished
 
 The cost per match stays flat however many matches were played before
@@ -216,14 +216,23 @@ class Coordinator(InboxHandling, LeaseKeeping):
         self.progress.log(message)
 
     def _dispatch_pending(self) -> None:
+        """Send pending matches, as many as this run's share of the queue leaves room for: the
+        runs of one organiser share its workers in turns (``runner.domain.fair_share``)."""
         now = time.monotonic()
-        for mid in self.store.pending():
+        pending = self.store.pending()
+        queued = self.store.queued_count()
+        self._sharing = self.dispatcher.share(len(pending) + queued, local=self.slots)
+        room = len(pending) if self._sharing is None else self._sharing.slots - queued
+        for mid in pending:
+            if room <= 0:
+                break  # the rest wait for this run's next turn on the queue
             if self._held.get(mid, 0.0) > now:
                 continue  # handed back by a worker we do not listen to: not straight back to it
             self._held.pop(mid, None)
             spec, attempt = self.store.dispatch(mid)
             refused = self._ceiling_refusals.get(limits_key(spec))
             self.dispatcher.submit(spec, attempt, refused_by=tuple(sorted(refused)) if refused else ())
+            room -= 1
 
     def _store_counts(self, mono: float, force: bool) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
         """The store's per-stage and per-state counts for the progress line. They scan every
@@ -267,6 +276,7 @@ class Coordinator(InboxHandling, LeaseKeeping):
                 elapsed_s=mono - t0,
                 verdicts=dict(verdicts),
                 workers=self.dispatcher.workers(),
+                pool_runs=self._sharing.runs if self._sharing is not None else 0,
                 running=c.get("running", 0),
                 queued=c.get("queued", 0),
                 failed=c.get("failed", 0),

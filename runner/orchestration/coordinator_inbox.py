@@ -299,6 +299,12 @@ class InboxHandling(CoordinatorState):
             detail = f"attempt {note.attempt} from {note.worker} names run {note.run!r}, not {self.run_id!r}"
             log.warning("dropped a result for %s: %s", note.match_id, detail)
             self._note_limited("result_wrong_run", note.worker, note.match_id, f"{detail}; nobody charged")
+            # whoever took this attempt off the queue answered with another run's note: should it
+            # play nothing, the sweeper requeues the attempt uncharged (bounded), as for an
+            # untrusted taker, rather than charge it as a lost message
+            flight = self.store.flight(note.match_id)
+            if flight is not None and flight.attempt == note.attempt and flight.state == "queued":
+                self._untrusted_marked.add((note.match_id, note.attempt))
             return False
         flight = self.store.flight(note.match_id)
         if flight is None or flight.attempt != note.attempt:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from runner.config import TournamentConfig
+from runner.domain.fair_share import Sharing
 from runner.domain.match_values import GameRecord, MatchPlan, MatchSpec, VerdictKind
 from runner.domain.progress import ProgressSink
 from runner.domain.stages.base import PlanWindow, TournamentState
@@ -107,6 +108,8 @@ class CoordinatorState:
         #: matches a second copy was sent for (``_stragglers``)
         self._copied: set[str] = set()
         self._last_straggler_check = 0.0
+        #: this run's share of its organiser's workers, as last asked (None: not shared)
+        self._sharing: Sharing | None = None
         #: match -> when it may be dispatched again (after a hand-back by an ignored worker)
         self._held: dict[str, float] = {}
         #: (worker, match, attempt) -> when (monotonic) a ``started`` note without a heartbeat

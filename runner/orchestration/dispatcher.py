@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from runner.domain.fair_share import Sharing
 from runner.domain.match_values import MatchSpec
 from runner.domain.wire import Finished, LiveMatch, Note, Skipped, Started
 from runner.errors import RunHalted
@@ -246,6 +247,11 @@ class Dispatcher(Protocol):
     def processes(self) -> dict[str, int]:
         """The connected worker processes: presence name -> matches it plays at once (empty when
         inline)."""
+
+    def share(self, demand: int, *, local: int = 0) -> Sharing | None:
+        """How many tasks not yet started this run may keep queued, with ``demand`` matches it
+        could queue now, among its organiser's live runs (``runner.domain.fair_share``;
+        ``local``: its own local worker's match slots). None: no limit (played in this process)."""
 
     def live(self) -> list[LiveMatch]:
         """What workers report doing now (builds, game and move counts): display only."""

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.domain.fair_share import Sharing
 from runner.domain.match_values import MatchSpec
 from runner.domain.wire import Finished, LiveMatch, Started
 from runner.orchestration.dispatcher import DispatchObserver, InboxNote
@@ -130,6 +131,9 @@ class InlineDispatcher:
 
     def processes(self) -> dict[str, int]:
         return {}  # no worker process: nothing a straggler's copy could go to
+
+    def share(self, demand: int, *, local: int = 0) -> Sharing | None:
+        return None  # played here, in submission order: no queue shared with other runs
 
     def live(self) -> list[LiveMatch]:
         playing = self._playing

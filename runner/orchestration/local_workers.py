@@ -41,7 +41,7 @@ from runner.errors import RunHalted
 from runner.orchestration import procs as procs_mod
 from runner.orchestration import standby
 from runner.orchestration.redis_server import parent_death_signal
-from runner.orchestration.workers_gate import sweep_sandbox_cgroups
+from runner.orchestration.workers_gate import CACHE_DIR_ENV, sweep_sandbox_cgroups, user_cache
 
 log = logging.getLogger("tourney.workers")
 
@@ -153,6 +153,9 @@ class LocalWorkers:
         log_path = self.run_dir / "logs" / f"worker-{number}.log"
         # never on the command line: any local user reads that with ps
         env = {**os.environ, BROKER_ENV: self.broker_url}
+        # the sandbox's helpers compiled once per machine (the user's cache, where this run's
+        # own health check put them), not once per run directory (``workers.cache_paths``)
+        env.setdefault(CACHE_DIR_ENV, str(user_cache()))
         proc = standby.hand_off(argv, env, log_path) if use_standby else None
         if use_standby:
             self.from_standby = proc is not None

@@ -27,6 +27,7 @@ from runner.domain.match_values import MatchResult, MatchSpec
 from runner.errors import InfrastructureFailure
 from workers.broker_keys import KEYS, QUARANTINE_TTL_S, queue_for
 from workers.broker_wire import TaskWire, wire_errors
+from workers.cache_paths import CACHE_DIR_ENV, user_cache
 from workers.task_message import origin
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from workers.live import LiveState as LiveState
 
 __all__ = [
+    "CACHE_DIR_ENV",
     "KEYS",
     "QUARANTINE_TTL_S",
     "LocalBuild",
@@ -49,6 +51,7 @@ __all__ = [
     "probe_sandbox",
     "queue_for",
     "sweep_sandbox_cgroups",
+    "user_cache",
     "wire_errors",
 ]
 

@@ -147,6 +147,12 @@ def live_items(snap: ProgressSnapshot) -> list[LiveMatch]:
     return sorted(snap.live, key=lambda m: (order.get(m.phase, 2), -m.game, -m.moves, m.match_id))
 
 
+def workers_text(snap: ProgressSnapshot) -> str:
+    """``"4 connected"``, or ``"4 connected, shared by 2 runs"`` (docs/fleet.md, "Runs share the pool")."""
+    shared = f", shared by {snap.pool_runs} runs" if snap.pool_runs > 1 else ""
+    return f"{snap.workers} connected{shared}"
+
+
 def live_text(m: LiveMatch) -> str:
     """``"3f2a9c1d a vs b: game 2/4, move 37"``."""
     return f"{m.match_id[:8]} {' vs '.join(m.players)}: {m.describe()}"
@@ -166,7 +172,7 @@ def plain_line(snap: ProgressSnapshot, games_per_s: float | None, eta: float | N
         f"moves {snap.moves_done}",
         f"ETA {format_duration(eta)}",
         f"verdicts {format_verdicts(snap.verdicts)}",
-        f"workers {snap.workers}",
+        f"workers {snap.workers}" + (f" shared by {snap.pool_runs} runs" if snap.pool_runs > 1 else ""),
         f"playing {snap.running}",
         f"queued {snap.queued}",
     ]
@@ -325,7 +331,7 @@ class RunProgress:
             "verdicts",
             Text(format_verdicts(snap.verdicts), style="yellow" if any(snap.verdicts.values()) else ""),
         )
-        summary.add_row("workers", f"{snap.workers} connected · {flight_text(snap)}")
+        summary.add_row("workers", f"{workers_text(snap)} · {flight_text(snap)}")
         if snap.broker_down_s is not None:
             summary.add_row("broker", Text(broker_text(snap), style="bold red"))
         if not snap.live:

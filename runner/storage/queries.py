@@ -136,6 +136,10 @@ class StoreQueries(StoreConnection):
             r["id"] for r in self._conn.execute("SELECT id FROM matches WHERE state='pending' ORDER BY seq")
         ]
 
+    def queued_count(self) -> int:
+        """Matches sent and not started yet (no ``started`` note read for their attempt)."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM matches WHERE state='queued'").fetchone()[0])
+
     def has_in_flight(self) -> bool:
         """Whether any match is queued or running (``in_flight`` without reading them)."""
         row = self._conn.execute("SELECT 1 FROM matches WHERE state IN ('queued','running') LIMIT 1")

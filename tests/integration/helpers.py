@@ -27,6 +27,7 @@ from runner.domain.wire import TaskEnvelope, to_builtins
 from runner.orchestration import procs
 from runner.storage.run_dir import load_run_config
 from runner.storage.store import RunStore
+from workers.cache_paths import CACHE_DIR_ENV, user_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN = Path(__file__).resolve().parent / "entries" / "scan"
@@ -144,6 +145,9 @@ class EnrolledImpostor(threading.Thread):
 def env(**extra: str) -> dict[str, str]:
     e = dict(os.environ)
     e.update(FAST_ENV)
+    # the sandbox's helpers compiled once for the suite, not once per worker's --work-dir (where
+    # a worker keeps them by default: workers.cache_paths; test_deploy_operator checks that)
+    e.setdefault(CACHE_DIR_ENV, str(user_cache()))
     e.update(extra)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
     return e

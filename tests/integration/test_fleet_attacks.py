@@ -163,7 +163,10 @@ def test_a_replay_of_another_runs_genuine_notes_frames_nobody(tmp_path: Path) ->
     server = EmbeddedRedis(tmp_path / "redis").start()
     url = server.url()
     args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
-    honest = start_worker(url, honest_name, tmp_path / "honest", key_file, "--allow-unsandboxed")
+    # four processes: B keeps as many of its tasks queued as its organiser has worker processes
+    # (docs/fleet.md, "Runs share the pool"), so that several of its attempts are wanted at once
+    honest = start_worker(url, honest_name, tmp_path / "honest", key_file, "--allow-unsandboxed",
+                          "--concurrency", "4")  # fmt: skip
     run_b = tmp_path / "runs" / "B"
     log = tmp_path / "b.log"
     proc: subprocess.Popen[bytes] | None = None
@@ -180,7 +183,7 @@ def test_a_replay_of_another_runs_genuine_notes_frames_nobody(tmp_path: Path) ->
         with RunStore.open(run_b) as store:
             run_id_b = str(store.meta()["run_id"])
         r = redis.Redis.from_url(url)
-        wait_for(lambda: r.hlen(KEYS.current(run_id_b)) > 0, 60, "run B's matches to be dispatched")
+        wait_for(lambda: r.hlen(KEYS.current(run_id_b)) >= 4, 60, "run B's matches to be dispatched")
         current: dict[bytes, bytes] = r.hgetall(KEYS.current(run_id_b))  # type: ignore[assignment]
         wanted = {k.decode(): int(v) for k, v in current.items()}
         notes = []

@@ -51,3 +51,28 @@ def test_the_real_sandbox_passes() -> None:
     check_sandbox("bwrap")
     check_sandbox("none")
     assert preflight.BROKER_CHECK_TIMEOUT_S <= 10
+
+
+def test_a_python_that_cannot_unpack_an_artifact_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian 12's 3.11.2 before the fallback: ``extractall(filter=...)`` raised a TypeError and
+    every match failed, while the preflight, which built its entry from files it wrote itself,
+    passed. Now the preflight unpacks an artifact, as a match does, and says why it cannot."""
+    import tarfile
+
+    def refuses(self: tarfile.TarFile, *args: object, **kwargs: object) -> None:
+        raise TypeError("TarFile.extractall() got an unexpected keyword argument 'filter'")
+
+    monkeypatch.setattr(tarfile.TarFile, "extractall", refuses)
+    with pytest.raises(PreflightFailed) as caught:
+        check_sandbox("none")
+    message = str(caught.value)
+    assert "cannot unpack an entry's artifact with this Python" in message and "'filter'" in message, message
+    assert "\n" not in message
+
+
+def test_a_python_without_extraction_filters_unpacks_and_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """3.11.2 as it is (no ``tarfile.data_filter``): the fallback unpacks, the preflight passes."""
+    import tarfile
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    check_sandbox("none")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.domain.match_values import Limits
+from workers.cache_paths import helpers_dir
 from workers.sandbox.base import HostError
 from workers.sandbox.classify import Measurement
 from workers.sandbox.limits import cpu_rlimit_s
@@ -63,12 +64,9 @@ START_TIMEOUT_S = 30.0
 
 
 def cache_dir() -> Path:
-    """Where built helpers live: ``$TOURNEY_CACHE_DIR``, else the XDG cache."""
-    explicit = os.environ.get("TOURNEY_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tourney"
+    """Where built helpers live (``workers.cache_paths.helpers_dir``): under the worker's work
+    directory, never under a home a system user may not have (docs/deploy.md)."""
+    return helpers_dir()
 
 
 def built_helper(source_path: Path, name: str, extra_sources: tuple[Path, ...] = ()) -> Path:
