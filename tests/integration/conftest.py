@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 
@@ -20,3 +26,22 @@ def bwrap_problem() -> str | None:
     except HostError as e:
         return str(e)
     return None
+
+
+@pytest.fixture
+def entry_files() -> Iterator[Path]:
+    """A directory for files a ``sandbox: none`` entry must read or rename (a control file).
+
+    A root worker runs such entries as the sandbox user (nobody: docs/sandbox.md), which
+    cannot cross pytest's ``tmp_path`` (under root's 0700 ``/tmp/pytest-of-root``), so this
+    one is made in ``/tmp``, owned by that user when we are root, and removed afterwards."""
+    from workers.sandbox.checks import sandbox_user
+
+    directory = Path(tempfile.mkdtemp(prefix="tourney-entry-files-"))
+    try:
+        uid = sandbox_user()
+        if uid is not None:
+            os.chown(directory, uid, uid)
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -84,8 +84,10 @@ def disputed_round_one(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], str,
     return m, loser, b if loser == a else a
 
 
-def test_a_dispute_that_changes_a_winner_is_accepted_replanned_and_finished(tmp_path: Path) -> None:
-    control = tmp_path / "control"
+def test_a_dispute_that_changes_a_winner_is_accepted_replanned_and_finished(
+    tmp_path: Path, entry_files: Path
+) -> None:
+    control = entry_files / "control"  # read by the entries, which may run as another user
     control.write_text("")
     config = elimination_config(tmp_path, "dispute", SCAN, control)
     run_dir = tmp_path / "run"

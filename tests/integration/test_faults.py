@@ -9,15 +9,20 @@ position, so the reference run leaves the sleep out.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 import redis
 
 from runner.domain.fleet import Fleet, read_worker_key
@@ -27,8 +32,10 @@ from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
 from tests.integration.helpers import (
     SCAN,
+    TOURNEY,
     assert_nothing_left,
     assert_one_official_result_per_match,
+    env,
     kill_all,
     kill_recorded_group,
     standings,
@@ -40,6 +47,7 @@ from tests.integration.helpers import (
     write_config,
 )
 from workers.celery_app import KEYS
+from workers.sandbox.checks import sandbox_user
 
 SLEEP = 0.12  # seconds per move: a match takes a couple of seconds
 
@@ -259,39 +267,80 @@ def test_duplicated_and_late_results_are_ignored(tmp_path: Path) -> None:
     assert_nothing_left([tag, str(run_dir)])
 
 
-def test_match_that_keeps_killing_workers_fails_visibly(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def unprivileged_organiser() -> Iterator[tuple[Path, list[str]]]:
+    """A directory and a command prefix for an organiser who is not root (the usual one).
+
+    Such an organiser's worker has no other uid to give ``sandbox: none`` entries: they run as
+    the organiser and can signal its worker (docs/sandbox.md, "`sandbox: none`"). As root the
+    test plays that organiser as the sandbox user (nobody), in a directory of its own outside
+    pytest's (which only root may cross). The machine's Python may live where only root can
+    read (a pyenv under /root), so that user is lent CAP_DAC_READ_SEARCH (read any file) and
+    nothing else: it still cannot signal or trace another uid's processes. Not root: the test
+    is that organiser already."""
+    directory = Path(tempfile.mkdtemp(prefix="tourney-unprivileged-"))
+    (directory / "tmp").mkdir()  # its TMPDIR: what a SIGKILLed worker leaves goes with the test
+    uid = sandbox_user()
+    prefix: list[str] = []
+    try:
+        if uid is not None:
+            for made in (directory, directory / "tmp"):
+                os.chown(made, uid, uid)
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                pytest.skip("setpriv (util-linux) is needed to play an organiser who is not root")
+            prefix = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                      "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]  # fmt: skip
+        yield directory, prefix
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_match_that_keeps_killing_workers_fails_visibly() -> None:
+    """An entry that SIGKILLs the worker process playing it, each attempt: after the attempt cap
+    the match fails visibly; the run never hangs. Entries can do that only to a worker of their
+    own uid (a root worker runs ``sandbox: none`` entries as another user), so the organiser
+    here is not root."""
     killer = Path(__file__).resolve().parent / "entries" / "killer"
     tag = unique("cap")
-    config = tmp_path / "cap.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "name": "cap",
-                "game": "mnk",
-                "sandbox": "none",
-                "boards": {"b": {"text": "3 3 3"}},
-                "entries": [
-                    {"path": str(killer)},
-                    {"path": str(SCAN), "variants": {"count": 1, "prefix": "p", "args": ["--tag", tag]}},
-                ],
-                "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"]}],
-            }
+    with unprivileged_organiser() as (work, as_organiser):
+        config = work / "cap.yaml"
+        config.write_text(
+            json.dumps(
+                {
+                    "name": "cap",
+                    "game": "mnk",
+                    "sandbox": "none",
+                    "boards": {"b": {"text": "3 3 3"}},
+                    "entries": [
+                        {"path": str(killer)},
+                        {"path": str(SCAN), "variants": {"count": 1, "prefix": "p", "args": ["--tag", tag]}},
+                    ],
+                    "stages": [{"name": "rr", "planner": "round_robin", "boards": ["b"]}],
+                }
+            )
         )
-    )
-    run_dir = tmp_path / "runs" / "cap"
-    try:
-        done = tourney("run", config, "--workers", "2", cwd=tmp_path, timeout=150)
-    finally:
-        kill_all([tag, str(run_dir)])
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "FAILED" in done.stdout  # as it happens
-    assert "FAILED after 3 attempts" in done.stderr and "gave up after 3 failed attempts" in done.stderr
-    with RunStore.open(run_dir) as store:
-        (row,) = store.match_rows()
-        assert store.events("failed")
-    assert row.state == "failed" and row.failures == 3
-    assert row.result is not None and row.result.system_error is not None  # shown in the report
-    assert_nothing_left([tag, str(run_dir)])
+        run_dir = work / "runs" / "cap"
+        try:
+            done = subprocess.run(
+                [*as_organiser, *TOURNEY, "run", str(config), "--workers", "2"],
+                cwd=work,
+                env=env(HOME=str(work), TOURNEY_HOME=str(work / "home"), TMPDIR=str(work / "tmp")),
+                capture_output=True,
+                text=True,
+                timeout=150,
+            )
+        finally:
+            kill_all([tag, str(work)])
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "FAILED" in done.stdout  # as it happens
+        assert "FAILED after 3 attempts" in done.stderr and "gave up after 3 failed attempts" in done.stderr
+        with RunStore.open(run_dir) as store:
+            (row,) = store.match_rows()
+            assert store.events("failed")
+        assert row.state == "failed" and row.failures == 3
+        assert row.result is not None and row.result.system_error is not None  # shown in the report
+        assert_nothing_left([tag, str(work)])
 
 
 def test_redis_restarted_empty_costs_no_attempts(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from runner.storage.store import RunStore
 from tests.integration.helpers import SCAN, standings, tourney, write_config
 
 
-def test_rerun_compare_refuse_changed_code_accept_and_replan(tmp_path: Path) -> None:
+def test_rerun_compare_refuse_changed_code_accept_and_replan(tmp_path: Path, entry_files: Path) -> None:
     entry = tmp_path / "scan"
     shutil.copytree(SCAN, entry)
-    control = tmp_path / "control"
+    control = entry_files / "control"  # read by the entries, which may run as another user
     control.write_text("")
     config = write_config(tmp_path, "dispute", entrants=4, final_top=2, control=control, entry=entry)
     run_dir = tmp_path / "runs" / "dispute"
