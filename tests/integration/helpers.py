@@ -7,13 +7,15 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +113,20 @@ class Organiser:
         return CeleryDispatcher(url, run, Timing(heartbeat_s=heartbeat_s), self.key, RegistryView(self.home))
 
 
+def envelope_of(message: bytes | str) -> str:
+    """The signed envelope a queued task message carries (Celery's body: ``[args, kwargs, embed]``)."""
+    (envelope,), _, _ = json.loads(base64.b64decode(json.loads(message)["body"]))
+    return str(envelope)
+
+
+def take_task(r: redis.Redis, queue: str) -> str:
+    """Take the next task a worker would take off ``queue`` (Celery's Redis transport pops on the
+    right): its signed envelope, as the worker's task body receives it."""
+    raw = r.rpop(queue)
+    assert isinstance(raw, bytes), f"no task on {queue}"
+    return envelope_of(raw)
+
+
 class EnrolledImpostor(threading.Thread):
     """An enrolled key holder that plays no entry: it takes its organiser's tasks off the queue
     as they come, reads each as any enrolled worker can, and answers it its own way (``take``)."""
@@ -131,14 +147,31 @@ class EnrolledImpostor(threading.Thread):
             popped = self.r.brpop([self.queue], timeout=1)
             if popped is None:
                 continue
-            message = json.loads(popped[1])
-            (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
+            envelope = envelope_of(popped[1])
             task = to_builtins(open_message(envelope, TaskEnvelope, self.organiser.public)[0])
             self.take(task, popped[1])
 
     def take(self, task: dict[str, Any], message: bytes | str) -> None:
         """Answer ``task`` (``message``: the queue entry it came in, to put back)."""
         raise NotImplementedError
+
+
+@contextlib.contextmanager
+def entry_shared_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory an entry program may read and write (a control file's, say): ``tmp_path``,
+    unless the worker runs as root, which runs ``sandbox: none`` entries as another user
+    (workers/sandbox/plain_user.py) who cannot cross the test's root-only directories: then a
+    fresh one in /tmp that anyone may write (no sticky bit: the entry may rename what we
+    wrote), removed afterwards."""
+    if os.geteuid() != 0:
+        yield tmp_path
+        return
+    shared = Path(tempfile.mkdtemp(prefix="tourney-test-entry-", dir="/tmp"))
+    shared.chmod(0o777)
+    try:
+        yield shared
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def env(**extra: str) -> dict[str, str]:
