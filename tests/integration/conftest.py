@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 
@@ -20,3 +23,13 @@ def bwrap_problem() -> str | None:
     except HostError as e:
         return str(e)
     return None
+
+
+@pytest.fixture
+def entry_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory entry programs can read and write, even run as another user (as root):
+    ``tests.integration.helpers.entry_shared_dir``."""
+    from tests.integration.helpers import entry_shared_dir
+
+    with entry_shared_dir(tmp_path) as shared:
+        yield shared
