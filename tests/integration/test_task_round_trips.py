@@ -186,6 +186,23 @@ def test_the_beacon_ends_a_match_without_waiting_out_its_interval(setup: Any) ->
     assert not dispatcher.redis.exists(beat)
 
 
+def test_a_result_delivered_after_the_poll_never_reads_as_a_silent_worker(setup: Any) -> None:
+    """The heartbeat goes in the very transaction that delivers the result. A coordinator that
+    polled just before and sweeps its leases just after must not read the missing heartbeat as
+    a worker gone silent (it charged the played attempt a lease expiry, then ignored its result
+    as late: seen in test_fleet under load): with notes unread it cannot tell yet, once (the
+    coordinator polls before it asks again; a flood of notes must not stop leases expiring)."""
+    dispatcher, spec, _key = setup
+    assert dispatcher.poll(0.05) == []  # the coordinator's poll: nothing yet
+    assert tasks.execute(sent(dispatcher, spec, 1))["status"] == "done"  # delivered after it
+    assert not dispatcher.redis.exists(KEYS.heartbeat(RUN, "trips", 1))
+    assert dispatcher.alive("trips", 1) is None  # its sweep: the result is there to be read
+    assert dispatcher.verification_alive("trips", 1) is None
+    assert dispatcher.alive("trips", 1) is False  # asked again with no poll between: gone
+    assert [type(n) for n in dispatcher.poll(5.0)] == [Started, Finished]
+    assert dispatcher.alive("trips", 1) is False  # read: the heartbeat is gone for good
+
+
 def test_the_heartbeat_beats_until_the_result_is_delivered(
     setup: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
