@@ -32,7 +32,9 @@ cache unwritable, the broker unreachable, its sandbox failing. Then it is an
 ``ArtifactError`` naming the entry's digest, a ``system_error`` the
 coordinator retries elsewhere and counts against this worker at most once in
 a row for that entry (``runner.orchestration.workers_health``): one entry's
-artifact never quarantines a worker. A fault found before the build (fetch,
+artifact never quarantines a worker. A cache that cannot be made at all (its
+root not a directory: ``CacheUnusable``) fails every entry alike: that fault
+names no entry and counts in full. A fault found before the build (fetch,
 unpack, digest) is not cached: the next match tries again.
 """
 
@@ -72,6 +74,12 @@ class ArtifactError(RetryElsewhere, RuntimeError):
     def __init__(self, message: str, digest: str = "") -> None:
         super().__init__(message)
         self.digest = digest
+
+
+class CacheUnusable(ArtifactError):
+    """This machine's artifact cache itself cannot be used (its root is not a directory it can
+    make and write): every entry fails here alike, so the fault names no entry and counts
+    against this worker in full (``runner.orchestration.workers_health``)."""
 
 
 class ArtifactRefused(EntryFault):
@@ -215,6 +223,8 @@ class ArtifactCache:
         except ArtifactRefused as e:
             log.warning("artifact of %s (%s) refused: %s", ref.name, ref.digest[:12], e)
             return BuildFailed(ref.digest, _one_line(str(e)))
+        except CacheUnusable:
+            raise  # no entry's: the same for every entry on this machine
         except ArtifactError as e:
             e.digest = e.digest or ref.digest
             raise
@@ -235,8 +245,11 @@ class ArtifactCache:
         done = self.cached(key)
         if done is not None:
             return done
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.root.chmod(0o700)  # built entries: no other local user reads them
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.chmod(0o700)  # built entries: no other local user reads them
+        except OSError as e:  # nothing of the entry touched yet: the cache is this machine's
+            raise CacheUnusable(f"this machine's artifact cache {self.root} is unusable: {e}") from e
         # a plain digest keeps its old prefix; a keyed build's prefix names the key, so clearing
         # debris under this key's lock never touches another key's build of the same digest
         prefix = f".{key[:16]}{key[64:]}-"

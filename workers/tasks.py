@@ -148,7 +148,7 @@ def _push(
 
 
 def quarantine_notice(r: redis.Redis, wk: WorkerKey) -> str | None:
-    """The reason this worker's key was quarantined (or revoked) by its organiser, if it was."""
+    """The reason this worker's key was revoked by its organiser (for every run), if it was."""
     try:
         with wire_errors():
             raw = r.get(KEYS.quarantine(wk.key.key_id))
@@ -157,9 +157,10 @@ def quarantine_notice(r: redis.Redis, wk: WorkerKey) -> str | None:
     return _quarantine_reason(raw, wk)
 
 
-def _quarantine_reason(raw: object, wk: WorkerKey) -> str | None:
+def _quarantine_reason(raw: object, wk: WorkerKey, run: str | None = None) -> str | None:
     """The reason in a stored quarantine notice ``raw``, if it names this worker's key and an
-    organiser it serves signed it."""
+    organiser it serves signed it; ``run``: a run's own notice, which counts only for the run it
+    names (a genuine notice copied under another run's key stops nothing there)."""
     if not isinstance(raw, (bytes, str)):
         return None
     try:
@@ -167,7 +168,18 @@ def _quarantine_reason(raw: object, wk: WorkerKey) -> str | None:
     except (SignatureError, WireError):
         log.warning("ignoring a quarantine notice for %s not signed by its organiser", wk.name)
         return None
-    return notice.reason if notice.worker_key == wk.key.key_id else None
+    if notice.worker_key != wk.key.key_id or (run is not None and notice.run != run):
+        log.warning("ignoring a quarantine notice for another key or run (%s)", notice.run)
+        return None
+    return notice.reason
+
+
+def _notices_reason(notices: tuple[object, object], wk: WorkerKey, run: str) -> str | None:
+    """Why this worker must not play ``run``'s task: its revocation (every run) or that run's
+    quarantine. Each notice is judged on its own: a forged one under one key never hides a
+    genuine one under the other."""
+    revoked, run_notice = notices
+    return _quarantine_reason(revoked, wk) or _quarantine_reason(run_notice, wk, run)
 
 
 def play(
@@ -185,16 +197,18 @@ def play(
 #: both let the match be played, the ``started`` note, the first heartbeat and the first live
 #: record, and the execution's own heartbeat (``KEYS.execution_heartbeat``: the proof that the
 #: execution the note names is playing; a match is short: every round trip shows in the run's wall). Returns
-#: ``[quarantine notice, wanted attempt, 1 if started]``; a notice, even one that is not ours,
-#: starts nothing here: ``execute`` reads it and starts the match itself if it is not genuine
+#: ``[revocation notice, run's quarantine notice, wanted attempt, 1 if started]``: both notices,
+#: each judged on its own by ``execute`` (a forged one must not hide a genuine one); a notice,
+#: even one that is not genuine, starts nothing here: ``execute`` starts the match itself then
 _BEGIN_LUA = """
-local notice = redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[7])
+local revoked = redis.call('GET', KEYS[1])
+local quarantined = redis.call('GET', KEYS[7])
 if redis.call('EXISTS', KEYS[8]) == 0 then
-  return {notice, false, 0}
+  return {revoked, quarantined, false, 0}
 end
 local wanted = redis.call('HGET', KEYS[2], ARGV[1])
-if notice or wanted ~= ARGV[2] then
-  return {notice, wanted, 0}
+if revoked or quarantined or wanted ~= ARGV[2] then
+  return {revoked, quarantined, wanted, 0}
 end
 redis.call('RPUSH', KEYS[3], ARGV[3])
 redis.call('EXPIRE', KEYS[3], ARGV[4])
@@ -202,7 +216,7 @@ redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
 redis.call('SET', KEYS[6], ARGV[5], 'PX', ARGV[6])
 redis.call('HSET', KEYS[5], ARGV[1], ARGV[7])
 redis.call('EXPIRE', KEYS[5], ARGV[8])
-return {false, wanted, 1}
+return {false, false, wanted, 1}
 """
 
 _begin_script: tuple[redis.Redis, Any] | None = None
@@ -211,9 +225,10 @@ _begin_script: tuple[redis.Redis, Any] | None = None
 def _begin(
     r: redis.Redis, run: str, spec_id: str, attempt: int, worker: str, worker_key_id: str, started: bytes,
     hb_ttl_ms: int, live: bytes, *, execution_key: str, verify: bool = False,
-) -> tuple[object, bytes | None, bool, bool]:  # fmt: skip
-    """(quarantine notice, wanted attempt, checked, started): ``_BEGIN_LUA`` run, or, where the
-    broker refuses scripts, the two checks alone (``started`` False: the caller sends it).
+) -> tuple[tuple[object, object], bytes | None, bool, bool]:  # fmt: skip
+    """((revocation notice, run's quarantine notice), wanted attempt, checked, started):
+    ``_BEGIN_LUA`` run, or, where the broker refuses scripts, the checks alone (``started``
+    False: the caller sends it).
     ``verify``: the attempt is checked against the run's verification hash, not ``current``."""
     global _begin_script
     from workers.live import LIVE_TTL_S
@@ -238,8 +253,8 @@ def _begin(
                 spec_id, str(attempt), started, INBOX_TTL_S, worker, hb_ttl_ms, live, LIVE_TTL_S,
             ]  # fmt: skip
             with wire_errors():
-                notice, wanted, began = _begin_script[1](keys=keys, args=args)
-            return notice, wanted if isinstance(wanted, bytes) else None, True, bool(began)
+                revoked, quarantined, wanted, began = _begin_script[1](keys=keys, args=args)
+            return (revoked, quarantined), wanted if isinstance(wanted, bytes) else None, True, bool(began)
         except BrokerRefused as e:  # scripting disabled (an ACL): the plain way
             log.debug("begin script refused (%s): checking with a pipeline", e)
         except BrokerWireError:
@@ -250,14 +265,13 @@ def _begin(
             pipe.hget(wanted_key, spec_id)
             pipe.get(KEYS.run_quarantine(run, worker_key_id))
             pipe.exists(KEYS.alive(run))
-            notice, wanted, run_notice, alive = pipe.execute()
-            notice = notice or run_notice
+            revoked, wanted, quarantined, alive = pipe.execute()
             if not alive:
                 wanted = None
     except BrokerWireError:
         log.warning("cannot check attempt of %s; playing it", spec_id)
-        return None, None, False, False
-    return notice, wanted if isinstance(wanted, bytes) else None, True, False
+        return (None, None), None, False, False
+    return (revoked, quarantined), wanted if isinstance(wanted, bytes) else None, True, False
 
 
 _policy: tuple[str | None, WorkerPolicy] | None = None
@@ -330,7 +344,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
     # a verification replay has its own wanted-hash and heartbeat: the match itself is done
     hb_key = (KEYS.verify_heartbeat if verify else KEYS.heartbeat)(run, spec.match_id, attempt)
     hb_ttl_ms = max(1, int(task.heartbeat_ttl_s * 1000))
-    notice, wanted, checked, began = _begin(
+    notices, wanted, checked, began = _begin(
         r,
         run,
         spec.match_id,
@@ -343,7 +357,7 @@ def execute(signed_envelope: str) -> dict[str, Any]:
         execution_key=exec_key,
         verify=verify,
     )
-    quarantined = _quarantine_reason(notice, wk)
+    quarantined = _notices_reason(notices, wk, run)
     if quarantined is not None:
         # this key's notes count for nothing in that run: the task itself goes back on the queue,
         # unplayed and unchanged, for a worker still trusted (the run sees nothing of it)

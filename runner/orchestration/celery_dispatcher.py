@@ -94,6 +94,7 @@ class CeleryDispatcher(BrokerHealth):
         self._revocations: list[Revoked | Lifted] = []
         #: the envelopes sent: a ``started`` note must answer one of them
         self._sent = SentTasks(run_id)
+        self._unread_at_check: set[str] = set()  # heartbeats answered "cannot tell yet" (_beating)
 
     def observe(self, observer: DispatchObserver) -> None:
         self.on_wait = observer.waiting  # no match plays in this process: ``playing`` is not called
@@ -189,10 +190,23 @@ class CeleryDispatcher(BrokerHealth):
     def verification_alive(self, match_id: str, attempt: int) -> bool | None:
         """Whether a worker is playing the verification replay of the attempt (None: cannot tell)."""
         try:
-            with wire_errors():
-                return bool(self.redis.exists(self.keys.verify_heartbeat(self.run_id, match_id, attempt)))
+            return self._beating(self.keys.verify_heartbeat(self.run_id, match_id, attempt))
         except BrokerWireError:
             return None
+
+    def _beating(self, heartbeat: str) -> bool | None:
+        """Whether ``heartbeat`` lives; None the first time it is gone while notes wait unread (a
+        worker removes it in the transaction delivering its result: read them first). Once per
+        heartbeat: the coordinator polls before it asks again, and a flood must not stop leases."""
+        with wire_errors(), self.redis.pipeline(transaction=True) as pipe:  # both of one moment
+            pipe.exists(heartbeat)
+            pipe.llen(self.keys.inbox(self.run_id))
+            beating, waiting = pipe.execute()
+        if not beating and waiting and heartbeat not in self._unread_at_check:
+            self._unread_at_check.add(heartbeat)
+            return None
+        self._unread_at_check.discard(heartbeat)
+        return bool(beating)
 
     def forget_verification(self, match_id: str) -> None:
         """Workers skip the verification replay of this match from now on (done or given up)."""
@@ -345,8 +359,7 @@ class CeleryDispatcher(BrokerHealth):
 
     def alive(self, match_id: str, attempt: int) -> bool | None:
         try:
-            with wire_errors():
-                alive = bool(self.redis.exists(self.keys.heartbeat(self.run_id, match_id, attempt)))
+            alive = self._beating(self.keys.heartbeat(self.run_id, match_id, attempt))
             self._ok()
             return alive
         except BrokerWireError as e:

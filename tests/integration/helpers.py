@@ -112,6 +112,20 @@ class Organiser:
         return CeleryDispatcher(url, run, Timing(heartbeat_s=heartbeat_s), self.key, RegistryView(self.home))
 
 
+def envelope_of(message: bytes | str) -> str:
+    """The signed envelope a queued task message carries (Celery's body: ``[args, kwargs, embed]``)."""
+    (envelope,), _, _ = json.loads(base64.b64decode(json.loads(message)["body"]))
+    return str(envelope)
+
+
+def take_task(r: redis.Redis, queue: str) -> str:
+    """Take the next task a worker would take off ``queue`` (Celery's Redis transport pops on the
+    right): its signed envelope, as the worker's task body receives it."""
+    raw = r.rpop(queue)
+    assert isinstance(raw, bytes), f"no task on {queue}"
+    return envelope_of(raw)
+
+
 class EnrolledImpostor(threading.Thread):
     """An enrolled key holder that plays no entry: it takes its organiser's tasks off the queue
     as they come, reads each as any enrolled worker can, and answers it its own way (``take``)."""
@@ -132,8 +146,7 @@ class EnrolledImpostor(threading.Thread):
             popped = self.r.brpop([self.queue], timeout=1)
             if popped is None:
                 continue
-            message = json.loads(popped[1])
-            (envelope,), _, _ = json.loads(base64.b64decode(message["body"]))
+            envelope = envelope_of(popped[1])
             task = to_builtins(open_message(envelope, TaskEnvelope, self.organiser.public)[0])
             self.take(task, popped[1])
 

@@ -339,7 +339,7 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
     assert_nothing_left([tag, str(run_dir)])
 
 
-def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> None:
+def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path, entry_files: Path) -> None:
     """One worker's match hangs (one move of an entry stalls, its heartbeat alive: a slow
     machine, not a dead one); once it is all the run waits for, a second copy goes to the idle
     worker and the run ends without waiting for the slow one. While the slow worker is the only
@@ -348,8 +348,9 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
     tag = unique("strag")
     organiser = Organiser(tmp_path / "home")
     # the move that claims this file stalls for 10 minutes (tests/integration/entries/scan);
-    # written after the reference run, so only the slow worker's first move claims it
-    stall = tmp_path / "stall"
+    # written after the reference run, so only the slow worker's first move claims it (where
+    # the entry can rename it: as root, entries run as another user)
+    stall = entry_files / "stall"
     config = write_config(tmp_path, "strag", entrants=4, sleep=0.02, tag=tag, control=stall)
     doc = json.loads(config.read_text())
     doc["limits"]["move_wall_s"] = 50.0  # the stopped move is slow, not timed out (below the ceiling, 60)
@@ -394,9 +395,7 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
         fast = start_worker(
             url, fast_name, tmp_path / "fast", organiser.enrol(fast_name), "--allow-unsandboxed"
         )
-        t0 = time.monotonic()
         assert proc.wait(120) == 0, _log(log)[-3000:]
-        took = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -416,7 +415,6 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path) -> Non
     assert match_id == copies[0][0] and fast_name in detail, won
     assert all(row.failures == 0 for row in rows), [(row.match_id, row.failures) for row in rows]
     assert {row.worker for row in rows if row.match_id == match_id} == {fast_name}
-    assert took < 90, took
     assert_one_official_result_per_match(run_dir)
     assert standings(run_dir) == standings(tmp_path / "ref")
     assert_nothing_left([tag, str(run_dir)])

@@ -118,9 +118,11 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
         r = redis.Redis.from_url(server.url())
         try:
             wait_for(lambda: bool(r.exists(KEYS.worker(key.key_id, "victim"))), 60, "the worker to come up")
-            # what the forger can do with the URL: upload its artifact, want the attempts, send tasks
+            # what the forger can do with the URL: upload its artifact, mark its run alive (a
+            # worker plays only a live run's tasks), want the attempts, send tasks
             r.set(KEYS.artifact(ref.digest), pack_entry(tmp_path / "evil"))
             run = "forged"
+            r.set(KEYS.alive(run), key.key_id)
             cases = {
                 "unsigned": encode(envelope(run, "unsigned", ref, "none")),
                 "other-key": signed(envelope(run, "other-key", ref, "none"), SigningKey.generate()),
@@ -165,8 +167,11 @@ def test_worker_refuses_forged_tasks_and_unsandboxed_requests(tmp_path: Path) ->
     refused = results["signed-none"]["games"][0]["verdict"]
     assert refused["kind"] == "system_error"
     assert "victim" in refused["detail"] and "--allow-unsandboxed" in refused["detail"], refused
+    # an artifact the organiser did not sign is refused unbuilt; every worker would find it so:
+    # the entry's build_failed (docs/config.md, "Whose fault"), never a run of its program
     unsigned = results["unsigned-artifact"]["games"][0]["verdict"]
-    assert unsigned["kind"] == "system_error" and "unsigned" in unsigned["detail"], unsigned
+    assert unsigned["kind"] == "build_failed" and unsigned["player"] == "evil", unsigned
+    assert "unsigned" in unsigned["detail"], unsigned
     assert "unsigned" in log and "another key" in log and "altered" in log
     assert not marker.exists(), "a forged task ran the forger's program"
 

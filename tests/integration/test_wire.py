@@ -10,10 +10,10 @@ import pytest
 from runner.domain.entries import load_entry, pack_entry
 from runner.domain.fleet import WORKER_KEY_FILE_ENV
 from runner.domain.match_values import Limits, MatchSpec, VerdictKind
-from runner.domain.signing import signed
-from runner.domain.wire import Finished, Skipped, Started, TaskEnvelope, encode
+from runner.domain.signing import open_message, signed
+from runner.domain.wire import Finished, Skipped, Started, TaskEnvelope, encode, task_digest
 from runner.orchestration.redis_server import EmbeddedRedis
-from tests.integration.helpers import Organiser
+from tests.integration.helpers import Organiser, take_task
 from workers import tasks
 from workers.celery_app import configure
 from workers.policy import POLICY_ENV, WorkerPolicy
@@ -47,12 +47,16 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     dispatcher = organiser.dispatcher(server.url(), "wire-run")
     try:
         dispatcher.publish_artifacts(blobs)
-        dispatcher.redis.hset(dispatcher.keys.current("wire-run"), "wire", "1")  # the run wants attempt 1
+        dispatcher.mark_alive()  # the coordinator's run is alive: its tasks are played
         envelope = dispatcher.envelope(spec, 1)
         assert envelope == TaskEnvelope("wire-run", 1, spec, heartbeat_s=0.5, heartbeat_ttl_s=1.5)
+        # sent as the coordinator sends it (the run wants attempt 1), taken as a worker takes it
+        dispatcher.submit(spec, 1)
+        task = take_task(dispatcher.redis, dispatcher.queue)
+        assert open_message(task, TaskEnvelope, key.public) == (envelope, key.key_id)
 
         # what Celery hands the task is the signed envelope as a string
-        assert tasks.execute(signed(envelope, key).decode())["status"] == "done"
+        assert tasks.execute(task)["status"] == "done"
         assert tasks.execute(signed(dispatcher.envelope(spec, 2), key).decode())["status"] == "skipped"
         assert tasks.execute(encode(envelope).decode())["status"] == "refused"  # unsigned
 
@@ -61,6 +65,8 @@ def test_envelope_in_notes_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         started, finished, skipped = notes
         assert isinstance(started, Started) and (started.match_id, started.attempt) == ("wire", 1)
         assert started.worker == "wire-worker" and len(started.execution) == 32 and started.ts > 0
+        # bound to this run and the very task it answers (docs/fleet.md)
+        assert (started.run, started.task) == ("wire-run", task_digest(task))
         assert isinstance(finished, Finished) and finished.worker == "wire-worker"
         assert [g.verdict.kind for g in finished.result.games] == [VerdictKind.NORMAL] * 2
         assert finished.result.digests == {name: r.digest for name, r in refs.items()}

@@ -86,6 +86,19 @@ def test_an_artifact_with_the_wrong_digest_never_runs(tmp_path: Path) -> None:
         assert not g.moves
 
 
+def test_a_cache_this_machine_cannot_make_is_its_own_fault_naming_no_entry(tmp_path: Path) -> None:
+    """A worker whose cache directory is a file fails every match the same way: a system_error
+    retried elsewhere that names no entry (so it counts in full towards quarantine), never the
+    entries' build_failed (the fleet drill of tests/integration/test_multi_machine.py)."""
+    spec, paths = spec_of("boxing/native", "boxing/first_fit")
+    cache = tmp_path / "artifacts"
+    cache.write_text("not a directory\n")
+    result = execute_match(spec, local_fetch(paths), cache, worker="w1")
+    assert result.system_error is not None and "artifact cache" in result.system_error.detail
+    assert all(g.verdict.kind is VerdictKind.SYSTEM_ERROR for g in result.games)
+    assert result.artifact_fault == ""
+
+
 def test_an_unknown_sandbox_is_a_system_error(tmp_path: Path) -> None:
     spec, paths = spec_of("boxing/native", "boxing/first_fit", sandbox="chroot")
     result = execute_match(spec, local_fetch(paths), tmp_path, worker="w1")
