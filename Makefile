@@ -59,17 +59,17 @@ PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
 TEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)')
 
 # everything, on TEST_JOBS pytest-xdist workers: most of the integration tests wait (on Redis,
-# workers, clocks) more than they compute, so more workers than cores pays; a module sharing a
-# module-scoped fixture stays on one worker (tests/conftest.py), every other test goes on its own
+# workers, clocks) more than they compute, so more workers than cores pays; a module to a worker,
+# in its order (its module-scoped fixtures, a whole tournament run or a server, are made once)
 TEST_JOBS ?= 4
 test: $(STAMP)
-	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadscope $(ARGS)
 
 # everything but the tests marked `integration` (all of tests/integration, by its conftest: real
 # Redis, workers, netns; and elsewhere hostile or multi-second real processes, big plans), on JOBS
 # pytest-xdist workers (JOBS=0: in this process), grouped as `make test` groups them
 JOBS ?= auto
-DIST ?= loadgroup
+DIST ?= loadscope
 test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) --dist $(DIST) $(ARGS)
 

@@ -49,14 +49,3 @@ def _organiser_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         mp.setenv("TOURNEY_HOME", str(tmp_path_factory.mktemp("organiser")))
         yield
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup`` (``make test``), a module whose tests share a module-scoped
-    fixture (a whole tournament run, a server) goes to one xdist worker, so that fixture is made
-    once; every other test is handed out on its own, so one long module does not hold a worker
-    while the others idle."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info is not None else ()
-        if any(d.scope in ("module", "package", "class") for fixture_defs in defs for d in fixture_defs):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
