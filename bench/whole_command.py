@@ -43,6 +43,7 @@ import chess.pgn
 import yaml
 
 from bench.bare_uci import EngineLimit
+from bench.e2e_bench import run_timing
 from bench.engine_bench import (
     ENGINE_COMMS,
     OPTIONS,
@@ -71,6 +72,10 @@ class Command:
     plies: int
     games: int
     cpu: TreeCpu
+    #: tourney: seconds from the command's start to its first match's, and from its last
+    #: match's end to its exit (the run store's times)
+    before_first_s: float | None = None
+    after_last_s: float | None = None
 
     @property
     def rate(self) -> float:
@@ -115,14 +120,21 @@ def default_config(tmp: Path, stockfish: str, fens: Sequence[str]) -> Path:
     return path
 
 
-def run_tourney(config: Path, tmp: Path) -> Command:
+def run_tourney(config: Path, tmp: Path, tree: Path | None = None) -> Command:
+    """``tourney run CONFIG``; ``tree``: another source tree's tourney instead (``--before``)."""
     from runner.storage.store import RunStore
 
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=tmp)) / "run"
-    argv = [*tourney_program(), "run", str(config), "--run-dir", str(run_dir)]
-    started = time.perf_counter()
-    done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
-    wall = time.perf_counter() - started
+    env = None
+    program = tourney_program()
+    if tree is not None:
+        env = dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        program = [sys.executable, "-m", "runner.cli"]
+    argv = [*program, "run", str(config), "--run-dir", str(run_dir)]
+    launched = time.time()
+    done, cpu = run_measured(argv, cwd=tmp, timeout=3600, env=env)
+    exited = time.time()
+    wall = exited - launched
     if done.returncode != 0:
         raise RuntimeError(f"tourney run failed ({done.returncode}): {done.stderr[-2000:]}")
     games = plies = 0
@@ -133,7 +145,8 @@ def run_tourney(config: Path, tmp: Path) -> Command:
                 plies += len(game.moves)
     if not (run_dir / "report.html").exists():
         raise RuntimeError(f"tourney run wrote no report in {run_dir}")
-    return Command(wall, plies, games, cpu)
+    timing = run_timing(run_dir, launched, exited)
+    return Command(wall, plies, games, cpu, timing.first_started - launched, exited - timing.last_finished)
 
 
 def run_fastchess(fastchess: str, stockfish: str, fens: Sequence[str], tmp: Path) -> Command:
@@ -168,7 +181,7 @@ def _rounds(values: Sequence[float]) -> str:
     return ", ".join(f"{v:.2f}" for v in values)
 
 
-def main(quick: bool = False, rounds: int | None = None) -> None:
+def main(quick: bool = False, rounds: int | None = None, before: Path | None = None) -> None:
     stockfish, fastchess = find_stockfish(), find_fastchess()
     if stockfish is None or fastchess is None or not chess_known():
         missing = (
@@ -191,21 +204,27 @@ def main(quick: bool = False, rounds: int | None = None) -> None:
     )
     tmp = Path(tempfile.mkdtemp(prefix="tourney-whole-command-"))
     sides: dict[str, list[Command]] = {"tourney": [], "fastchess": []}
+    sides |= {"before": []} if before is not None else {}
     try:
         config = default_config(tmp, stockfish, fens)
         for r in range(rounds):
-            for side in ["tourney", "fastchess"] if r % 2 == 0 else ["fastchess", "tourney"]:
-                before = _load()
-                ran = (
-                    run_tourney(config, tmp)
-                    if side == "tourney"
-                    else run_fastchess(fastchess, stockfish, fens, tmp)
-                )
+            order = list(sides)  # rotated each round: outside load hits every side alike
+            for side in order[r % len(order) :] + order[: r % len(order)]:
+                load = _load()
+                if side == "fastchess":
+                    ran = run_fastchess(fastchess, stockfish, fens, tmp)
+                else:
+                    ran = run_tourney(config, tmp, before if side == "before" else None)
                 sides[side].append(ran)
+                phases = ""
+                if ran.before_first_s is not None and ran.after_last_s is not None:
+                    phases = f" ({ran.before_first_s:.2f} s to its first match, "
+                    phases += f"{ran.after_last_s:.2f} s after its last)"
                 print(
-                    f"  round {r + 1}, {side}: {ran.games} games, {ran.plies} plies in {ran.wall_s:.2f} s "
+                    f"  round {r + 1}, {side}: {ran.games} games, {ran.plies} plies in "
+                    f"{ran.wall_s:.2f} s{phases} "
                     f"({ran.rate:.1f} plies/s); CPU a ply {ran.cpu_ms_a_ply():.2f} ms, of which the engines "
-                    f"{ran.cpu_ms_a_ply(True):.2f}; load {before} -> {_load()}",
+                    f"{ran.cpu_ms_a_ply(True):.2f}; load {load} -> {_load()}",
                     flush=True,
                 )
     finally:
@@ -222,6 +241,16 @@ def main(quick: bool = False, rounds: int | None = None) -> None:
         f"  wall, tourney / fastchess: {walls['tourney']:.2f} / {walls['fastchess']:.2f} s; "
         f"CPU a ply outside the engines: tourney {own['tourney']:.2f} ms, fastchess {own['fastchess']:.2f} ms"
     )
+    if "before" in sides:
+        after = [t.rate / b.rate for t, b in zip(sides["tourney"], sides["before"], strict=True)]
+        cpu_after = [
+            t.cpu_ms_a_ply() / b.cpu_ms_a_ply()
+            for t, b in zip(sides["tourney"], sides["before"], strict=True)
+        ]
+        print(
+            f"  tourney / tourney before ({before}): plies per second {statistics.median(after):.2f} (rounds "
+            f"{_rounds(after)}), CPU a ply {statistics.median(cpu_after):.2f} (rounds {_rounds(cpu_after)})"
+        )
     print(
         f"engine plies per second, whole command, default config, tourney / fastchess: "
         f"{statistics.median(rates):.2f} (rounds {_rounds(rates)}; target >= {TARGET_RATE})",
@@ -238,5 +267,6 @@ if __name__ == "__main__":
     cli = argparse.ArgumentParser(prog="python -m bench.whole_command", description=__doc__)
     cli.add_argument("--quick", action="store_true", help=f"{ROUNDS_QUICK} round")
     cli.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS})")
+    cli.add_argument("--before", type=Path, metavar="TREE", help="also run another source tree's tourney")
     args = cli.parse_args()
-    main(args.quick, args.rounds)
+    main(args.quick, args.rounds, args.before)
