@@ -94,8 +94,9 @@ def tourney_program() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "runner.cli"]
 
 
-def default_config(tmp: Path, stockfish: str, fens: Sequence[str]) -> Path:
-    """A config with only what the games need (module doc); the rest is tourney's default."""
+def default_config(tmp: Path, stockfish: str, fens: Sequence[str], per_match: int | None = None) -> Path:
+    """A config with only what the games need (module doc); the rest is tourney's default.
+    ``per_match``: ``openings.per_match`` (not the default config: what K openings a match give)."""
     entries = []
     for name in ("stockfish-a", "stockfish-b"):
         entry = tmp / "entries" / name
@@ -109,7 +110,8 @@ def default_config(tmp: Path, stockfish: str, fens: Sequence[str]) -> Path:
         "name": "whole-command",
         "game": "chess",
         "each": {"nodes": NODES},
-        "openings": {"file": str(book), "order": "sequential"},
+        "openings": {"file": str(book), "order": "sequential"}
+        | ({"per_match": per_match} if per_match else {}),
         "entries": entries,
         "stages": [
             {"name": "games", "planner": "round_robin", "games_per_pairing": 2, "boards": ["openings"]}
@@ -181,7 +183,9 @@ def _rounds(values: Sequence[float]) -> str:
     return ", ".join(f"{v:.2f}" for v in values)
 
 
-def main(quick: bool = False, rounds: int | None = None, before: Path | None = None) -> None:
+def main(
+    quick: bool = False, rounds: int | None = None, before: Path | None = None, per_match: int | None = None
+) -> None:
     stockfish, fastchess = find_stockfish(), find_fastchess()
     if stockfish is None or fastchess is None or not chess_known():
         missing = (
@@ -206,7 +210,9 @@ def main(quick: bool = False, rounds: int | None = None, before: Path | None = N
     sides: dict[str, list[Command]] = {"tourney": [], "fastchess": []}
     sides |= {"before": []} if before is not None else {}
     try:
-        config = default_config(tmp, stockfish, fens)
+        config = default_config(tmp, stockfish, fens, per_match)
+        if per_match:
+            print(f"  NOT the default config: openings.per_match {per_match}")
         for r in range(rounds):
             order = list(sides)  # rotated each round: outside load hits every side alike
             for side in order[r % len(order) :] + order[: r % len(order)]:
@@ -268,5 +274,6 @@ if __name__ == "__main__":
     cli.add_argument("--quick", action="store_true", help=f"{ROUNDS_QUICK} round")
     cli.add_argument("--rounds", type=int, help=f"rounds (default {ROUNDS})")
     cli.add_argument("--before", type=Path, metavar="TREE", help="also run another source tree's tourney")
+    cli.add_argument("--per-match", type=int, metavar="K", help="openings.per_match K (not the default)")
     args = cli.parse_args()
-    main(args.quick, args.rounds, args.before)
+    main(args.quick, args.rounds, args.before, args.per_match)
