@@ -34,8 +34,9 @@ def test_fastchess_move_comments_give_depth_and_time() -> None:
 
 
 def test_a_side_is_summed_over_its_moves_and_its_early_moves_apart() -> None:
-    late = [(20, 10.0)] * 10  # a long endgame searched deep: only the mean over every move sees it
-    searched = Searched([[(8, 30.0)] * EARLY_MOVES + late, [(10, 10.0), (None, 10.0)]], 0.5, 0, 1.0)
+    early: list[tuple[int | None, float]] = [(8, 30.0)] * EARLY_MOVES
+    late: list[tuple[int | None, float]] = [(20, 10.0)] * 10  # a deep endgame: only every move's mean sees it
+    searched = Searched([early + late, [(10, 10.0), (None, 10.0)]], 0.5, 0, 1.0)
     assert searched.depth(early=True) == pytest.approx((8 * EARLY_MOVES + 10) / (EARLY_MOVES + 1))
     assert searched.depth() > searched.depth(early=True)
     assert searched.moves == EARLY_MOVES + 12
