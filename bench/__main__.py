@@ -16,12 +16,14 @@ BENCHMARKS = {
     "fairtime": "bench.fairtime_bench",
     "coordinator": "bench.coordinator_bench",
     "engine": "bench.engine_bench",
+    "clock_depth": "bench.clock_depth",
+    "whole_command": "bench.whole_command",
     "engine-scale": "bench.engine_scale_bench",
     "submissions": "bench.submissions_bench",
     "engine_strength": "bench.engine_strength",
 }
 #: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
-TAKES_ROUNDS = {"e2e"}
+TAKES_ROUNDS = {"e2e", "clock_depth", "whole_command"}
 
 
 def main(argv: list[str] | None = None) -> int:

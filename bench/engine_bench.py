@@ -58,6 +58,8 @@ RATE_ROUNDS, RATE_ROUNDS_QUICK = 3, 1
 TIME_GAMES, TIME_GAMES_QUICK = 200, 20
 #: the engine's program name (``/proc/PID/comm``, 15 characters at most): its CPU apart
 ENGINE_COMMS = ("stockfish",)
+#: tries of a fastchess run that failed on an engine's start-up (its uciok timeout, under load)
+STARTUP_TRIES = 3
 #: fastchess's PGN Termination for a flag that fell
 TIME_FORFEIT = "time forfeit"
 

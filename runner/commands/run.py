@@ -13,7 +13,9 @@ import argparse
 import logging
 import os
 import secrets
+import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -173,32 +175,80 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(("--run-dir " if args.run_dir else "run directory ") + problem)
     if not args.inline:  # the organiser's key signs every task: a home that cannot hold it stops us now
         check_organiser_home()
-    if not args.no_local_workers:
-        _check_engines(config)
+    check = None if args.no_local_workers else EngineCheck.start(config)
     rd = RunDir(run_path)
-    with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
-        return _run(args, config, config_path, rd)
+    new = not run_path.exists()
+    try:
+        with coordinator_lock(rd):  # ResumeRefused: another coordinator has it, exit 2
+            return _run(args, config, config_path, rd, engine_check=check)
+    except EnginesCannotPlay:
+        if new:  # nothing was played: leave no run behind, as if it had never started
+            shutil.rmtree(run_path, ignore_errors=True)
+        raise
+    finally:
+        if check is not None:
+            check.wait()  # the probe's engines and sandboxes are gone before the command ends
 
 
-def _check_engines(config: TournamentConfig) -> None:
-    """An engine that cannot start, or cannot play the game as asked, stops the run before it
-    starts, one line each (as fastchess stops; docs/engines.md, "Before a run"): a run that
+class EnginesCannotPlay(UsageError):
+    """Engines of the run that cannot start or cannot play the game as asked (one line each)."""
+
+
+class EngineCheck:
+    """An engine that cannot start, or cannot play the game as asked, stops the run before any
+    game, one line each (as fastchess stops; docs/engines.md, "Before a run"): a run that
     scored it as losing every pair would end an SPRT "H0 accepted" on a typo. Engines with a
-    build are the workers' to build, and skipped. Only where the matches are played here."""
-    specs = [*config.entry_specs().values(), *config.seed_opponent_specs().values()]
-    engines = [
-        EngineEntry(s.name, s.protocol, s.path, [*s.run, *s.args], s.engine)
-        for s in specs
-        if s.protocol in ENGINE_PROTOCOLS and not s.build
-    ]
-    if not engines:
-        return
-    rules = config.game_rules()
-    problems = engine_problems(
-        engines, config.game, config.game_params, rules.default_board(), config.sandbox, config.limits_obj
-    )
-    if problems:
-        raise UsageError("\n".join(problems))
+    build are the workers' to build, and skipped. Only where the matches are played here.
+
+    The check starts every engine once, which takes as long as the start of the run's Redis
+    and local worker: it runs on a thread of its own meanwhile (``start``), and the run waits
+    for its answer (``problems``) before the coordinator dispatches a match."""
+
+    def __init__(self, run: Callable[[], list[str]]):
+        self._found: list[str] = []
+        self._error: BaseException | None = None
+
+        def work() -> None:
+            try:
+                self._found = run()
+            except BaseException as e:  # handed to whoever waits for the answer
+                self._error = e
+
+        self._thread = threading.Thread(target=work, name="engine-check")
+        self._thread.start()
+
+    @classmethod
+    def start(cls, config: TournamentConfig) -> EngineCheck | None:
+        specs = [*config.entry_specs().values(), *config.seed_opponent_specs().values()]
+        engines = [
+            EngineEntry(s.name, s.protocol, s.path, [*s.run, *s.args], s.engine)
+            for s in specs
+            if s.protocol in ENGINE_PROTOCOLS and not s.build
+        ]
+        if not engines:
+            return None
+        board = config.game_rules().default_board()
+        limits = config.limits_obj
+        return cls(
+            lambda: engine_problems(engines, config.game, config.game_params, board, config.sandbox, limits)
+        )
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def problems(self) -> list[str]:
+        """The check's lines, once it is done; its own failure is raised here."""
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._found
+
+    def require(self) -> None:
+        """``EnginesCannotPlay`` with the lines, if any engine cannot play."""
+        problems = self.problems()
+        if problems:
+            raise EnginesCannotPlay("\n".join(problems))
 
 
 @dataclass(frozen=True)
@@ -217,6 +267,7 @@ def _run(
     config_path: Path,
     rd: RunDir,
     hooks: RunHooks | None = None,
+    engine_check: EngineCheck | None = None,
 ) -> int:
     hooks = hooks or RunHooks()
     resumed = rd.exists()
@@ -253,7 +304,9 @@ def _run(
         run_id = str(store.meta()["run_id"])
         with LocalCluster(config, rd, run_id, request) as cluster, terminate_on_signals():
             with RunProgress(config.name, progress_mode, plain_interval_s=plain_every_s) as progress:
-                code, outcome = _play(args, config, rd, store, cluster, progress, resumed, warmer, hooks)
+                code, outcome = _play(
+                    args, config, rd, store, cluster, progress, resumed, warmer, hooks, engine_check
+                )
             if outcome is not None:
                 # nothing the report reads is in the cluster: Redis and the workers stop meanwhile
                 with cluster.stopping_meanwhile():
@@ -283,6 +336,7 @@ def _play(
     resumed: bool,
     warmer: ReplayWarmer | None = None,
     hooks: RunHooks | None = None,
+    engine_check: EngineCheck | None = None,
 ) -> tuple[int, SessionOutcome | None]:
     hooks = hooks or RunHooks()
     if resumed:
@@ -319,6 +373,8 @@ def _play(
         # the report's header shows it ("memory: rlimit only" where no cgroup can be made)
         store.set_meta(sandbox_memory=memory if memory.startswith("memory:") else "memory: rlimit only")
     store.set_meta(sandbox=config.sandbox)
+    if engine_check is not None:
+        engine_check.require()  # started with the command, answered while the cluster started
     try:
         outcome = coordinator.run()
     finally:

@@ -23,11 +23,13 @@ FIRST_SAMPLE_S = 0.010
 #: time between samples, and the least of it: sampling must not eat the entry's CPU
 SAMPLE_INTERVAL_S = 0.025
 #: a persistent entry's first sample where its sandbox has a cgroup: the kernel already counts
-#: its CPU (the cgroup's counter, read around every turn) and holds its memory under a hard
-#: limit, and RLIMIT_CPU bounds its CPU, so the sample only finds a limit broken sooner. A
-#: sample costs about 1 ms of the worker's CPU under load, and a chess engine's move at 2,000
-#: nodes passes 10 ms on a loaded machine in about one ply in ten (docs/benchmarks.md, engines)
-CGROUP_FIRST_SAMPLE_S = SAMPLE_INTERVAL_S
+#: its CPU (the cgroup's counter, read around every turn), holds its memory under a hard limit
+#: (an OOM kill there is ``memory_limit``) and its tasks under ``pids.max``, and RLIMIT_CPU
+#: bounds each process's CPU, so the sample only finds a broken limit sooner. A sample costs
+#: about 0.4 ms of the worker's CPU (1 ms under load), taken from the engines on a busy
+#: machine: at ``tc 1+0.01`` 27% of stockfish's moves passed 25 ms (about a fifth of the
+#: worker's CPU went to samples), 2.5% pass 100 ms (docs/benchmarks.md, "Depth at equal clock")
+CGROUP_FIRST_SAMPLE_S = 0.100
 #: a sample may take at most this share of the time between samples
 MAX_SAMPLE_SHARE = 0.25
 #: CPU measured this far over the limit counts (tick granularity of the accounting)
