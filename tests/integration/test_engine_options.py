@@ -82,7 +82,7 @@ def test_xboard_whole_second_st_is_sent_as_is(tmp_path: Path) -> None:
     need("phalanx")
     (tmp_path / "kqk.fen").write_text(KQK + "\n")
     ph = ENGINES / "phalanx"
-    game = play(tmp_path, "--st", "1", "--timemargin", "500", "--board", tmp_path / "kqk.fen", ph, ph)[0]
+    game = play(tmp_path, "--st", "1", "--timemargin", "3000", "--board", tmp_path / "kqk.fen", ph, ph)[0]
     assert game["verdict"]["kind"] == "normal", game["verdict"]
     assert len(game["moves"]) >= 2
     assert game["moves"][0]["wall_ms"] >= 100  # forced moves and found mates come at once
