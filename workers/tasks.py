@@ -61,6 +61,7 @@ from workers.broker_wire import TaskWire, wire_errors
 from workers.celery_app import KEYS, TASK_NAME, app
 from workers.executor import execute_match, work_dir
 from workers.executor import machine_error_result as machine_error_result
+from workers.passed_on import PassedOn
 from workers.policy import POLICY_ENV, CeilingRefused, PolicyRefused, WorkerPolicy
 from workers.warm import preload_playing, switches
 
@@ -115,6 +116,8 @@ def worker_name() -> str:
 #: how long a worker holds a task it refuses before handing it back: another worker, or a
 #: later one, takes it meanwhile instead of this one taking it again at once
 REFUSE_PAUSE_S = 2.0
+#: the tasks this process passed on: one it takes back goes to the queue's tail
+_passed_on = PassedOn()
 
 
 def _push(
@@ -437,11 +440,10 @@ def _pass_on_copy(
 ) -> dict[str, Any]:
     """Put a straggler's second copy (or a verification replay, or a task of a run that
     quarantined this worker) back on its queue for another worker, only while the run still
-    wants it: at the head of the queue (the next task any worker takes; Celery's Redis
-    transport pushes on the left and pops on the right), then this worker's slot is held for
-    a pause, so that it does not take the task straight back. Pushed to the tail instead,
-    tasks passed on by several workers at once kept their order in the queue, and two
-    workers could keep taking, in lock step, only their own ones."""
+    wants it: at the head of the queue the first time (the next task any worker takes;
+    Celery's Redis transport pushes on the left and pops on the right), at the tail once this
+    process took it back (``workers.passed_on``), then this worker's slot is held for a pause,
+    so that it does not take the task straight back."""
     from workers.broker_keys import queue_for
 
     match_id = task.spec.match_id
@@ -453,7 +455,7 @@ def _pass_on_copy(
             TaskWire(r, _broker_url()).send(
                 queue_for(organiser_id), f"{task.run}.{match_id}.{task.attempt}{suffix}", [signed_envelope],
                 argsrepr=f"[match {match_id} attempt {task.attempt}{' ' + what if what else ''}]",
-                at_head=True,
+                at_head=_passed_on.at_head(task_digest(signed_envelope)),
             )  # fmt: skip
     time.sleep(REFUSE_PAUSE_S)
     log.info(
