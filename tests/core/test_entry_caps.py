@@ -80,7 +80,9 @@ def test_a_small_entry_holding_a_huge_sparse_file_is_refused_in_one_line_without
     assert problems[0].startswith(f"{tmp_path}/configs/caps.yaml:5:11: entries[0].path: ")
     assert "../entries/big/table.bin: the entry's files pass 256 MiB here" in problems[0]
     assert "limits.entry_mb: 256" in problems[0] and str(512 << 20) in problems[0]
-    assert peak_kib < 200 << 10, f"validate peaked at {peak_kib} KiB"  # never the file's 512 MiB
+    # well under the file's 512 MiB (the old intake peaked at 543-566 MiB); what the interpreter and
+    # its imports take varies with the machine (200-300 MiB seen)
+    assert peak_kib < 400 << 10, f"validate peaked at {peak_kib} KiB"
 
 
 def test_the_caps_are_the_configs_own(tmp_path: Path) -> None:

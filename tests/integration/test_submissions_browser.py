@@ -46,10 +46,14 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def _upload_through_the_form(driver: Any, server: Server, archive: Path) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(f"{server.url}/team")
     driver.find_element(By.ID, "file").send_keys(str(archive))
     driver.find_element(By.ID, "upload").click()
+    # the post is answered once the upload is stored and unpacked: on a loaded machine, later
+    # than the click returns
+    WebDriverWait(driver, 60).until(lambda d: d.current_url != f"{server.url}/team")
 
 
 def _state_when_settled(driver: Any) -> str:
