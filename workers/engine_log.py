@@ -23,7 +23,7 @@ import dataclasses
 import datetime
 
 from runner.domain.match_values import GameRecord, Limits, VerdictKind
-from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome, WatchedProcess
 
 #: the most kept per engine per game (a game at 10+0.1 of stockfish is about 100 KiB)
 MAX_BYTES = 128 * 1024
@@ -125,11 +125,11 @@ class LoggingHost(EntryHost):
         self.inner.close()
 
 
-class LoggingProcess(InteractiveProcess):
+class LoggingProcess(WatchedProcess):
     """A persistent process whose every line in and out is logged; otherwise it delegates."""
 
     def __init__(self, inner: InteractiveProcess, entry: str, traffic: EngineTraffic) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.entry = entry
         self.traffic = traffic
         self._ended = False
@@ -139,8 +139,7 @@ class LoggingProcess(InteractiveProcess):
             self.traffic.add(self.entry, ">", line)
         self.inner.send(text)
 
-    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
-        line = self.inner.read_line(timeout_s, pause=pause)
+    def seen(self, line: str | RunOutcome, timeout_s: float) -> None:
         if isinstance(line, str):
             self.traffic.add(self.entry, "<", line)
         elif not self._ended:
@@ -150,14 +149,3 @@ class LoggingProcess(InteractiveProcess):
             else:
                 self._ended = True  # an ended process reports the same end on every later read
                 self.traffic.add(self.entry, "!", f"ended ({failure}, exit status {line.exit_code})")
-        return line
-
-    def pause(self) -> None:
-        self.inner.pause()
-
-    @property
-    def cpu_ms(self) -> float:
-        return self.inner.cpu_ms
-
-    def close(self) -> None:
-        self.inner.close()

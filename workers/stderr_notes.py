@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from runner.domain.match_values import GameRecord, Limits
-from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome, WatchedProcess
 
 #: distinct lines kept per entry per game (the first ones: a cause comes before its echoes)
 MAX_LINES = 8
@@ -104,39 +104,17 @@ class RecordingHost(EntryHost):
         self.inner.close()
 
 
-class RecordingProcess(InteractiveProcess):
+class RecordingProcess(WatchedProcess):
     """A persistent process whose stderr, reported when it ends (an engine's exit after
     ``quit``, a crash), is handed to ``StderrNotes``; otherwise it delegates."""
 
     def __init__(self, inner: InteractiveProcess, entry: str, notes: StderrNotes) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.entry = entry
         self.notes = notes
         self._recorded = False
 
-    def send(self, text: str) -> None:
-        self.inner.send(text)
-
-    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
-        line = self.inner.read_line(timeout_s, pause=pause)
+    def seen(self, line: str | RunOutcome, timeout_s: float) -> None:
         if isinstance(line, RunOutcome) and not self._recorded:
             self._recorded = True  # an ended process reports the same end on every later read
             self.notes.add(self.entry, line.stderr_tail)
-        return line
-
-    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
-        line = self.inner.wait_line(timeout_s)
-        if isinstance(line, RunOutcome) and not self._recorded:
-            self._recorded = True
-            self.notes.add(self.entry, line.stderr_tail)
-        return line
-
-    def pause(self) -> None:
-        self.inner.pause()
-
-    @property
-    def cpu_ms(self) -> float:
-        return self.inner.cpu_ms
-
-    def close(self) -> None:
-        self.inner.close()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from runner.domain.match_values import GameRecord, Verdict, VerdictKind
 from workers import engine_log
-from workers.engine_log import EngineTraffic
+from workers.engine_log import EngineTraffic, LoggingProcess
+from workers.sandbox.base import InteractiveProcess, RunOutcome
 
 
 def test_a_long_game_keeps_its_start_and_its_end_within_the_cap() -> None:
@@ -29,3 +30,39 @@ def test_a_long_game_keeps_its_start_and_its_end_within_the_cap() -> None:
 def test_a_game_without_logged_engines_records_nothing() -> None:
     record = GameRecord(["a", "b"], None, {}, Verdict(VerdictKind.NORMAL, None, ""), [], "")
     assert EngineTraffic().attach(record).engine_logs == {}
+
+
+class _Feature(InteractiveProcess):
+    """An xboard engine's feature line, then silence: what ``wait_line`` waits on."""
+
+    def __init__(self) -> None:
+        self.lines = ["feature done=1"]
+
+    def send(self, text: str) -> None:
+        pass
+
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        raise AssertionError("the feature wait reads with wait_line")
+
+    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
+        return self.lines.pop(0) if self.lines else None
+
+    @property
+    def cpu_ms(self) -> float:
+        return 0.0
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_xboard_engines_feature_wait_is_logged_not_refused() -> None:
+    """``log: engine`` on an xboard engine: its feature wait goes through the logging wrapper
+    (which once lacked ``wait_line`` and so refused every xboard engine it logged)."""
+    traffic = EngineTraffic()
+    proc = LoggingProcess(_Feature(), "ph", traffic)
+    proc.send("xboard\nprotover 2\n")
+    assert proc.wait_line(2.0) == "feature done=1"
+    assert proc.wait_line(0.1) is None  # nothing more: no line, no end logged
+    record = GameRecord(["ph", "x"], None, {}, Verdict(VerdictKind.NORMAL, None, ""), [], "")
+    lines = traffic.attach(record).engine_logs["ph"].splitlines()
+    assert [line.split(" ", 1)[1] for line in lines] == ["> xboard", "> protover 2", "< feature done=1"]

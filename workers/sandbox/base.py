@@ -101,6 +101,43 @@ class InteractiveProcess(ABC):
         """Kill the process tree (idempotent)."""
 
 
+class WatchedProcess(InteractiveProcess):
+    """A persistent process that delegates everything to ``inner`` and shows each line it
+    reads, and each ``RunOutcome`` that ends a read, to ``seen`` (``read_line`` and
+    ``wait_line`` alike): what a wrapper that records the process's traffic or its end
+    overrides, and nothing else, so a method added to ``InteractiveProcess`` is forwarded once."""
+
+    def __init__(self, inner: InteractiveProcess) -> None:
+        self.inner = inner
+
+    def seen(self, line: str | RunOutcome, timeout_s: float) -> None:
+        """What a read returned (``timeout_s``: the read's own); nothing by default."""
+
+    def send(self, text: str) -> None:
+        self.inner.send(text)
+
+    def read_line(self, timeout_s: float, *, pause: bool = True) -> str | RunOutcome:
+        line = self.inner.read_line(timeout_s, pause=pause)
+        self.seen(line, timeout_s)
+        return line
+
+    def wait_line(self, timeout_s: float) -> str | RunOutcome | None:
+        line = self.inner.wait_line(timeout_s)
+        if line is not None:
+            self.seen(line, timeout_s)
+        return line
+
+    def pause(self) -> None:
+        self.inner.pause()
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.inner.cpu_ms
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class EntryHost(ABC):
     """Runs one entry's programs for the length of one game."""
 
