@@ -155,9 +155,9 @@ def main(quick: bool = False) -> None:
     problem = netns_problem()
     use_netns = problem is None
     many = 4
-    # The clocks must be long enough that stockfish uses them: with the entry's Move Overhead
-    # of 100 ms (docs/engines.md), stockfish 15 counts 52 overheads against its time to come
-    # (base + 49 increments) and plays at its minimum below about 5+0.05. quick: a smoke run,
+    # The clocks must be long enough that a game lasts well beyond a match's fixed costs
+    # (the engines' starts, the sandbox): at shorter clocks the ratio measures CPU, not
+    # machines. quick: a smoke run,
     # 4 matches of 20 moves; full: 3 copies over 4 openings, 12 matches (3 a worker of 4) of
     # 40 moves, 2 pairs of runs
     if quick:

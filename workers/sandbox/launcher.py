@@ -69,8 +69,20 @@ def cache_dir() -> Path:
     return helpers_dir()
 
 
-def built_helper(source_path: Path, name: str, extra_sources: tuple[Path, ...] = ()) -> Path:
-    """A small C helper of ours, compiled on first use into the cache (as the launcher is)."""
+def built_helper(
+    source_path: Path,
+    name: str,
+    extra_sources: tuple[Path, ...] = (),
+    *,
+    what: str | None = None,
+    without_compiler: str = "",
+) -> Path:
+    """A small C helper of ours, compiled on first use into the cache: keyed by a digest of
+    its sources (``extra_sources``: headers it includes), so an upgrade rebuilds it; written
+    under a temporary name and renamed, so concurrent workers never run a half written
+    binary. ``what`` names it in errors; ``without_compiler`` is the advice when there is no
+    compiler."""
+    what = what or f"tourney's {name}"
     source = source_path.read_bytes() + b"".join(p.read_bytes() for p in extra_sources)
     digest = hashlib.sha256(source).hexdigest()[:16]
     target = cache_dir() / "sandbox" / f"{name}-{digest}"
@@ -78,7 +90,8 @@ def built_helper(source_path: Path, name: str, extra_sources: tuple[Path, ...] =
         return target
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if compiler is None:
-        raise HostError(f"no C compiler (cc) to build tourney's {name}: install one (apt install gcc)")
+        advice = f"install one (apt install gcc){without_compiler}"
+        raise HostError(f"no C compiler (cc) to build {what}: {advice}")
     try:
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=target.parent)
@@ -93,11 +106,11 @@ def built_helper(source_path: Path, name: str, extra_sources: tuple[Path, ...] =
             timeout=120,
         )
         if proc.returncode != 0:
-            raise HostError(f"cannot build tourney's {name} with {compiler}: {proc.stderr.strip()}")
+            raise HostError(f"cannot build {what} with {compiler}: {proc.stderr.strip()}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)
     except (OSError, subprocess.SubprocessError) as e:
-        raise HostError(f"cannot build tourney's {name} with {compiler}: {e}") from e
+        raise HostError(f"cannot build {what} with {compiler}: {e}") from e
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -105,47 +118,16 @@ def built_helper(source_path: Path, name: str, extra_sources: tuple[Path, ...] =
 
 
 def launcher_binary() -> Path:
-    """The compiled launcher for the current source, built on first use.
-
-    Keyed by a digest of the source, so an upgrade rebuilds it; written under
-    a temporary name and renamed, so concurrent workers never run a half
-    written binary. The sandbox gets a copy through bwrap ``--file``, so this
-    directory need not be readable by the sandbox's user.
-    """
-    source = LAUNCHER_SOURCE.read_bytes() + ENTRY_FILTER_SOURCE.read_bytes()
-    digest = hashlib.sha256(source).hexdigest()[:16]
-    target = cache_dir() / "sandbox" / f"launcher-{digest}"
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if compiler is None:
-        raise HostError(
-            "no C compiler (cc) to build the sandbox launcher: install one (apt install gcc), "
-            "or use 'sandbox: none' for trusted entries only"
-        )
-    try:
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".launcher-", dir=target.parent)
-        os.close(fd)
-    except OSError as e:
-        raise HostError(f"cannot create the launcher cache {target.parent}: {e}") from e
-    try:
-        proc = subprocess.run(
-            [compiler, "-O2", "-Wall", "-o", tmp, str(LAUNCHER_SOURCE)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if proc.returncode != 0:
-            raise HostError(f"cannot build the sandbox launcher with {compiler}: {proc.stderr.strip()}")
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, target)
-    except (OSError, subprocess.SubprocessError) as e:
-        raise HostError(f"cannot build the sandbox launcher with {compiler}: {e}") from e
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return target
+    """The compiled launcher for the current source, built on first use (``built_helper``).
+    The sandbox gets a copy through bwrap ``--file``, so the cache need not be readable by the
+    sandbox's user."""
+    return built_helper(
+        LAUNCHER_SOURCE,
+        "launcher",
+        (ENTRY_FILTER_SOURCE,),
+        what="the sandbox launcher",
+        without_compiler=", or use 'sandbox: none' for trusted entries only",
+    )
 
 
 # ---- requests ---------------------------------------------------------------
