@@ -29,7 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from runner.config.submission_rules import SubmissionsModel
 from runner.submissions.contest_dir import ContestDir
-from runner.submissions.intake import IntakeOutcome, intake_job
+from runner.submissions.intake import IntakeOutcome, intake_job, loaded
 from runner.submissions.store import Submission, SubmissionStore
 
 log = logging.getLogger("tourney.serve")
@@ -102,9 +102,12 @@ class IntakeLoop:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         # spawn: the server has threads (uvicorn's, the check loop's); a fork would copy their locks
-        return ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
         )
+        for _ in range(self.processes):
+            pool.submit(loaded)  # started and imported now, not by the first upload of a rush
+        return pool
 
     def _run(self) -> None:
         while not self._stop.is_set():
