@@ -18,10 +18,12 @@ taken up again as it starts (the store is the truth).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -41,7 +43,17 @@ NICE = 10
 MAX_ATTEMPTS = 3
 
 
-def _lower_priority() -> None:
+_PR_SET_PDEATHSIG = 1
+
+
+def _pool_process(server_pid: int) -> None:
+    """Each pool process, as it starts: below the web app (``NICE``), and gone with the server
+    (the kernel kills it if the server dies, even by SIGKILL: a pool process waits on a queue
+    whose writing end it holds itself, so it would never see the server go)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server_pid:  # the server died before prctl took effect
+        os._exit(1)
     os.nice(NICE)
 
 
@@ -103,7 +115,10 @@ class IntakeLoop:
     def _new_pool(self) -> ProcessPoolExecutor:
         # spawn: the server has threads (uvicorn's, the check loop's); a fork would copy their locks
         pool = ProcessPoolExecutor(
-            self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+            self.processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_pool_process,
+            initargs=(os.getpid(),),
         )
         for _ in range(self.processes):
             pool.submit(loaded)  # started and imported now, not by the first upload of a rush

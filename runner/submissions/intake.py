@@ -75,7 +75,7 @@ def store_upload(
     cut after the answer must not lose it)."""
     digest = digest or file_sha256(incoming)
     final = contest.uploads / digest
-    if final.exists():
+    if final.is_file():  # the same bytes, stored already (anything else there: os.replace fails)
         incoming.unlink()
     else:
         if durable:
