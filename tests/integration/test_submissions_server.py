@@ -307,13 +307,20 @@ def _counting(server: Server, team: str) -> dict[str, Any]:
     return counted
 
 
-def _pool_processes(server_pid: int) -> list[int]:
-    """The pids of the server's intake pool (its processes started by multiprocessing's spawn)."""
+def _pool_processes(server_pid: int) -> list[psutil.Process]:
+    """The server's intake pool (its processes started by multiprocessing's spawn)."""
     return [
-        child.pid
+        child
         for child in psutil.Process(server_pid).children(recursive=True)
         if any("spawn_main" in arg for arg in child.cmdline())
     ]
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _streamed(token: str, boundary: str) -> dict[str, str]:
@@ -359,6 +366,32 @@ def test_a_zip_bomb_and_an_undeclared_oversized_body_are_refused(server: Server)
     except (httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadError):
         pass  # the server answered 413 and closed while the rest was still being sent
     assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert not any((server.tmp / "contest" / "incoming").iterdir())
+
+
+def test_malformed_upload_forms_are_refused_in_one_line_and_leave_nothing(server: Server) -> None:
+    token = server.team("mike")
+    auth = {"Authorization": f"Bearer {token}"}
+    url = f"{server.url}/api/submissions"
+    two_files = httpx.post(
+        url, headers=auth, files=[("file", ("a.tgz", targz(GOOD))), ("file", ("b.tgz", targz(GOOD)))]
+    )
+    assert two_files.status_code == 400 and "one file" in two_files.json()["error"], two_files.text
+    no_file = httpx.post(url, headers=auth, files={"note": (None, "hello")})
+    assert no_file.status_code == 400 and "no file" in no_file.json()["error"], no_file.text
+    raw = httpx.post(url, headers={**auth, "Content-Type": "application/gzip"}, content=targz(GOOD))
+    assert raw.status_code == 400 and "multipart/form-data" in raw.json()["error"], raw.text
+    boundary = "tourney-cut-form"
+    cut = httpx.post(  # the file part never closed: the body ends inside it
+        url,
+        headers={**auth, "Content-Type": f"multipart/form-data; boundary={boundary}"},
+        content=(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.tgz"\r\n\r\n'
+        ).encode()
+        + targz(GOOD),
+    )
+    assert cut.status_code == 400 and "no file" in cut.json()["error"], cut.text
+    assert server.get(token, "/api/submissions").json()["submissions"] == []
     assert not any((server.tmp / "contest" / "incoming").iterdir())
 
 
@@ -413,23 +446,15 @@ def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_dea
     # the intake pool held still: a second upload is answered at "received" and waits to be unpacked
     pool = _pool_processes(server.proc.pid)
     assert pool, "the intake pool's processes"
-    for pid in pool:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        waiting = server.upload(token, targz({**GOOD, "src/note.txt": (b"v2\n", 0o644)}))
-        assert waiting.status_code == 201 and waiting.json()["version"] == 2, waiting.text
-        time.sleep(1.0)
-        v2 = server.get(token, "/api/submissions/2").json()
-        assert v2["state"] == "checking" and v2["entry_digest"] is None, v2
-        assert [(s["step"], s["status"]) for s in v2["steps"]] == [
-            ("received", "ok"),
-            ("unpacked", "running"),
-        ]
-    finally:
-        for pid in pool:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
-                os.kill(pid, signal.SIGKILL)  # what the server's own death would do (PDEATHSIG)
+    for process in pool:
+        process.suspend()
+    waiting = server.upload(token, targz({**GOOD, "src/note.txt": (b"v2\n", 0o644)}))
+    assert waiting.status_code == 201 and waiting.json()["version"] == 2, waiting.text
+    time.sleep(1.0)
+    v2 = server.get(token, "/api/submissions/2").json()
+    assert v2["state"] == "checking" and v2["entry_digest"] is None, v2
+    waits = [(s["step"], s["status"]) for s in v2["steps"]]
+    assert waits == [("received", "ok"), ("unpacked", "running")], waits
     # a second upload, half sent when the server is killed: it must leave no version
     half_sent, release = threading.Event(), threading.Event()
     blob = targz({**GOOD, "src/blob": (os.urandom(150_000), 0o644)})
@@ -463,6 +488,13 @@ def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_dea
     time.sleep(0.5)  # the half on the server's side of the socket
     server.proc.send_signal(signal.SIGKILL)  # mid-upload, and mid-check (or just before it is read)
     server.proc.wait(30)
+    # its intake pool died with it (PDEATHSIG), stopped as it was
+    try:
+        wait_for(lambda: not any(_alive(process) for process in pool), 30, "the intake pool gone")
+    finally:
+        for process in pool:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()  # psutil checks it is still the process it was (not a reused pid)
     release.set()
     sender.join(60)
     # started again, after the deadline: the pending check is sent again and read; uploads are refused
