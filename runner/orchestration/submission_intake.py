@@ -141,9 +141,16 @@ class IntakeLoop:
                 self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = self._new_pool()
             self._broken = False
-        for sub in self.store.received():
+        # no more in flight than the pool runs at once: a process lost (a crash, the kernel's
+        # OOM killer on a hostile archive) fails the futures queued behind it too, and each
+        # failure counts against its upload; the rest wait in the store, oldest first
+        with self._lock:
+            busy = len(self._in_flight)
+        if busy >= self.processes:
+            return
+        for sub in self.store.received(limit=self.processes + busy):
             with self._lock:
-                if sub.id in self._in_flight:
+                if sub.id in self._in_flight or len(self._in_flight) >= self.processes:
                     continue
                 self._in_flight.add(sub.id)
             try:

@@ -433,13 +433,14 @@ class SubmissionStore:
             self._rows("SELECT * FROM submissions WHERE team=? ORDER BY version", (team,))
         )
 
-    def received(self) -> list[Submission]:
-        """Submissions received and not yet unpacked (new, or pending when the server stopped)."""
-        return self._with_steps(
-            self._rows(
-                "SELECT * FROM submissions WHERE state='checking' AND entry_digest IS NULL ORDER BY id"
-            )
+    def received(self, limit: int = -1) -> list[Submission]:
+        """Submissions received and not yet unpacked (new, or pending when the server stopped),
+        oldest first, at most ``limit`` (-1: all); without their steps (the intake needs none)."""
+        rows = self._rows(
+            "SELECT * FROM submissions WHERE state='checking' AND entry_digest IS NULL ORDER BY id LIMIT ?",
+            (limit,),
         )
+        return [self._submission(r, []) for r in rows]
 
     def checking(self) -> list[Submission]:
         """Submissions whose check is not done (sent, or to be sent again after a restart)."""

@@ -438,6 +438,25 @@ def test_a_server_error_is_one_log_line_and_a_plain_page(server: Server) -> None
     assert server.upload(token, blob).status_code == 201  # nothing else was harmed
 
 
+def test_an_intake_process_lost_mid_unpack_is_replaced_and_the_upload_unpacked(server: Server) -> None:
+    token = server.team("november")
+    pool = _pool_processes(server.proc.pid)
+    assert pool, "the intake pool's processes"
+    for process in pool:
+        process.suspend()
+    answer = server.upload(token, targz(GOOD))
+    assert answer.status_code == 201 and answer.json()["state"] == "checking", answer.text
+    for process in pool:  # as the kernel's OOM killer would, mid-unpack
+        process.kill()
+    got = server.settled(token, 1)
+    # taken up again by a new pool: the server's failure, never charged to the team
+    assert got["state"] == "ready" and got["entry_digest"], got
+    assert all(not _alive(process) for process in pool)
+    assert _pool_processes(server.proc.pid), "a new pool"
+    log = (server.tmp / "contest" / "checks" / "logs" / "serve.log").read_text()
+    assert "a pool process was lost" in log
+
+
 def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_deadline(server: Server) -> None:
     token = server.team("india")
     answer = server.upload(token, targz(GOOD))
