@@ -176,6 +176,7 @@ def _serve(
             )
             server.run()
             say("stopping")
+            intake.stop()  # the pool first: the cluster's stop may take long (its own finally too)
     finally:
         if intake is not None:
             intake.stop()

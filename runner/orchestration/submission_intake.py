@@ -105,6 +105,8 @@ class IntakeLoop:
         self._wake.set()
 
     def stop(self) -> None:
+        """Stop sending, wait for the jobs running (a row not finished waits for the next
+        server), and end the pool's processes; a second call does nothing more."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
