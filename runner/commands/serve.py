@@ -3,9 +3,10 @@
 One command on one machine: the web app (Starlette under uvicorn, loopback by default) over
 the contest's store, plus what ``tourney run`` starts for its matches (``LocalCluster``: the
 embedded Redis and a local worker, or ``--broker-file`` naming a broker other workers serve),
-and the checks' loop (``runner.orchestration.submission_checks``) in a thread. Stopped and
-started again it loses nothing: the store is the truth, and every check still pending is sent
-again as it starts.
+the intake pool that unpacks each received upload (``runner.orchestration.submission_intake``)
+and the checks' loop (``runner.orchestration.submission_checks``) in threads. Stopped and
+started again it loses nothing: the store is the truth, and every upload still to unpack and
+every check still pending is taken up again as it starts.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from runner.errors import InfrastructureFailure, UsageError
 from runner.orchestration.celery_dispatcher import CeleryDispatcher
 from runner.orchestration.cluster import ClusterRequest, LocalCluster
 from runner.orchestration.submission_checks import CheckLoop
+from runner.orchestration.submission_intake import IntakeLoop
 from runner.orchestration.workers_gate import check_broker_url
 from runner.storage.run_dir import RunDir, default_run_dir
 from runner.storage.store import RunStore
@@ -116,6 +118,7 @@ def _serve(
         broker=broker, workers=args.workers, no_local_workers=bool(args.no_local_workers)
     )
     loop: CheckLoop | None = None
+    intake: IntakeLoop | None = None
     try:
         with LocalCluster(config, RunDir(contest.checks), run_id, request) as cluster:
 
@@ -141,6 +144,9 @@ def _serve(
                 lost_s=timing.lost_s,
                 supervise=cluster.supervisor(cast(RunStore, _EventsToLog()), say),
             ).start()
+            intake = IntakeLoop(
+                store, contest, rules, game=config.game, protocol=house.protocol, taken=loop.wake
+            ).start()
             ctx = ServeContext(
                 config=config,
                 rules=rules,
@@ -148,6 +154,7 @@ def _serve(
                 contest=contest,
                 protocol=house.protocol,
                 wake_checks=loop.wake,
+                wake_intake=intake.wake,
                 secret=bytes.fromhex(secret_hex),
                 live=LiveRun(run_dir),
             )
@@ -169,7 +176,10 @@ def _serve(
             )
             server.run()
             say("stopping")
+            intake.stop()  # the pool first: the cluster's stop may take long (its own finally too)
     finally:
+        if intake is not None:
+            intake.stop()
         if loop is not None:
             loop.stop()
         store.close()

@@ -40,6 +40,7 @@ from runner.errors import UsageError
 CHUNK = 64 * 1024
 #: what an unpacked tree may weigh, as a multiple of the compressed cap (source code packs 3-10x)
 UNPACKED_RATIO = 8
+NOT_AN_ARCHIVE = "not a .tar.gz, .tgz, .tar or .zip archive (by its first bytes)"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
@@ -73,7 +74,11 @@ class Member:
 def archive_kind(path: Path) -> str | None:
     """``tar.gz``, ``tar`` or ``zip`` by the file's first bytes; None for anything else."""
     with open(path, "rb") as f:
-        head = f.read(512)
+        return archive_kind_of_head(f.read(512))
+
+
+def archive_kind_of_head(head: bytes) -> str | None:
+    """``archive_kind`` of a file whose first 512 bytes (or all, if fewer) are ``head``."""
     if head[:2] == b"\x1f\x8b":
         return "tar.gz"
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
@@ -304,7 +309,7 @@ def unpack_archive(path: Path, dest: Path, caps: Caps) -> list[Member]:
     refuse it with one line and leave nothing behind."""
     kind = archive_kind(path)
     if kind is None:
-        raise ArchiveRefused("not a .tar.gz, .tgz, .tar or .zip archive (by its first bytes)")
+        raise ArchiveRefused(NOT_AN_ARCHIVE)
     members = check_archive(path, kind, caps)
     dest.mkdir(mode=0o700)
     try:

@@ -10,10 +10,12 @@ an HttpOnly SameSite=Strict cookie), ``/team`` its versions and the upload form,
 deadline and the time left; a refusal is one line, on the page and as ``{"error": ...}``.
 
 Uploads: the deadline and the rate limit are checked before the body is read; the body is
-capped (``runner.web.guards.BodyCap``) and spooled to disk by the multipart parser, copied in
-chunks into the contest's ``incoming/``, then stored by digest and taken in
-(``runner.submissions.intake``) in a worker thread; the row is written last, so a server killed
-mid-upload leaves no submission.
+capped (``runner.web.guards.BodyCap``) and its file part streamed once into the contest's
+``incoming/`` (``runner.web.receiving``), then stored durably by digest and recorded: the
+answer comes at "received" (``201``, the version ``checking``; ``422`` at once for a file whose
+first bytes are no known archive). Unpacking and the layout follow in the intake pool; the
+row is written only once the bytes are stored, so a server killed mid-upload leaves no
+submission, and one killed after the answer unpacks it as it starts again.
 """
 
 from __future__ import annotations
@@ -146,13 +148,14 @@ class SubmissionApp:
             if auth.team is None:
                 raise Refusal(403, "refused: the organiser token cannot upload; use a team's")
             self._may_upload(auth.team)
-            async with request.form(max_files=1, max_fields=4) as form:
-                sub = await self._intake.receive(auth.team, form)
+            sub = await self._intake.receive(request, auth.team)
         except Refusal as e:
             return self._refused_json(e)
-        counted = self._counting(auth.team)
-        body = submission_json(sub, counted is not None and counted.id == sub.id)
-        return JSONResponse(body, status_code=201 if sub.state != "refused" else 422)
+        # a version just received cannot count yet: no entry yet, not ready, not chosen
+        body = submission_json(sub, False)
+        refused = sub.state == "refused"
+        headers = {} if refused else {"Location": body["api_url"]}
+        return JSONResponse(body, status_code=422 if refused else 201, headers=headers)
 
     async def api_list(self, request: Request) -> Response:
         try:
@@ -281,9 +284,7 @@ class SubmissionApp:
             return team
         try:
             self._may_upload(team)
-            async with request.form(max_files=1, max_fields=4) as form:
-                self._check_csrf(request, form)
-                sub = await self._intake.receive(team, form)
+            sub = await self._intake.receive(request, team, lambda fields: self._check_csrf(request, fields))
         except Refusal as e:
             return self._refused_page(request, e)
         return RedirectResponse(f"/team/v/{sub.version}", status_code=303)

@@ -24,6 +24,7 @@ class ServeContext:
     contest: ContestDir
     protocol: str  # the protocol a layout without entry.yaml gets (the house entry's)
     wake_checks: Callable[[], None]
+    wake_intake: Callable[[], None]  # an upload was received: the intake pool unpacks it
     secret: bytes
     live: LiveRun | None = None  # the contest's run, shown on /run while it plays
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)

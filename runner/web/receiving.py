@@ -1,102 +1,89 @@
-"""An upload, from the request's body to a recorded version (docs/submissions.md): streamed to
-disk under ``max_bytes``, hashed as it arrives, then stored by digest and taken in through the
-entry intake, at most one intake per core at once, in arrival order."""
+"""An upload, from the request's body to a recorded version (docs/submissions.md, "Uploads at
+the deadline"): the body read once, its file part streamed into ``incoming/`` under
+``max_bytes`` and hashed as it arrives (``runner.web.upload_stream``), then stored durably by
+its digest and recorded as the team's next version, ``checking`` with its ``received`` step.
+That is where the server answers: unpacking and the layout are the next steps of the check
+pipeline, in the intake pool (``runner.orchestration.submission_intake``), shown on the
+version's page and in the API as they happen. What the first bytes already refuse (not an
+archive of a known format) is refused at once, recorded with its failed step."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import secrets
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
-import anyio
 import anyio.to_thread
-from starlette.datastructures import UploadFile
+from starlette.requests import Request
 
 from runner.domain.names import entry_name_problem
-from runner.submissions.intake import IntakeOutcome, store_upload, take_upload
+from runner.submissions.intake import format_refusal, received_step, store_upload
 from runner.submissions.store import Submission
 from runner.web.context import Refusal, ServeContext
+from runner.web.upload_stream import StreamedFile, stream_form
 
 log = logging.getLogger("tourney.serve")
 
-#: how much of an upload is read at once
-CHUNK = 256 * 1024
+#: the multipart field that carries the upload
+FILE_FIELD = "file"
 
 
 class UploadIntake:
     def __init__(self, ctx: ServeContext) -> None:
         self.ctx = ctx
-        self._limiter: anyio.CapacityLimiter | None = None
 
-    async def receive(self, team: str, form: Any) -> Submission:
-        """The form's ``file`` streamed to disk under the cap (its sha256 taken as it comes),
-        then taken in: stored by digest, unpacked, checked, and a version recorded."""
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile):
-            raise Refusal(400, "refused: no file (send it as the multipart field 'file')")
-        name = os.path.basename(upload.filename or "upload")
-        if entry_name_problem(name, "file name"):
-            raise Refusal(400, f"refused: the file name {name[:80]!r}: letters, digits, . _ + - only")
+    async def receive(
+        self, request: Request, team: str, check_fields: Callable[[dict[str, str]], None] | None = None
+    ) -> Submission:
+        """The request's file streamed to disk under the cap (its sha256 taken as it comes),
+        ``check_fields`` run on the form's other fields (the form's CSRF token), then stored by
+        digest and recorded: answered at "received"."""
         incoming = self.ctx.contest.incoming / f"upload-{secrets.token_hex(8)}"
-        size = 0
-        sha = hashlib.sha256()
         try:
-            with open(incoming, "wb") as out:
-                while chunk := await upload.read(CHUNK):
-                    size += len(chunk)
-                    if size > self.ctx.rules.max_bytes:
-                        raise Refusal(
-                            413, f"refused: the upload is larger than {self.ctx.rules.max_bytes} bytes"
-                        )
-                    out.write(chunk)
-                    sha.update(chunk)
-            if size == 0:
-                raise Refusal(400, "refused: the file is empty")
-            # first come, first answered: at most one intake per core at once, in arrival order,
-            # rather than every upload of a deadline rush sharing the cores and all answered last
-            sub = await anyio.to_thread.run_sync(
-                self._take, team, incoming, name, size, sha.hexdigest(), limiter=self._intake_limiter()
+            form = await stream_form(
+                request, incoming, file_field=FILE_FIELD, max_bytes=self.ctx.rules.max_bytes
             )
+            if check_fields is not None:
+                check_fields(form.fields)
+            upload = form.file
+            if upload is None:
+                raise Refusal(400, f"refused: no file (send it as the multipart field {FILE_FIELD!r})")
+            name = os.path.basename(upload.filename or "upload")
+            if entry_name_problem(name, "file name"):
+                raise Refusal(400, f"refused: the file name {name[:80]!r}: letters, digits, . _ + - only")
+            if upload.size == 0:
+                raise Refusal(400, "refused: the file is empty")
+            # the fsyncs and the commit wait on the disk: off the event loop
+            sub = await anyio.to_thread.run_sync(self._record, team, upload, name)
         finally:
             incoming.unlink(missing_ok=True)
         if sub.state == "checking":
-            self.ctx.wake_checks()
-        log.info(
-            "upload %s v%d (%d bytes): %s",
-            team,
-            sub.version,
-            size,
-            sub.state if not sub.failure else sub.failure,
-        )
+            self.ctx.wake_intake()
+        log.info("upload %s v%d (%d bytes): %s", team, sub.version, sub.size, sub.failure or "received")
         return sub
 
-    def _intake_limiter(self) -> anyio.CapacityLimiter:
-        if self._limiter is None:  # made in the event loop, on the first upload
-            self._limiter = anyio.CapacityLimiter(max(1, len(os.sched_getaffinity(0))))
-        return self._limiter
-
-    def _take(self, team: str, incoming: Path, name: str, size: int, sha256: str) -> Submission:
-        digest = store_upload(self.ctx.contest, incoming, sha256)
-        out: IntakeOutcome = take_upload(
-            self.ctx.contest,
-            digest,
-            name,
-            self.ctx.rules,
-            team=team,
-            game=self.ctx.config.game,
-            protocol=self.ctx.protocol,
-        )
+    def _record(self, team: str, upload: StreamedFile, name: str) -> Submission:
+        digest = store_upload(self.ctx.contest, upload.path, upload.sha256, durable=True)
+        received = received_step(upload.size, digest)
+        refused = format_refusal(upload.head, name, self.ctx.rules)
+        if refused is not None:
+            return self.ctx.store.add_submission(
+                team,
+                upload_digest=digest,
+                upload_name=name,
+                size=upload.size,
+                entry_digest=None,
+                state="refused",
+                steps=[received, ("unpacked", "failed", refused)],
+                failure=refused,
+            )
         return self.ctx.store.add_submission(
             team,
             upload_digest=digest,
             upload_name=name,
-            size=size,
-            entry_digest=out.entry_digest,
-            state="checking" if out.entry_digest else "refused",
-            steps=out.steps,
-            failure=out.failure,
+            size=upload.size,
+            entry_digest=None,
+            state="checking",
+            steps=[received, ("unpacked", "running", "waiting to be unpacked")],
         )
-

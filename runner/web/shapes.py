@@ -34,7 +34,9 @@ def submission_json(sub: Submission, counts: bool, base: str = "") -> dict[str, 
         "steps": [
             {"step": s.step, "status": s.status, "detail": s.detail, "at": iso_time(s.at)} for s in sub.steps
         ],
+        "id": sub.id,
         "url": f"{base}/team/v/{sub.version}",
+        "api_url": f"{base}/api/submissions/{sub.version}",
         "build_log_url": f"{base}/team/v/{sub.version}/build-log" if sub.build_log else None,
     }
 

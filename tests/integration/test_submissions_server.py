@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from tests.integration.conftest import bwrap_problem
@@ -117,18 +118,48 @@ def test_hostile_archives_are_refused_with_one_line_and_write_nothing_outside(se
         (huge.tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024, "would exceed"),  # a header claiming 40 GiB
         (truncated, "truncated"),
     ]
-    for version, (blob, said) in enumerate(cases, 1):
+    # each is answered at "received" (stored by digest, recorded), then refused by its unpacking
+    for version, (blob, _) in enumerate(cases, 1):
         answer = server.upload(token, blob)
         body = answer.json()
-        assert answer.status_code == 422, body
-        assert body["version"] == version and body["state"] == "refused"
-        assert said in body["failure"] and "\n" not in body["failure"], body["failure"]
+        assert answer.status_code == 201, body
+        assert body["version"] == version and body["state"] == "checking" and not body["counts"], body
+        assert answer.headers["location"] == body["api_url"] == f"/api/submissions/{version}"
+        so_far = [(s["step"], s["status"]) for s in body["steps"]]
+        assert so_far == [("received", "ok"), ("unpacked", "running")], so_far
+    for version, (_, said) in enumerate(cases, 1):
+        got = server.settled(token, version)
+        assert got["state"] == "refused" and not got["counts"], got
+        assert said in got["failure"] and "\n" not in got["failure"], got["failure"]
+        steps = {s["step"]: s for s in got["steps"]}
+        assert steps["unpacked"]["status"] == "failed" and steps["unpacked"]["detail"] == got["failure"]
+        assert "layout" not in steps and "built" not in steps  # never laid out, never sent to a worker
+    # what the first bytes refuse is refused at once: no archive of a known format
+    text = server.upload(token, b"just some text, not an archive\n", "notes.tgz")
+    assert text.status_code == 422 and text.json()["state"] == "refused", text.text
+    assert "not a .tar.gz, .tgz, .tar or .zip archive" in text.json()["failure"]
+    assert [s["status"] for s in text.json()["steps"]] == ["ok", "failed"]
     assert not list(server.tmp.parent.rglob(f"*{marker}*")) and not Path(f"/tmp/{marker}").exists()
     contest = server.tmp / "contest"
     assert not any((contest / "incoming").iterdir())  # no half-unpacked debris
     # the refused versions never count
     (row,) = [r for r in httpx.get(f"{server.url}/api/status").json()["teams"] if r["team"] == "hostile"]
-    assert row["versions"] == len(cases) and row["counting"] is None
+    assert row["versions"] == len(cases) + 1 and row["counting"] is None
+    # the team's page of a refused version shows its failed step, in one line
+    with httpx.Client(base_url=server.url) as browser:
+        _sign_in(browser, token)
+        page = browser.get("/team/v/1").text
+        assert 'data-step="unpacked" data-status="failed"' in page and "a path with &#39;..&#39;" in page
+    # and tourney submit waits for the steps and prints the failed one
+    hostile = server.tmp / "hostile.tar.gz"
+    hostile.write_bytes(cases[2][0])  # the symbolic link
+    token_file = server.tmp / "hostile.token"
+    token_file.write_text(token)
+    token_file.chmod(0o600)
+    done = tourney("submit", server.url, hostile, "--token-file", token_file, cwd=server.tmp)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "unpacked  failed" in done.stdout and "symbolic link" in done.stdout, done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].startswith("refused: "), done.stdout
 
 
 def test_tokens_another_teams_and_revoked(server: Server) -> None:
@@ -173,11 +204,14 @@ def test_fifty_concurrent_uploads_of_one_team_meet_the_rate_limit(server: Server
     with concurrent.futures.ThreadPoolExecutor(50) as pool:
         answers = list(pool.map(lambda _: server.upload(token, blob), range(50)))
     codes = sorted(a.status_code for a in answers)
-    assert codes.count(422) == 10 and codes.count(429) == 40, codes
+    assert codes.count(201) == 10 and codes.count(429) == 40, codes
     limited = next(a for a in answers if a.status_code == 429)
     assert int(limited.headers["Retry-After"]) >= 1 and "try again in" in limited.json()["error"]
     versions = [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]]
     assert versions == list(range(1, 11))  # every accepted upload landed, in order, no gaps
+    for version in versions:  # and each was refused by its layout, after its answer
+        got = server.settled(token, version)
+        assert got["state"] == "refused" and "src/" in got["failure"], got
 
 
 def test_tourney_submit_packs_a_directory_and_prints_each_check(server: Server) -> None:
@@ -273,6 +307,22 @@ def _counting(server: Server, team: str) -> dict[str, Any]:
     return counted
 
 
+def _pool_processes(server_pid: int) -> list[psutil.Process]:
+    """The server's intake pool (its processes started by multiprocessing's spawn)."""
+    return [
+        child
+        for child in psutil.Process(server_pid).children(recursive=True)
+        if any("spawn_main" in arg for arg in child.cmdline())
+    ]
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def _streamed(token: str, boundary: str) -> dict[str, str]:
     """The headers of a multipart upload sent as a stream (chunked: no Content-Length)."""
     return {"Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"}
@@ -287,7 +337,9 @@ def test_a_zip_bomb_and_an_undeclared_oversized_body_are_refused(server: Server)
         for i in range(6):  # 2.4 MiB of zeros in a few KiB: over the cap of 8 x max_bytes unpacked
             z.writestr(f"src/zeros{i}", b"\0" * (400 * 1024))
     answer = server.upload(token, buf.getvalue(), "bomb.zip")
-    assert answer.status_code == 422 and "would exceed" in answer.json()["failure"], answer.text
+    assert answer.status_code == 201, answer.text
+    got = server.settled(token, 1)
+    assert got["state"] == "refused" and "would exceed" in got["failure"], got
     # a chunked body, no Content-Length, running past the cap: cut at the cap, nothing kept
     boundary = "tourney-test-boundary"
 
@@ -314,6 +366,32 @@ def test_a_zip_bomb_and_an_undeclared_oversized_body_are_refused(server: Server)
     except (httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadError):
         pass  # the server answered 413 and closed while the rest was still being sent
     assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert not any((server.tmp / "contest" / "incoming").iterdir())
+
+
+def test_malformed_upload_forms_are_refused_in_one_line_and_leave_nothing(server: Server) -> None:
+    token = server.team("mike")
+    auth = {"Authorization": f"Bearer {token}"}
+    url = f"{server.url}/api/submissions"
+    two_files = httpx.post(
+        url, headers=auth, files=[("file", ("a.tgz", targz(GOOD))), ("file", ("b.tgz", targz(GOOD)))]
+    )
+    assert two_files.status_code == 400 and "one file" in two_files.json()["error"], two_files.text
+    no_file = httpx.post(url, headers=auth, files={"note": (None, "hello")})
+    assert no_file.status_code == 400 and "no file" in no_file.json()["error"], no_file.text
+    raw = httpx.post(url, headers={**auth, "Content-Type": "application/gzip"}, content=targz(GOOD))
+    assert raw.status_code == 400 and "multipart/form-data" in raw.json()["error"], raw.text
+    boundary = "tourney-cut-form"
+    cut = httpx.post(  # the file part never closed: the body ends inside it
+        url,
+        headers={**auth, "Content-Type": f"multipart/form-data; boundary={boundary}"},
+        content=(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.tgz"\r\n\r\n'
+        ).encode()
+        + targz(GOOD),
+    )
+    assert cut.status_code == 400 and "no file" in cut.json()["error"], cut.text
+    assert server.get(token, "/api/submissions").json()["submissions"] == []
     assert not any((server.tmp / "contest" / "incoming").iterdir())
 
 
@@ -360,10 +438,42 @@ def test_a_server_error_is_one_log_line_and_a_plain_page(server: Server) -> None
     assert server.upload(token, blob).status_code == 201  # nothing else was harmed
 
 
+def test_an_intake_process_lost_mid_unpack_is_replaced_and_the_upload_unpacked(server: Server) -> None:
+    token = server.team("november")
+    pool = _pool_processes(server.proc.pid)
+    assert pool, "the intake pool's processes"
+    for process in pool:
+        process.suspend()
+    answer = server.upload(token, targz(GOOD))
+    assert answer.status_code == 201 and answer.json()["state"] == "checking", answer.text
+    for process in pool:  # as the kernel's OOM killer would, mid-unpack
+        process.kill()
+    got = server.settled(token, 1)
+    # taken up again by a new pool: the server's failure, never charged to the team
+    assert got["state"] == "ready" and got["entry_digest"], got
+    assert all(not _alive(process) for process in pool)
+    assert _pool_processes(server.proc.pid), "a new pool"
+    log = (server.tmp / "contest" / "checks" / "logs" / "serve.log").read_text()
+    assert "a pool process was lost" in log
+
+
 def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_deadline(server: Server) -> None:
     token = server.team("india")
     answer = server.upload(token, targz(GOOD))
     assert answer.status_code == 201 and answer.json()["state"] == "checking"
+    wait_for(lambda: server.get(token, "/api/submissions/1").json()["entry_digest"], 60, "v1 unpacked")
+    # the intake pool held still: a second upload is answered at "received" and waits to be unpacked
+    pool = _pool_processes(server.proc.pid)
+    assert pool, "the intake pool's processes"
+    for process in pool:
+        process.suspend()
+    waiting = server.upload(token, targz({**GOOD, "src/note.txt": (b"v2\n", 0o644)}))
+    assert waiting.status_code == 201 and waiting.json()["version"] == 2, waiting.text
+    time.sleep(1.0)
+    v2 = server.get(token, "/api/submissions/2").json()
+    assert v2["state"] == "checking" and v2["entry_digest"] is None, v2
+    waits = [(s["step"], s["status"]) for s in v2["steps"]]
+    assert waits == [("received", "ok"), ("unpacked", "running")], waits
     # a second upload, half sent when the server is killed: it must leave no version
     half_sent, release = threading.Event(), threading.Event()
     blob = targz({**GOOD, "src/blob": (os.urandom(150_000), 0o644)})
@@ -397,6 +507,13 @@ def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_dea
     time.sleep(0.5)  # the half on the server's side of the socket
     server.proc.send_signal(signal.SIGKILL)  # mid-upload, and mid-check (or just before it is read)
     server.proc.wait(30)
+    # its intake pool died with it (PDEATHSIG), stopped as it was
+    try:
+        wait_for(lambda: not any(_alive(process) for process in pool), 30, "the intake pool gone")
+    finally:
+        for process in pool:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()  # psutil checks it is still the process it was (not a reused pid)
     release.set()
     sender.join(60)
     # started again, after the deadline: the pending check is sent again and read; uploads are refused
@@ -406,9 +523,13 @@ def test_killed_mid_check_it_resumes_the_check_and_refuses_uploads_after_the_dea
     server.proc, server.url = proc, f"http://127.0.0.1:{port}"
     got = server.settled(token, 1)
     assert got["state"] == "ready", got
+    # the upload answered but never unpacked is unpacked now, and checked
+    got = server.settled(token, 2)
+    assert got["state"] == "ready", got
+    assert [s["step"] for s in got["steps"]] == ["received", "unpacked", "layout", "built", "smoke", "ready"]
     late = server.upload(token, targz(GOOD))
     assert late.status_code == 403 and "2020-01-01T00:00:00+00:00" in late.json()["error"]
-    assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1]
+    assert [s["version"] for s in server.get(token, "/api/submissions").json()["submissions"]] == [1, 2]
     assert not any((server.tmp / "contest" / "incoming").iterdir())  # the half upload's debris is gone
     # and one server per contest: a second one on the same directory is refused
     second = tourney("serve", past, "--port", str(free_port()), cwd=server.tmp, timeout=60)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,15 @@ from runner.config import load_config
 from runner.config.submission_rules import SubmissionsModel
 from runner.domain.entries import load_entry
 from runner.domain.packing import pack_entry
+from runner.submissions.archive import NOT_AN_ARCHIVE
 from runner.submissions.contest_dir import ContestDir
-from runner.submissions.intake import IntakeOutcome, ensure_artifact, store_upload, take_upload
+from runner.submissions.intake import (
+    IntakeOutcome,
+    ensure_artifact,
+    format_refusal,
+    store_upload,
+    take_upload,
+)
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 README = b"Pousse by Team Alpha\nJane Doe <jane@example.org>\n"
@@ -114,3 +123,33 @@ def test_an_entry_yaml_of_another_game_is_refused(tmp_path: Path) -> None:
         "potm-arena",
     )
     assert out.entry_digest is None and "this contest plays 'boxing'" in out.failure
+
+
+def test_the_first_bytes_refuse_what_is_no_archive_at_once(tmp_path: Path) -> None:
+    icfp, potm = _rules("icfp98.yaml"), _rules("potm94.yaml")
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("runme", b"x")
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w") as t:
+        t.addfile(tarfile.TarInfo("runme"), io.BytesIO(b""))
+    for blob in (_targz(ICFP_GOOD), zipped.getvalue(), plain.getvalue()):
+        assert format_refusal(blob[:512], "sub.tgz", icfp) is None
+    assert format_refusal(b"just text\n", "sub.tgz", icfp) == NOT_AN_ARCHIVE
+    assert format_refusal(b"int main(){}\n", "entry.c", potm) is None  # POTM's one source file
+    assert format_refusal(b"int main(){}\n", "entry", potm) == NOT_AN_ARCHIVE
+
+
+def test_a_stored_upload_is_kept_once_and_nothing_else_is_taken_for_it(tmp_path: Path) -> None:
+    contest = ContestDir(tmp_path / "c").make()
+    for name in ("a", "b"):
+        (contest.incoming / name).write_bytes(b"same bytes")
+    digest = store_upload(contest, contest.incoming / "a", durable=True)
+    assert store_upload(contest, contest.incoming / "b", durable=True) == digest
+    assert (contest.uploads / digest).read_bytes() == b"same bytes" and not any(contest.incoming.iterdir())
+    # a directory where the upload belongs (a disk's failure): an error, never taken as stored
+    (contest.incoming / "c").write_bytes(b"other bytes")
+    blocker = contest.uploads / hashlib.sha256(b"other bytes").hexdigest()
+    blocker.mkdir()
+    with pytest.raises(IsADirectoryError):
+        store_upload(contest, contest.incoming / "c", durable=True)

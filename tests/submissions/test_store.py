@@ -111,3 +111,39 @@ def test_counting_rules(tmp_path: Path) -> None:
     assert chosen is not None and chosen.version == 2
     with pytest.raises(TeamError, match="refused"):
         store.choose("alpha", 3)
+
+
+def test_a_received_version_waits_for_its_intake_which_is_recorded_once(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.add_team("alpha", ["a@example.org"])
+    received = [("received", "ok", "10 bytes"), ("unpacked", "running", "waiting to be unpacked")]
+    subs = [
+        store.add_submission(
+            "alpha",
+            upload_digest=f"{i}" * 64,
+            upload_name="s.tgz",
+            size=10,
+            entry_digest=None,
+            state="checking",
+            steps=received,
+        )
+        for i in range(3)
+    ]
+    assert [s.version for s in store.received()] == [1, 2, 3]
+    assert [s.version for s in store.received(limit=2)] == [1, 2]  # oldest first
+    unpacked = [("unpacked", "ok", "3 file(s)"), ("layout", "ok", "icfp98")]
+    assert store.record_intake(subs[0].id, entry_digest="e" * 64, steps=unpacked)
+    refused = [("unpacked", "failed", "member '../x': a path with '..'")]
+    assert store.record_intake(subs[1].id, entry_digest=None, steps=refused, failure=refused[0][2])
+    assert not store.record_intake(subs[1].id, entry_digest="e" * 64, steps=unpacked)  # once only
+    assert [s.version for s in store.received()] == [3]
+    one, two = store.submission(subs[0].id), store.submission(subs[1].id)
+    assert one is not None and one.state == "checking" and one.entry_digest == "e" * 64
+    assert [(s.step, s.status) for s in one.steps] == [
+        ("received", "ok"),
+        ("unpacked", "ok"),
+        ("layout", "ok"),
+    ]
+    assert two is not None and two.state == "refused" and two.failure == refused[0][2]
+    assert [(s.step, s.status) for s in two.steps] == [("received", "ok"), ("unpacked", "failed")]
+    assert counting(store.submissions("alpha"), "latest") == one  # a refused one never counts
