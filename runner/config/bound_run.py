@@ -58,7 +58,8 @@ class TournamentConfig(TournamentSchema):
 
     def _expand_openings(self) -> None:
         """The book's selected positions as boards, and ``openings`` in a stage's boards as their
-        names (idempotent: a config bound again stays the same). With ``per_match`` K, a stage
+        names (idempotent: a config bound again stays the same). With ``per_match`` K (``auto``, the
+        default, K from the number of openings: ``runner.domain.openings.auto_per_match``), a stage
         lists a board per K openings instead (``runner.domain.openings.groups``), whose text is
         its first opening's and whose match plays all K (``match_boards``); an sprt stage keeps
         one opening a match, since it decides after each pair (and an spsa stage, whose every
@@ -71,7 +72,7 @@ class TournamentConfig(TournamentSchema):
             self.boards.setdefault(o.name, BoardSpec(text=o.fen))
         names = [o.name for o in chosen]
         grouped: list[str] = []
-        for group, members in groups(chosen, self.openings.per_match):
+        for group, members in groups(chosen, self.openings.openings_a_match(len(chosen))):
             grouped.append(group)
             if len(members) > 1:
                 self.boards.setdefault(group, BoardSpec(text=members[0].fen))
