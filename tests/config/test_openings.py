@@ -134,13 +134,17 @@ def test_per_match_plays_k_openings_in_one_match_and_per_match_1_one_each(tmp_pa
     assert [match_spec(default, m) for m in plans] == [match_spec(cfg, m) for m in state.matches]
 
 
+def _group(first: int, end: int) -> str:
+    return "+".join(f"opening-{i:03d}" for i in range(first, end))
+
+
 @pytest.mark.parametrize(
     ("count", "boards"),
     [
         (1, ["opening-001"]),
         (2, ["opening-001", "opening-002"]),
-        (10, ["opening-001+opening-002+opening-003+opening-004+opening-005", "opening-006+opening-007+opening-008+opening-009+opening-010"]),
-        (20, ["+".join(f"opening-{i:03d}" for i in range(1, 9)), "+".join(f"opening-{i:03d}" for i in range(9, 17)), "+".join(f"opening-{i:03d}" for i in range(17, 21))]),
+        (10, [_group(1, 6), _group(6, 11)]),
+        (20, [_group(1, 9), _group(9, 17), _group(17, 21)]),
     ],
 )
 def test_auto_groups_up_to_8_openings_a_match_and_at_least_2_matches_a_pairing(
@@ -157,8 +161,9 @@ def test_auto_groups_up_to_8_openings_a_match_and_at_least_2_matches_a_pairing(
     first, second = simulate(cfg)[0].matches, simulate(again)[0].matches
     assert [m.match_id for m in first] == [m.match_id for m in second]
     assert [match_spec(cfg, m) for m in first] == [match_spec(again, m) for m in second]
-    played = [g.board_id for m in first if m.players == first[0].players for g in match_spec(cfg, m).planned_games()]
-    assert played == [f"opening-{i:03d}" for i in range(1, count + 1) for _ in (0, 1)]  # each a pair, in order
+    pairing = [m for m in first if m.players == first[0].players]
+    played = [g.board_id for m in pairing for g in match_spec(cfg, m).planned_games()]
+    assert played == [f"opening-{i:03d}" for i in range(1, count + 1) for _ in (0, 1)]  # pairs, in order
 
 
 def test_per_match_must_be_auto_or_a_whole_number_of_at_least_1(tmp_path: Path) -> None:
