@@ -23,7 +23,15 @@ from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.match_values import EntryRef, Limits, NamedBoard
 from runner.domain.openings import OPENINGS_BOARD, groups
-from runner.domain.stage_models import DERIVED_SEATS, AnyStage, SprtStage, SpsaStage
+from runner.domain.stage_models import (
+    DERIVED_SEATS,
+    AnyStage,
+    GauntletStage,
+    RoundRobinStage,
+    SeedingStage,
+    SprtStage,
+    SpsaStage,
+)
 
 
 class TournamentConfig(TournamentSchema):
@@ -68,8 +76,7 @@ class TournamentConfig(TournamentSchema):
         default, K from the number of openings: ``runner.domain.openings.auto_per_match``; the
         argument, when given, instead), a stage lists a board per K openings instead
         (``runner.domain.openings.groups``), whose text is its first opening's and whose match
-        plays all K (``match_boards``); an sprt stage keeps one opening a match, since it decides
-        after each pair (and an spsa stage, whose every pair has values of its own)."""
+        plays all K (``match_boards``); which stages group them: ``_groups_openings``."""
         if self.openings is None or not any(OPENINGS_BOARD in listed for listed in self._stages_as_listed()):
             return
         if self._listed_boards is None:
@@ -96,8 +103,19 @@ class TournamentConfig(TournamentSchema):
         for st in self.stages:
             if OPENINGS_BOARD in st.boards:
                 i = st.boards.index(OPENINGS_BOARD)
-                played = names if isinstance(st, SprtStage | SpsaStage) else grouped
+                played = grouped if self._groups_openings(st) else names
                 st.boards = [*st.boards[:i], *played, *st.boards[i + 1 :]]
+
+    def _groups_openings(self, stage: AnyStage) -> bool:
+        """Whether ``stage`` plays its openings ``per_match`` a match: never an sprt or spsa
+        stage (it decides, or tunes, after each pair); under ``auto`` only the stages that play
+        every pairing on every board (round robin, gauntlet, seeding), so that a stage playing
+        a board a round (elimination, knockout, swiss...) keeps one opening a round as before."""
+        if isinstance(stage, SprtStage | SpsaStage):
+            return False
+        if self.openings is not None and self.openings.per_match == "auto":
+            return isinstance(stage, RoundRobinStage | GauntletStage | SeedingStage)
+        return True
 
     def _stages_as_listed(self) -> list[list[str]]:
         if self._listed_boards is None:

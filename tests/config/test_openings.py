@@ -197,3 +197,20 @@ def test_a_count_above_the_book_wraps_as_fastchess_rounds_do() -> None:
     names = ["opening-002", "opening-003", "opening-002_2", "opening-003_2", "opening-002_3"]
     assert [o.name for o in got] == names
     assert [o.fen for o in got] == ["fen2", "fen3", "fen2", "fen3", "fen2"]
+
+
+def test_auto_leaves_a_board_a_round_stage_one_opening_a_round(tmp_path: Path) -> None:
+    """A knockout plays a board a round: under ``auto`` it keeps one opening a round (its
+    rounds as before), while the round robin beside it groups them; an explicit number groups
+    both, as it always did."""
+    for per_match, knockout in (("auto", ["opening-001", "opening-002", "opening-003", "opening-004"]),
+                                (2, ["opening-001+opening-002", "opening-003+opening-004"])):  # fmt: skip
+        d = tmp_path / str(per_match)
+        d.mkdir()
+        path = chess_project(d, SHIPPED_BOOK.read_text(), order="sequential", count=4, per_match=per_match)
+        config = json.loads(path.read_text())
+        config["stages"].append({"name": "ko", "planner": "knockout", "boards": ["openings"]})
+        path.write_text(json.dumps(config))
+        cfg = load_config(path)
+        assert cfg.stages[0].boards == ["opening-001+opening-002", "opening-003+opening-004"]
+        assert cfg.stages[1].boards == knockout
