@@ -126,8 +126,8 @@ class OpeningsModel(BaseModel):
         "across all of them (fastchess -games 2 -rounds N keeps its engines across every game): fewer engine "
         "starts, but a worker crash loses the match's every pair and its pairs run one after another on "
         "one worker. auto (the default): up to 8, at most half the openings (rounded up) so that a pairing "
-        "still spreads over 2 matches; sprt and spsa stages keep one pair a match (docs/engines.md, "
-        "'Openings').",
+        "still spreads over 2 matches, in round robin, gauntlet and seeding stages; sprt and spsa stages "
+        "keep one pair a match (docs/config.md, 'openings').",
     )
 
     def openings_a_match(self, chosen: int) -> int:
