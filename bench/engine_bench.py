@@ -212,7 +212,7 @@ def tourney_config(
     book.write_text("".join(book_line(fen) + "\n" for fen in fens))
     k = fastchess_like_per_match(len(fens)) if per_match is None else per_match
     openings: dict[str, object] = {"file": str(book), "order": "sequential"}
-    openings |= {"per_match": k} if k > 1 else {}  # 1: the config of a tree without the key
+    openings |= {"per_match": k}  # always said: the default (auto) is not one pair a match
     each: dict[str, object] = {"timemargin": limit.margin_ms}
     each |= {"tc": limit.tc()} if limit.clock else {"nodes": limit.nodes}
     config = {

@@ -6,7 +6,8 @@ colours swapped), 2 at once. Tourney's side is the command a user types, ``tourn
 CONFIG`` (the venv's ``tourney`` script; ``--run-dir`` only to keep the run in a scratch
 directory), on a config that sets only what the games need: the game, two entries, the nodes,
 the book, a round robin of 2 games an opening. Everything else is the default: the sandbox,
-one opening's game pair a match, the local workers (one per core), the embedded Redis, the
+``openings.per_match: auto`` (here 2 matches of 5 openings' pairs, the engines kept across
+each match's 10 games), the local workers (one per core), the embedded Redis, the
 engine probe before the run, the report and the PGN at its end. fastchess's side is its
 command line for the same games (``-concurrency 2``, ``-pgnout``). Each side is timed from
 its command's start to its exit, and its process tree's CPU is read from ``/proc`` as it

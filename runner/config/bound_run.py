@@ -23,7 +23,15 @@ from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.match_values import EntryRef, Limits, NamedBoard
 from runner.domain.openings import OPENINGS_BOARD, groups
-from runner.domain.stage_models import DERIVED_SEATS, AnyStage, SprtStage, SpsaStage
+from runner.domain.stage_models import (
+    DERIVED_SEATS,
+    AnyStage,
+    GauntletStage,
+    RoundRobinStage,
+    SeedingStage,
+    SprtStage,
+    SpsaStage,
+)
 
 
 class TournamentConfig(TournamentSchema):
@@ -36,6 +44,11 @@ class TournamentConfig(TournamentSchema):
     _boards: BoardResolver | None = PrivateAttr(default=None)
     #: a board that stands for several (``openings.per_match``) -> the boards it plays in turn
     _board_groups: dict[str, list[str]] = PrivateAttr(default_factory=dict)
+    #: each stage's boards as the config lists them, before ``openings`` was expanded (None
+    #: until it is): what ``regroup_openings`` expands again
+    _listed_boards: tuple[tuple[str, ...], ...] | None = PrivateAttr(default=None)
+    #: the openings a match that the expansion used (``openings_per_match``)
+    _per_match: int | None = PrivateAttr(default=None)
     _warnings: list[ConfigProblem] = PrivateAttr(default_factory=list)  # set by load_config
 
     # -- what the coordinator uses --------------------------------------
@@ -53,25 +66,36 @@ class TournamentConfig(TournamentSchema):
         self._entries = dict(entries)
         self._opponents = dict(seed_opponents or {})
         self._boards = None
-        self._expand_openings()
+        if self._listed_boards is None:  # bound again: the stages keep their expansion
+            self._expand_openings()
         return self
 
-    def _expand_openings(self) -> None:
+    def _expand_openings(self, per_match: int | None = None) -> None:
         """The book's selected positions as boards, and ``openings`` in a stage's boards as their
-        names (idempotent: a config bound again stays the same). With ``per_match`` K, a stage
-        lists a board per K openings instead (``runner.domain.openings.groups``), whose text is
-        its first opening's and whose match plays all K (``match_boards``); an sprt stage keeps
-        one opening a match, since it decides after each pair (and an spsa stage, whose every
-        pair has values of its own)."""
-        if self.openings is None or not any(OPENINGS_BOARD in st.boards for st in self.stages):
+        names (idempotent: a config bound again stays the same). With ``per_match`` K (``auto``, the
+        default, K from the number of openings: ``runner.domain.openings.auto_per_match``; the
+        argument, when given, instead), a stage lists a board per K openings instead
+        (``runner.domain.openings.groups``), whose text is its first opening's and whose match
+        plays all K (``match_boards``); which stages group them: ``_groups_openings``."""
+        if self.openings is None or not any(OPENINGS_BOARD in listed for listed in self._stages_as_listed()):
             return
+        if self._listed_boards is None:
+            self._listed_boards = tuple(tuple(st.boards) for st in self.stages)
+        else:  # expanded before: from the stages' own lists again, without the old groups
+            for st, listed in zip(self.stages, self._listed_boards, strict=True):
+                st.boards = list(listed)
+            for group in self._board_groups:
+                self.boards.pop(group, None)
+            self._board_groups = {}
+            self._boards = None
         chess960 = self.game_params.get("variant") == "chess960"
         chosen = self.openings.load(self._base_dir, self.seed, chess960)
         for o in chosen:
             self.boards.setdefault(o.name, BoardSpec(text=o.fen))
         names = [o.name for o in chosen]
+        self._per_match = per_match if per_match is not None else self.openings.openings_a_match(len(chosen))
         grouped: list[str] = []
-        for group, members in groups(chosen, self.openings.per_match):
+        for group, members in groups(chosen, self._per_match):
             grouped.append(group)
             if len(members) > 1:
                 self.boards.setdefault(group, BoardSpec(text=members[0].fen))
@@ -79,8 +103,37 @@ class TournamentConfig(TournamentSchema):
         for st in self.stages:
             if OPENINGS_BOARD in st.boards:
                 i = st.boards.index(OPENINGS_BOARD)
-                listed = names if isinstance(st, SprtStage | SpsaStage) else grouped
-                st.boards = [*st.boards[:i], *listed, *st.boards[i + 1 :]]
+                played = grouped if self._groups_openings(st) else names
+                st.boards = [*st.boards[:i], *played, *st.boards[i + 1 :]]
+
+    def _groups_openings(self, stage: AnyStage) -> bool:
+        """Whether ``stage`` plays its openings ``per_match`` a match: never an sprt or spsa
+        stage (it decides, or tunes, after each pair); under ``auto`` only the stages that play
+        every pairing on every board (round robin, gauntlet, seeding), so that a stage playing
+        a board a round (elimination, knockout, swiss...) keeps one opening a round as before."""
+        if isinstance(stage, SprtStage | SpsaStage):
+            return False
+        if self.openings is not None and self.openings.per_match == "auto":
+            return isinstance(stage, RoundRobinStage | GauntletStage | SeedingStage)
+        return True
+
+    def _stages_as_listed(self) -> list[list[str]]:
+        if self._listed_boards is None:
+            return [list(st.boards) for st in self.stages]
+        return [list(listed) for listed in self._listed_boards]
+
+    @property
+    def openings_per_match(self) -> int | None:
+        """The openings a match the stages were planned with (``openings.per_match`` resolved),
+        None without a book the stages play."""
+        return self._per_match
+
+    def regroup_openings(self, per_match: int) -> None:
+        """Plan the stages' openings ``per_match`` a match whatever the config says: a run keeps
+        the grouping it began with (``runner.storage.resolved``), so that resuming it, or reading
+        it with a later tourney whose default differs, plans the same matches."""
+        if self._per_match is not None and self._per_match != per_match:
+            self._expand_openings(per_match)
 
     def match_boards(self, board_id: str) -> tuple[NamedBoard, ...]:
         """``MatchSpec.boards`` of a match on ``board_id``: the openings it plays in turn when it

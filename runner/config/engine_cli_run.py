@@ -26,7 +26,7 @@ import yaml
 
 from runner.config.engine_cli import EngineArgs, EngineCli, EngineCliError, pairs_per_encounter
 from runner.domain.names import NAME_PATTERN, entry_name_problem
-from runner.domain.openings import BookError, read_book, select
+from runner.domain.openings import BookError, auto_per_match, read_book, select
 
 #: directories the sandbox shows the engine as they are on this machine (workers/sandbox/bwrap_view.py)
 SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/opt/")
@@ -64,7 +64,7 @@ def write_cli_config(cli: EngineCli, run_dir: Path, cwd: Path) -> Path:
         "seed": cli.srand,
         "game": "chess",
         "game_params": {"variant": cli.variant},
-        "openings": {"file": BOOK_FILE},
+        "openings": _openings(cli, pairs),
         "entries": lines,
         "stages": [_stage(cli, pairs, [e.display_name() for e in playing])],
     }
@@ -232,6 +232,17 @@ def _write_book(cli: EngineCli, path: Path, pairs: int, cwd: Path) -> None:
     text = "\n".join(lines) + "\n"
     if not path.is_file() or path.read_text() != text:
         path.write_text(text)
+
+
+def _openings(cli: EngineCli, pairs: int) -> dict[str, Any]:
+    """The book, and for ``-concurrency`` above 2 the openings a match that give one pairing a
+    match per slot (``per_match``'s default, ``auto``, makes 2 matches of a pairing: enough for
+    2 slots, too few for more; docs/engines.md, "Openings")."""
+    openings: dict[str, Any] = {"file": BOOK_FILE}
+    per_slot = max(1, pairs // max(1, cli.concurrency))  # at least a match a slot
+    if cli.concurrency > 2 and per_slot < auto_per_match(pairs):
+        openings["per_match"] = per_slot
+    return openings
 
 
 def _stage(cli: EngineCli, pairs: int, names: list[str]) -> dict[str, Any]:

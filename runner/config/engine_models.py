@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runner.domain.adjudication import Adjudication, DrawRule, ResignRule
 from runner.domain.engine_clock import INFINITE_TC, TimeControl
-from runner.domain.openings import Opening, read_book, select
+from runner.domain.openings import Opening, auto_per_match, read_book, select
 from runner.domain.tablebase import TbRule
 
 
@@ -120,14 +120,20 @@ class OpeningsModel(BaseModel):
         description="How many openings to use (default: all from start); more than the book holds "
         "wraps to its first again.",
     )
-    per_match: int = Field(
-        default=1,
-        ge=1,
+    per_match: Annotated[int, Field(ge=1)] | Literal["auto"] = Field(
+        default="auto",
         description="Openings a match plays, each as a colour-swapped game pair, with the engines kept "
         "across all of them (fastchess -games 2 -rounds N keeps its engines across every game): fewer engine "
         "starts, but a worker crash loses the match's every pair and its pairs run one after another on "
-        "one worker. sprt stages keep one pair a match (docs/engines.md, 'Openings').",
+        "one worker. auto (the default): up to 8, at most half the openings (rounded up) so that a pairing "
+        "still spreads over 2 matches, in round robin, gauntlet and seeding stages; sprt and spsa stages "
+        "keep one pair a match (docs/config.md, 'openings').",
     )
+
+    def openings_a_match(self, chosen: int) -> int:
+        """``per_match`` for ``chosen`` selected openings, ``auto`` resolved from the config alone
+        (never the fleet: a resumed run plans the same match ids)."""
+        return auto_per_match(chosen) if self.per_match == "auto" else self.per_match
 
     def load(self, base_dir: Path, seed: int, chess960: bool) -> list[Opening]:
         """The selected openings; ``BookError`` says what is wrong with the book."""

@@ -7,7 +7,10 @@ the board ``openings`` plays every selected one; a two-player stage plays each p
 each board with colours swapped, so each opening is a game pair, both games in one match.
 With ``per_match`` K above 1, a stage plays K openings in one match instead (``groups``): one
 board whose id joins its openings' names with ``+``, the match's spec carrying every one of
-them (``MatchSpec.boards``), so that the engines start once for K pairs.
+them (``MatchSpec.boards``), so that the engines start once for K pairs. ``per_match: auto``
+(the default, ``auto_per_match``) is K from the number of openings alone: up to
+``AUTO_PER_MATCH_MAX``, and at most half of them (rounded up), so that one pairing still makes
+at least two matches to spread over the workers (both of one machine's slots busy).
 
 Selection: from the ``start``-th opening of the file (1-based), ``count`` of them (all by
 default), in file order (``sequential``) or shuffled by the tournament seed (``random``:
@@ -31,6 +34,9 @@ from runner.errors import UsageError
 
 #: the board name a stage lists to play every selected opening
 OPENINGS_BOARD = "openings"
+#: ``per_match: auto``'s most openings a match: 16 games with one engine start a side, and a
+#: worker lost mid-match costs at most 8 pairs to play again (docs/engines.md, "Openings")
+AUTO_PER_MATCH_MAX = 8
 
 
 class BookError(UsageError, ValueError):
@@ -119,6 +125,12 @@ def select(
         again = len(out) // len(chosen) + 1
         out += [Opening(f"{o.name}_{again}", o.fen) for o in chosen[: count - len(out)]]
     return out
+
+
+def auto_per_match(openings: int) -> int:
+    """``per_match: auto`` for a stage of ``openings`` openings (module doc): a rule of the config
+    alone, never of the fleet, so that a resumed run plans the same matches."""
+    return max(1, min(AUTO_PER_MATCH_MAX, -(-openings // 2)))
 
 
 def group_id(names: list[str]) -> str:

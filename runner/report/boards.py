@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import chess
+
 from runner.domain.games.base import Game
 from runner.domain.games.boxing import BLOCKED, VACANT, BoxingState
 from runner.domain.games.chess import ChessState
@@ -59,17 +61,23 @@ def mnk_grid(game: Game[Any, Any], state: MnkState, players: int) -> Grid:
     return Grid(state.width, state.height, state.cells, kinds)
 
 
+#: a chess grid's cell kinds: White's pieces (upper case) are seat 0's
+_CHESS_KINDS = {".": "empty", **{c: "seat0" for c in "PNBRQK"}, **{c: "seat1" for c in "pnbrqk"}}
+
+
 def chess_grid(game: Game[Any, Any], state: ChessState, players: int) -> Grid:
     """The 8x8 board, rank 8 on top, pieces as FEN letters: White's (upper case) are seat 0's."""
-    rows = []
-    for rank in range(7, -1, -1):
-        row = ""
-        for file in range(8):
-            piece = state.board.piece_at(rank * 8 + file)
-            row += piece.symbol() if piece is not None else "."
-        rows.append(row)
-    kinds = {".": "empty", **{c: "seat0" for c in "PNBRQK"}, **{c: "seat1" for c in "pnbrqk"}}
-    return Grid(8, 8, "".join(rows), kinds)
+    board = state.board
+    cells = ["."] * 64
+    # by the twelve piece sets, not square by square: a report draws every position of every
+    # game, and asking each of 64 squares for its piece was most of a chess report's time
+    for color in chess.COLORS:
+        for piece_type in chess.PIECE_TYPES:
+            letter = chess.piece_symbol(piece_type)
+            letter = letter.upper() if color == chess.WHITE else letter
+            for square in chess.scan_forward(board.pieces_mask(piece_type, color)):
+                cells[square ^ 56] = letter  # square a1 = 0; the grid's row 0 is rank 8
+    return Grid(8, 8, "".join(cells), dict(_CHESS_KINDS))
 
 
 def generic_grid(game: Game[Any, Any], state: Any, players: int) -> Grid:

@@ -8,7 +8,8 @@ files. A run records the result beside its frozen ``config.yaml``::
      "entries":        [{"name", "game", "protocol", "path", "run", "build", "digest",
                          "args", "author", "base_name"}, ...],   # in seed order
      "seed_opponents": [...],
-     "boards":         {"<name>": "<text>", ...}}               # every fixed board
+     "boards":         {"<name>": "<text>", ...},              # every fixed board
+     "openings_per_match": K}                                  # a chess book's grouping
 
 so that reading the run later (``report``, ``matches``, ``standings``,
 ``replay``, ``rerun``) needs neither the entries tree nor the board files:
@@ -20,6 +21,11 @@ there for changed code); the code itself is in ``artifacts/<digest>.tar.gz``.
 
 Boards made per round are generated from the seed and need no record; the
 texts of every board the run has planned are also in the store.
+
+``openings_per_match`` is the number of book openings a match the run planned with
+(``openings.per_match`` resolved, docs/config.md): reading the run, or resuming it, plans with
+that number again (``kept_per_match``), whatever the config's default says by then. A run
+recorded before the key was kept began when the default was one opening a match.
 """
 
 from __future__ import annotations
@@ -47,19 +53,24 @@ class ResolvedRun:
     entries: dict[str, EntrySpec]
     seed_opponents: dict[str, EntrySpec]
     boards: dict[str, str]
+    #: the openings a match the run planned with; None: not recorded (module doc)
+    openings_per_match: int | None = None
 
     @classmethod
     def of(cls, config: TournamentConfig) -> ResolvedRun:
         boards = {name: config.board_text(name) for name, spec in config.boards.items() if not spec.per_round}
-        return cls(config.entry_specs(), config.seed_opponent_specs(), boards)
+        return cls(config.entry_specs(), config.seed_opponent_specs(), boards, config.openings_per_match)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "format": FORMAT,
             "entries": [_entry_dict(e) for e in self.entries.values()],
             "seed_opponents": [_entry_dict(e) for e in self.seed_opponents.values()],
             "boards": dict(self.boards),
         }
+        if self.openings_per_match is not None:
+            d["openings_per_match"] = self.openings_per_match
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ResolvedRun:
@@ -71,7 +82,21 @@ class ResolvedRun:
             {e.name: e for e in entries},
             {e.name: e for e in opponents},
             {str(k): str(v) for k, v in d["boards"].items()},
+            int(d["openings_per_match"]) if d.get("openings_per_match") is not None else None,
         )
+
+
+def kept_per_match(resolved: ResolvedRun | None, config: TournamentConfig) -> None:
+    """Plan ``config``'s book openings as the run recorded in ``resolved`` began them (module
+    doc): its recorded number a match, or, for a run that kept none (``resolved`` None or
+    without the key), what the config said then: its own number, or one a match for ``auto``,
+    the default then."""
+    if config.openings is None or config.openings_per_match is None:
+        return
+    if resolved is not None and resolved.openings_per_match is not None:
+        config.regroup_openings(resolved.openings_per_match)
+    elif config.openings.per_match == "auto":
+        config.regroup_openings(1)
 
 
 def _entry_dict(e: EntrySpec) -> dict[str, Any]:
@@ -128,7 +153,8 @@ def run_config(frozen: Path, resolved: ResolvedRun, base_dir: Path) -> Tournamen
         seed_opponents=resolved.seed_opponents,
         config_path=frozen,
     )
+    kept_per_match(resolved, config)
     return config
 
 
-__all__ = ["RESOLVED_FILE", "ResolvedRun", "read_resolved", "run_config", "write_resolved"]
+__all__ = ["RESOLVED_FILE", "ResolvedRun", "kept_per_match", "read_resolved", "run_config", "write_resolved"]

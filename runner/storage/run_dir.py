@@ -43,7 +43,7 @@ import yaml
 
 from runner.config import TournamentConfig, load_config
 from runner.errors import UsageError
-from runner.storage.resolved import RESOLVED_FILE, read_resolved, run_config, write_resolved
+from runner.storage.resolved import RESOLVED_FILE, kept_per_match, read_resolved, run_config, write_resolved
 from runner.storage.store import STORE_FILE, RunStore, StoreError
 
 FROZEN_CONFIG = "config.yaml"
@@ -223,7 +223,10 @@ def open_for_resume(rd: RunDir, config_path: Path, config: TournamentConfig) -> 
                 f"entry {name!r} changed since this run started (digest {digest[:12]} -> {now[name][:12]}); "
                 "restore it, or start a new run with --run-dir"
             )
-    if read_resolved(rd.path) is None:  # a run started before runs recorded what they resolved to
+    resolved = read_resolved(rd.path)
+    # the matches the run began with: its book's grouping as recorded, whatever today's default
+    kept_per_match(resolved, config)
+    if resolved is None:  # a run started before runs recorded what they resolved to
         write_resolved(rd.path, config)
     return store
 
@@ -242,9 +245,11 @@ def load_run_config(run_dir: Path) -> TournamentConfig:
 
 def live_run_config(run_dir: Path) -> TournamentConfig:
     """The run's frozen config resolved against the entries tree as it is now
-    (every entry read and hashed again)."""
+    (every entry read and hashed again), its book's openings grouped as the run began them."""
     rd = RunDir(Path(run_dir))
-    return load_config(rd.config, base_dir=_config_dir(rd))
+    config = load_config(rd.config, base_dir=_config_dir(rd))
+    kept_per_match(read_resolved(rd.path), config)
+    return config
 
 
 def _config_dir(rd: RunDir) -> Path:

@@ -19,6 +19,7 @@ from runner.config.engine_cli import (
     split_flags,
 )
 from runner.config.engine_cli_run import write_cli_config
+from runner.domain.stages.tournament import advance, match_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "configs" / "openings.epd"
@@ -201,3 +202,24 @@ def test_a_book_whose_suffix_disagrees_with_its_format_is_refused(tmp_path: Path
     cli = parse_engine_cli("fastchess", two("-openings", f"file={BOOK}", "format=pgn"))
     with pytest.raises(EngineCliError, match="reads a book by its suffix"):
         write_cli_config(cli, tmp_path / "run", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "matches"),
+    [("1", 2), ("2", 2), ("3", 4), ("4", 5), ("8", 10), ("16", 10)],
+)
+def test_a_match_s_concurrency_has_a_match_for_each_slot(
+    tmp_path: Path, concurrency: str, matches: int
+) -> None:
+    """``-rounds 10``: the default grouping (2 matches of 5 pairs) fills 2 slots; ``-concurrency``
+    above 2 gets a match a slot, as fastchess plays a game a slot (issue 35, item 8)."""
+    cli = parse_engine_cli(
+        "fastchess",
+        [*two(), "-each", "nodes=1000", "-openings", f"file={BOOK}", "format=epd", "-rounds", "10",
+         "-concurrency", concurrency],
+    )  # fmt: skip
+    config = load_config(write_cli_config(cli, tmp_path / "run", tmp_path))
+    state = advance(config, {})
+    assert len(state.matches) == matches
+    games = [g.board_id for m in state.matches for g in match_spec(config, m).planned_games()]
+    assert len(games) == 20 and len(set(games)) == 10  # every opening, both colours, once

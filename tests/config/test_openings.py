@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from runner.config import ConfigError, load_config
-from runner.domain.openings import BookError, Opening, read_book, select
+from runner.domain.openings import BookError, Opening, auto_per_match, read_book, select
 from runner.domain.stages.tournament import match_spec
 from tests.stages.sim import simulate
 
@@ -73,7 +73,9 @@ def chess_project(tmp_path: Path, book_text: str, **openings: object) -> Path:
 
 
 def test_every_opening_is_a_game_pair_of_every_pairing(tmp_path: Path) -> None:
-    cfg = load_config(chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=3))
+    cfg = load_config(
+        chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=1)
+    )
     assert cfg.stages[0].boards == ["opening-001", "opening-002", "opening-003"]
     state, _ = simulate(cfg)
     matches = state.matches
@@ -93,20 +95,19 @@ def test_a_bad_book_line_is_located_in_the_book(tmp_path: Path) -> None:
     assert "openings.file:" in text and "book.epd:5: not an EPD position" in text
 
 
-def test_per_match_plays_k_openings_in_one_match_and_per_match_1_changes_nothing(tmp_path: Path) -> None:
+def test_per_match_plays_k_openings_in_one_match_and_per_match_1_one_each(tmp_path: Path) -> None:
     book = read_book(SHIPPED_BOOK)
     projects = [tmp_path / "default", tmp_path / "one", tmp_path / "two"]
     for d in projects:
         d.mkdir()
-    before = load_config(chess_project(projects[0], SHIPPED_BOOK.read_text(), order="sequential", count=3))
-    same = load_config(
+    default = load_config(chess_project(projects[0], SHIPPED_BOOK.read_text(), order="sequential", count=3))
+    one = load_config(
         chess_project(projects[1], SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=1)
     )
-    # per_match 1 is the default: the same boards, match ids and specs
-    plans = list(simulate(before)[0].matches)
-    assert [m.match_id for m in plans] == [m.match_id for m in simulate(same)[0].matches]
-    assert [match_spec(before, m) for m in plans] == [match_spec(same, m) for m in plans]
-    assert all(match_spec(same, m).boards == () for m in plans)
+    # per_match 1: one opening a match, each the opening's own board and no list of boards
+    assert one.stages[0].boards == ["opening-001", "opening-002", "opening-003"]
+    singles = list(simulate(one)[0].matches)
+    assert len(singles) == 3 * 3 and all(match_spec(one, m).boards == () for m in singles)
 
     cfg = load_config(
         chess_project(projects[2], SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=2)
@@ -127,10 +128,58 @@ def test_per_match_plays_k_openings_in_one_match_and_per_match_1_changes_nothing
     assert [g.board_text for g in games] == [book[0].fen] * 2 + [book[1].fen] * 2
     single = match_spec(cfg, next(m for m in state.matches if m.board_id == "opening-003"))
     assert single.boards == () and single.board_text == book[2].fen
+    # the default (auto) of 3 openings is 2 a match: the same matches, ids and specs as per_match 2
+    plans = list(simulate(default)[0].matches)
+    assert [m.match_id for m in plans] == [m.match_id for m in state.matches]
+    assert [match_spec(default, m) for m in plans] == [match_spec(cfg, m) for m in state.matches]
 
 
-def test_an_sprt_stage_keeps_one_opening_a_match_whatever_per_match_says(tmp_path: Path) -> None:
-    path = chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=2)
+def _group(first: int, end: int) -> str:
+    return "+".join(f"opening-{i:03d}" for i in range(first, end))
+
+
+@pytest.mark.parametrize(
+    ("count", "boards"),
+    [
+        (1, ["opening-001"]),
+        (2, ["opening-001", "opening-002"]),
+        (10, [_group(1, 6), _group(6, 11)]),
+        (20, [_group(1, 9), _group(9, 17), _group(17, 21)]),
+    ],
+)
+def test_auto_groups_up_to_8_openings_a_match_and_at_least_2_matches_a_pairing(
+    tmp_path: Path, count: int, boards: list[str]
+) -> None:
+    """The default ``per_match: auto`` (issue 35, item 8): engines kept across openings as fastchess
+    keeps them, yet a pairing of 2 or more openings still 2 matches or more (both slots busy)."""
+    assert [auto_per_match(n) for n in (1, 2, 3, 4, 5, 10, 16, 17, 100)] == [1, 1, 2, 2, 3, 5, 8, 8, 8]
+    path = chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=count)
+    cfg = load_config(path)
+    assert cfg.stages[0].boards == boards
+    # a rule of the config alone: loaded again (a resumed run), the same matches and specs
+    again = load_config(path)
+    first, second = simulate(cfg)[0].matches, simulate(again)[0].matches
+    assert [m.match_id for m in first] == [m.match_id for m in second]
+    assert [match_spec(cfg, m) for m in first] == [match_spec(again, m) for m in second]
+    pairing = [m for m in first if m.players == first[0].players]
+    played = [g.board_id for m in pairing for g in match_spec(cfg, m).planned_games()]
+    assert played == [f"opening-{i:03d}" for i in range(1, count + 1) for _ in (0, 1)]  # pairs, in order
+
+
+def test_per_match_must_be_auto_or_a_whole_number_of_at_least_1(tmp_path: Path) -> None:
+    for bad in (0, "some"):
+        d = tmp_path / str(bad)
+        d.mkdir()
+        with pytest.raises(ConfigError) as e:
+            load_config(chess_project(d, SHIPPED_BOOK.read_text(), per_match=bad))
+        assert "openings.per_match" in str(e.value)
+
+
+@pytest.mark.parametrize("per_match", [2, "auto"])
+def test_an_sprt_stage_keeps_one_opening_a_match_whatever_per_match_says(
+    tmp_path: Path, per_match: object
+) -> None:
+    path = chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=3, per_match=per_match)
     config = json.loads(path.read_text())
     config["entries"] = config["entries"][:2]
     config["stages"] = [
@@ -148,3 +197,20 @@ def test_a_count_above_the_book_wraps_as_fastchess_rounds_do() -> None:
     names = ["opening-002", "opening-003", "opening-002_2", "opening-003_2", "opening-002_3"]
     assert [o.name for o in got] == names
     assert [o.fen for o in got] == ["fen2", "fen3", "fen2", "fen3", "fen2"]
+
+
+def test_auto_leaves_a_board_a_round_stage_one_opening_a_round(tmp_path: Path) -> None:
+    """A knockout plays a board a round: under ``auto`` it keeps one opening a round (its
+    rounds as before), while the round robin beside it groups them; an explicit number groups
+    both, as it always did."""
+    for per_match, knockout in (("auto", ["opening-001", "opening-002", "opening-003", "opening-004"]),
+                                (2, ["opening-001+opening-002", "opening-003+opening-004"])):  # fmt: skip
+        d = tmp_path / str(per_match)
+        d.mkdir()
+        path = chess_project(d, SHIPPED_BOOK.read_text(), order="sequential", count=4, per_match=per_match)
+        config = json.loads(path.read_text())
+        config["stages"].append({"name": "ko", "planner": "knockout", "boards": ["openings"]})
+        path.write_text(json.dumps(config))
+        cfg = load_config(path)
+        assert cfg.stages[0].boards == ["opening-001+opening-002", "opening-003+opening-004"]
+        assert cfg.stages[1].boards == knockout

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 import runner.domain.entries
-from runner.config import load_config
+from runner.config import TournamentConfig, load_config
 from runner.domain.stages.tournament import advance, match_spec
 from runner.storage.resolved import RESOLVED_FILE, ResolvedRun, read_resolved
 from runner.storage.run_dir import RunDir, create_run, load_run_config, open_for_resume
+from tests.config.test_openings import SHIPPED_BOOK, chess_project
 from tests.config.test_validate import make_entry
 
 CONFIG = """\
@@ -110,3 +111,63 @@ def test_a_run_made_before_the_record_reads_the_tree_and_gets_one_on_resume(
     assert load_run_config(rd.path).entry_specs() == live.entry_specs()  # from the tree, as before
     open_for_resume(rd, config, live).close()
     assert read_resolved(rd.path) == ResolvedRun.of(live)
+
+
+def _book_run(tmp_path: Path, per_match: object = None) -> tuple[Path, RunDir]:
+    """A chess config on 4 book openings (``auto``: 2 a match), made into a run."""
+    path = chess_project(tmp_path, SHIPPED_BOOK.read_text(), order="sequential", count=4)
+    if per_match is not None:
+        raw = json.loads(path.read_text())
+        raw["openings"]["per_match"] = per_match
+        path.write_text(json.dumps(raw))
+    rd = RunDir(tmp_path / "run")
+    create_run(rd, path, load_config(path), "r1").close()
+    return path, rd
+
+
+def _plan(config: TournamentConfig) -> list[str]:
+    return [m.board_id for m in advance(config, {}).matches]
+
+
+def test_a_run_keeps_its_openings_a_match_when_read_and_resumed(tmp_path: Path) -> None:
+    """``openings_per_match`` in the record: the run's grouping, read back and on resume."""
+    path, rd = _book_run(tmp_path)
+    assert json.loads(rd.resolved.read_text())["openings_per_match"] == 2
+    grouped = ["opening-001+opening-002", "opening-003+opening-004"]
+    assert sorted(set(_plan(load_run_config(rd.path)))) == grouped
+    live = load_config(path)
+    open_for_resume(rd, path, live).close()
+    assert sorted(set(_plan(live))) == grouped
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_a_run_begun_with_one_opening_a_match_keeps_it_under_the_auto_default(
+    tmp_path: Path, record: bool
+) -> None:
+    """A run from before ``auto`` (issue 35, item 8) recorded no number, or no record at all:
+    it began with the default of then, one opening a match, and resuming it with today's
+    default plans those same matches, not groups that would play its openings again."""
+    path, rd = _book_run(tmp_path)
+    raw = json.loads(rd.resolved.read_text())
+    del raw["openings_per_match"]
+    rd.resolved.write_text(json.dumps(raw))
+    if not record:
+        rd.resolved.unlink()
+    singles = [f"opening-00{i}" for i in (1, 2, 3, 4)]
+    assert sorted(set(_plan(load_run_config(rd.path)))) == singles
+    live = load_config(path)
+    assert sorted(set(_plan(live))) != singles  # today's default alone would group them
+    open_for_resume(rd, path, live).close()
+    assert sorted(set(_plan(live))) == singles
+    assert all(match_spec(live, m).boards == () for m in advance(live, {}).matches)
+
+
+def test_a_run_with_its_own_number_keeps_it_without_a_recorded_one(tmp_path: Path) -> None:
+    _, rd = _book_run(tmp_path, per_match=3)
+    raw = json.loads(rd.resolved.read_text())
+    del raw["openings_per_match"]
+    rd.resolved.write_text(json.dumps(raw))
+    assert sorted(set(_plan(load_run_config(rd.path)))) == [
+        "opening-001+opening-002+opening-003",
+        "opening-004",
+    ]

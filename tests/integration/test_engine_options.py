@@ -147,7 +147,8 @@ def test_a_gauntlet_of_one_engine_on_more_openings_than_the_book_holds(tmp_path:
         "name": "gauntlet",
         "game": "chess",
         "each": {"tc": "1+0.01"},
-        "openings": {"file": str(book), "count": 3},  # 2 in the book: the third is the first again
+        # 2 in the book: the third is the first again; one opening a match, a board each
+        "openings": {"file": str(book), "count": 3, "per_match": 1},
         "adjudication": {"resign": {"movecount": 3, "score": 600}, "maxmoves": 60},
         "entries": [{"path": str(ENGINES / "stockfish")}],
         "seed_opponents": [{"path": str(ENGINES / "gnuchess")}, {"path": str(ENGINES / "phalanx")}],

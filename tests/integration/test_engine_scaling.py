@@ -113,7 +113,7 @@ def test_clocks_scaled_to_each_worker_give_the_same_nodes_per_move(tmp_path: Pat
         "game": "chess",
         # the quota holds a whole period's worth of the slow worker back at times: a wide margin
         "each": {"st": 0.3, "scale_nps": 100_000, "log": "engine", "timemargin": 1000},
-        "openings": {"file": str(ROOT / "configs" / "openings.epd"), "count": 4},
+        "openings": {"file": str(ROOT / "configs" / "openings.epd"), "count": 4, "per_match": 1},
         "adjudication": {"maxmoves": 8},
         "limits": {"move_wall_s": 30.0},
         # the slow worker is slow on purpose: its match must not be copied to the fast one

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import random
 
+import chess
 import pytest
 
-from runner.report.boards import Grid, grid_changes
+from runner.domain.games.chess import Chess, ChessState
+from runner.report.boards import Grid, chess_grid, grid_changes
 
 
 def every_cell_runs(before: Grid, after: Grid) -> list[tuple[int, int, str]]:
@@ -46,3 +48,28 @@ def test_a_first_and_a_last_cell_change_and_a_reshaped_grid() -> None:
     assert grid_changes(before, Grid(3, 2, "X----O", {})) == [(0, 1, "X"), (5, 1, "O")]
     assert grid_changes(before, Grid(3, 2, "-XXX--", {})) == [(1, 3, "X")]
     assert grid_changes(before, Grid(2, 1, "XO", {})) == [(0, 1, "X"), (1, 1, "O")]
+
+
+def fen_cells(board: chess.Board) -> str:
+    """The grid's cells read from the board's FEN: rank 8 first, a digit n as n empty cells."""
+    return "".join("." * int(c) if c.isdigit() else c for c in board.board_fen() if c != "/")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_chess_grid_is_the_position_s_fen_rank_8_on_top(seed: int) -> None:
+    """``chess_grid`` reads the board by piece sets (the report's hot path): every square as the
+    FEN has it, through castling, captures en passant and promotions, in Chess960 too."""
+    rng = random.Random(seed)
+    game = Chess()
+    for start in range(6):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if start % 2 else chess.Board()
+        for _ in range(300):
+            grid = chess_grid(game, ChessState(board), 2)
+            assert (grid.width, grid.height) == (8, 8)
+            assert grid.cells == fen_cells(board), board.fen()
+            assert grid.kinds["K"] == "seat0" and grid.kinds["k"] == "seat1" and grid.kinds["."] == "empty"
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            promotions = [m for m in moves if m.promotion]
+            board.push(rng.choice(promotions or moves))
