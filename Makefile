@@ -59,19 +59,22 @@ PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
 TEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)')
 
 # everything, on TEST_JOBS pytest-xdist workers: most of the integration tests wait (on Redis,
-# workers, clocks) more than they compute, so more workers than cores pays; a module to a worker,
-# in its order (its module-scoped fixtures, a whole tournament run or a server, are made once)
+# workers, clocks) more than they compute, so more workers than cores pays. --units
+# (tests/scheduling.py): a module with a module-scoped fixture (a whole tournament run, a server)
+# goes to one worker, every other test on its own, the longest first (tests/durations.json).
+# ARGS="--cpu-durations 30" lists the tests that cost the most CPU (load does not change it).
 TEST_JOBS ?= 4
 test: $(STAMP)
-	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadscope $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_JOBS) --units $(ARGS)
 
 # everything but the tests marked `integration` (all of tests/integration, by its conftest: real
 # Redis, workers, netns; and elsewhere hostile or multi-second real processes, big plans), on JOBS
-# pytest-xdist workers (JOBS=0: in this process), grouped as `make test` groups them
-JOBS ?= auto
-DIST ?= loadscope
+# pytest-xdist workers (JOBS=0: in this process), handed out as `make test` does; one worker more
+# than cores fills the time some tests wait (a browser, a timeout): on 2 cores 3 workers took
+# 77 s where 2 took 92 s and 4 took 81 s, each worker paying ~4 s of CPU to collect the suite
+JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test-fast: $(STAMP)
-	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) --dist $(DIST) $(ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) $(if $(filter 0,$(JOBS)),,--units) $(ARGS)
 
 bench: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m bench $(ARGS)

@@ -18,9 +18,12 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from tests import scheduling
 
 set_hypothesis_home_dir(str(Path(tempfile.gettempdir()) / "tourney-hypothesis"))
 
@@ -48,4 +51,47 @@ def _organiser_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TOURNEY_HOME", str(tmp_path_factory.mktemp("organiser")))
         yield
+
+
+
+# -- how the suite is handed to pytest-xdist's workers, and what each test cost (tests/scheduling.py)
+_timings = scheduling.Timings()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    scheduling.add_options(parser)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    scheduling.order(config, items)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown under -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> scheduling.UnitScheduling | None:
+    return scheduling.make_scheduler(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol() -> None:
+    _timings.reset()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport() -> Iterator[None]:
+    outcome = yield
+    _timings.stamp(outcome.get_result())  # type: ignore[attr-defined]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _timings.add(report)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return
+    if config.getoption("cpu_durations"):
+        _timings.summary(terminalreporter, config.getoption("cpu_durations"))
+    if config.getoption("update_durations"):
+        _timings.write_durations()
+        terminalreporter.write_line(f"durations written to {scheduling.DURATIONS}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +78,29 @@ def test_xboard_nodes_to_an_engine_without_feature_nps_is_refused_in_one_line(tm
 
 def test_xboard_whole_second_st_is_sent_as_is(tmp_path: Path) -> None:
     """``st 1`` reaches phalanx, which thinks up to its whole second on a move that is not
-    forced (0.5 to 1.02 s outside the sandbox, 1.3 s once here under load): its overshoot
-    is the margin's to cover (``--timemargin``, fastchess's ``timemargin``)."""
+    forced (mostly 0.1 to 1.02 s of CPU).
+
+    Phalanx counts its second in CPU time (``clock()``: stopped with SIGSTOP for 2 s a third
+    of the way into a search, it still answers about 0.3 s after it is resumed), while
+    tourney's clock is the wall's. On a loaded machine its wall time per move is its CPU time
+    divided by its share of a core (3.2 times it at load 13 on the 2-core development
+    machine): a share under a quarter took a move past the 3 s margin this test once had,
+    its one failure ("flag fell: no move with st=1"). So what proves ``st 1`` is the
+    engine's CPU per move, which load does not change, and the margin covers a share down
+    to 1/60: the flag is not what is tested here (``--timemargin``)."""
     need("phalanx")
     (tmp_path / "kqk.fen").write_text(KQK + "\n")
     ph = ENGINES / "phalanx"
-    game = play(tmp_path, "--st", "1", "--timemargin", "3000", "--board", tmp_path / "kqk.fen", ph, ph)[0]
+    game = play(tmp_path, "--st", "1", "--timemargin", "60000", "--board", tmp_path / "kqk.fen", ph, ph)[0]
     assert game["verdict"]["kind"] == "normal", game["verdict"]
     assert len(game["moves"]) >= 2
-    assert game["moves"][0]["wall_ms"] >= 100  # forced moves and found mates come at once
+    # it thought (its first three moves 0.6 s of CPU in all, at any load; forced moves and
+    # found mates come at once), and its typical move kept to its second (the kernel's count
+    # of its sandbox's CPU; a st it misread as 10 or 60 would show here). Not every move: in
+    # a loaded full run one engine's first move counted 2.6 s of CPU, the rest 0.26 to 1 s
+    cpu = [m["cpu_ms"] for m in game["moves"]]
+    assert sum(cpu) >= 250, cpu
+    assert statistics.median(cpu) <= 1000, cpu
 
 
 def test_chess960_starts_from_a_960_start_and_refuses_engines_that_cannot_play_it(tmp_path: Path) -> None:

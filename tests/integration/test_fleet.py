@@ -233,8 +233,10 @@ def test_quarantine_binds_a_worker_that_ignores_it_and_survives_resume(tmp_path:
         # the coordinator dies; the resumed one still holds the quarantine
         proc.kill()
         proc.wait(10)
+        answered = liar.answered
         proc = start_tourney(*args, cwd=tmp_path, log=log, extra_env=organiser.env())
-        time.sleep(3.0)  # the liar takes what the resumed coordinator dispatches first
+        # the liar takes what the resumed coordinator dispatches first
+        wait_for(lambda: liar.answered > answered, 60, "the liar to answer the resumed coordinator")
         honest = start_worker(
             url, f"honest-{tag}", tmp_path / "honest", organiser.enrol(f"honest-{tag}"), "--allow-unsandboxed"
         )

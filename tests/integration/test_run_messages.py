@@ -139,18 +139,24 @@ def test_ctrl_c_stops_the_run_and_prints_the_command_that_resumes_it(tmp_path: P
 
 
 def test_an_embedded_redis_that_dies_is_started_again_and_the_run_finishes(tmp_path: Path) -> None:
+    """The run's own Redis is killed mid-run: the run starts it again, says so, and finishes
+    with every result. Whether the outage is also said ("the broker does not answer") depends
+    on where the coordinator was: a broker call that failed before the restart is shown at the
+    next progress line; a restart made on the loop's own pass, before any call failed, or a
+    failed call answered again within one progress period, leaves nothing to say (under load
+    the run once did so and the test waited in vain). Shown, it comes with its patience and
+    its end; test_a_lost_broker_shows_within_5s covers an outage that lasts."""
     config = write_config(tmp_path, "redisdies", entrants=3, sleep=0.1)
     run_dir = tmp_path / "runs" / "redisdies"
     log = tmp_path / "run.log"
     proc = start_tourney("run", config, "--workers", "2", cwd=tmp_path, log=log, extra_env=FAST_PROGRESS)
+    restarted = r"the embedded Redis exited \(exit code -9\); started again on port \d+"
     try:
         wait_for(lambda: _a_result(run_dir), 120, "a first result")
         ident = procs.read_identity(run_dir / "redis" / "redis.pid")
         assert ident is not None
         os.kill(ident.pid, signal.SIGKILL)  # the run's own Redis, checked by its recorded identity
-        killed = time.monotonic()
-        wait_for(lambda: "the broker does not answer" in _text(log), 60, "the outage in the log")
-        shown_after = time.monotonic() - killed
+        wait_for(lambda: re.search(restarted, _text(log)) is not None, 60, "the restart in the log")
         rc = proc.wait(150)
     finally:
         if proc.poll() is None:
@@ -158,11 +164,10 @@ def test_an_embedded_redis_that_dies_is_started_again_and_the_run_finishes(tmp_p
             proc.wait(10)
     text = _text(log)
     assert rc == 0, text[-4000:]
-    assert shown_after < 5.0
-    said = r"the broker does not answer; the run stops in (10m00s|9m5\ds) unless it answers again"
-    assert re.search(said, text), text
-    assert re.search(r"the embedded Redis exited \(exit code -9\); started again on port \d+", text), text
-    assert "the broker answers again" in text
+    if "the broker does not answer" in text:
+        said = r"the broker does not answer; the run stops in (10m00s|9m5\ds) unless it answers again"
+        assert re.search(said, text), text
+        assert "the broker answers again" in text.split("the broker does not answer", 1)[1], text
     assert_one_official_result_per_match(run_dir)
     assert text.rstrip().splitlines()[-1] == f"report: {run_dir / 'report.html'}"
     assert_nothing_left([str(tmp_path)])

@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
 
 from runner.domain.sprt import (
     CELL_SCORES,
@@ -30,6 +29,10 @@ A = np.array(CELL_SCORES)
 
 
 def _constrained_mle(phat: np.ndarray, constraint: object) -> np.ndarray:
+    # imported here: scipy.optimize costs 0.6 s of CPU to import, which every pytest-xdist
+    # worker would pay while collecting, not only the one that runs these tests
+    from scipy.optimize import minimize
+
     res = minimize(
         lambda p: -float(np.sum(phat * np.log(p))),
         phat,

@@ -14,6 +14,7 @@ import pytest
 from runner.domain.games import get_game
 from runner.domain.match_values import Limits
 from workers.protocols import EntryProtocol, Seat, make_protocol
+from workers.protocols.arena_lock import ArenaHold
 from workers.sandbox.base import EntryHost
 from workers.sandbox.plain import PlainHost, PlainHostFactory
 
@@ -108,15 +109,21 @@ def test_a_potm_game_starts_and_ends_without_an_arena_file() -> None:
 @pytest.mark.usefixtures("real_tmp_arena")
 def test_a_plain_host_leaves_the_arena_file_to_the_protocol() -> None:
     """Only a potm-arena game holding the arena's lock may delete /tmp/arena.<MARK>: a
-    host opened and closed with mark Q (any protocol's) leaves that game's state alone."""
+    host opened and closed with mark Q (any protocol's) leaves that game's state alone.
+
+    The test is that game: it holds the arena's lock while the file is its state, so that
+    no real game with mark Q (another test's, or another checkout's suite on this machine)
+    begins or ends meanwhile and rightly deletes it (it once did, under a parallel run)."""
     arena = Path("/tmp/arena.Q")
-    arena.write_text("a potm game's state")
+    hold = ArenaHold.take("Q")
+    assert hold is not None
     try:
+        arena.write_text("a potm game's state")
         with PlainHostFactory().open(POTM_ENTRY, Limits(), "Q"):
             assert arena.read_text() == "a potm game's state"
         assert arena.read_text() == "a potm game's state"
     finally:
-        arena.unlink(missing_ok=True)
+        hold.release()
 
 
 def test_a_host_with_its_own_tmp_takes_no_arena_lock() -> None:
