@@ -60,7 +60,10 @@ def test_the_whole_command_config_is_a_default_config_tourney_loads(tmp_path: Pa
     fens = opening_fens(FALLBACK_BOOK[:4])
     config = load_config(default_config(tmp_path, "/usr/games/stockfish", fens))
     assert config.game == "chess" and config.sandbox == "bwrap"  # the default sandbox
-    assert [config.board_text(board) for board in config.stages[0].boards] == fens  # one opening a match
+    # the default (openings.per_match auto): the 4 openings 2 a match, each match playing its
+    # openings in book order, so the one pairing still makes 2 matches
+    played = [[b.text for b in config.match_boards(board)] for board in config.stages[0].boards]
+    assert played == [fens[:2], fens[2:]]
     assert config.each is not None and config.each.nodes == 2000  # type: ignore[attr-defined]
-    grouped = load_config(default_config(tmp_path, "/usr/games/stockfish", fens, per_match=2))
-    assert len(grouped.stages[0].boards) == 2
+    single = load_config(default_config(tmp_path, "/usr/games/stockfish", fens, per_match=1))
+    assert [single.board_text(board) for board in single.stages[0].boards] == fens
