@@ -25,6 +25,9 @@ from runner.report.html import render_report
 from runner.report.model import ReportData
 from tests.report.browser import headless_chromium
 
+# a real headless Chromium, seconds a test: the full suite only (make test)
+pytestmark = pytest.mark.integration
+
 PROJECT = Path(__file__).resolve().parents[2]
 DOCS_SHOT = PROJECT / "docs" / "report-screenshot.png"
 

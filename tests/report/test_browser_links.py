@@ -20,6 +20,9 @@ from runner.report.model import ReportData
 from runner.report.site import write_html_report
 from tests.report.browser import headless_chromium
 
+# a real headless Chromium, seconds a test: the full suite only (make test)
+pytestmark = pytest.mark.integration
+
 WIDE, NARROW = (1280, 900), (390, 844)
 
 

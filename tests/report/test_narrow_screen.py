@@ -20,6 +20,9 @@ from tests.report.browser import headless_chromium
 from tests.report.synth import boxing_permutations, mnk_knockout, pousse_tournament
 from tests.report.test_browser_links import NARROW, open_page, page_fits, wait_for
 
+# a real headless Chromium, seconds a test: the full suite only (make test)
+pytestmark = pytest.mark.integration
+
 LOOKAHEADS = ("lookahead-defensive", "lookahead-attacking", "lookahead-f2", "lookahead")
 LOOKAHEADS_6 = (*LOOKAHEADS, "lookahead-quick", "lookahead-deep")
 
