@@ -23,7 +23,7 @@ BENCHMARKS = {
     "engine_strength": "bench.engine_strength",
 }
 #: those whose ``main`` also takes ``rounds: int`` (``--rounds``)
-TAKES_ROUNDS = {"e2e", "clock_depth", "whole_command"}
+TAKES_ROUNDS = {"e2e", "clock_depth", "whole_command", "engine-scale"}
 
 
 def main(argv: list[str] | None = None) -> int:

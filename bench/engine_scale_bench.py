@@ -145,7 +145,7 @@ def _games_per_hour(tmp: Path, config: Path, workers: int, use_netns: bool) -> t
     return session["games"] * 3600.0 / session["elapsed_s"], session
 
 
-def main(quick: bool = False) -> None:
+def main(quick: bool = False, rounds: int | None = None) -> None:
     from bench.netns import netns_problem
     from bench.throughput_bench import _play
 
@@ -164,6 +164,7 @@ def main(quick: bool = False) -> None:
         tc, entrants, openings, max_moves, pairs, max_pairs = "6+0.06", 2, 4, 20, 1, 60
     else:
         tc, entrants, openings, max_moves, pairs, max_pairs = "10+0.1", 3, 4, 40, 2, 100
+    pairs = rounds or pairs  # --rounds N: N pairs of runs (a full run's pair is about 15 minutes)
     matches = entrants * (entrants - 1) // 2 * openings
     print(
         f"engine-scale: a round robin of {entrants} copies of {STOCKFISH} at tc {tc}, {openings} openings "

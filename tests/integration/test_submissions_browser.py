@@ -75,12 +75,15 @@ def test_a_contestant_uploads_through_the_form_and_sees_each_check(
     driver: Any, server: Server, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     token = server.team("webteam")
     driver.get(f"{server.url}/login")
     driver.find_element(By.ID, "token").send_keys(token)
     driver.find_element(By.ID, "signin").click()
-    assert driver.current_url == f"{server.url}/team"
+    # the click returns as the form is sent, not always once its answer has loaded (under load)
+    WebDriverWait(driver, 30).until(lambda d: d.current_url != f"{server.url}/login")
+    assert driver.current_url == f"{server.url}/team", driver.find_element(By.TAG_NAME, "body").text
     assert "No version yet." in driver.find_element(By.ID, "versions").text
     clock = driver.find_element(By.ID, "clock").text
     assert "Deadline 2099-01-01T00:00:00+00:00" in clock and "left" in clock
@@ -115,7 +118,7 @@ def test_a_contestant_uploads_through_the_form_and_sees_each_check(
     assert "main.c:2" in first and "undefined_thing" in first and "error" in first, first
     assert "\n" not in first.strip()  # the first error, one line, not the log
     driver.find_element(By.ID, "build-log").click()
-    assert "make -s -C src" in driver.find_element(By.TAG_NAME, "body").text
+    WebDriverWait(driver, 30).until(lambda d: "make -s -C src" in d.find_element(By.TAG_NAME, "body").text)
     # version 1 still counts: the failed upload did not take the team out
     driver.get(f"{server.url}/")
     row = driver.find_element(By.CSS_SELECTOR, 'tr[data-team="webteam"]')
