@@ -59,7 +59,10 @@ def clocked_config(directory: Path, *, tc: str, entrants: int, openings: int, ma
         "game": "chess",
         "sandbox": _sandbox(),
         "each": {"tc": tc, "options": {"Hash": 16, "Threads": 1}},
-        "openings": {"file": str(BOOK), "order": "sequential", "count": openings},
+        # one opening's pair a match, so that the matches outnumber the workers: the default
+        # (per_match auto) would make 2 openings a match here, half as many matches as the
+        # run has openings times pairings, and leave workers idle at 4 workers
+        "openings": {"file": str(BOOK), "order": "sequential", "count": openings, "per_match": 1},
         "adjudication": {"maxmoves": max_moves},
         "entries": [{"path": str(p)} for p in paths],
         "stages": [
