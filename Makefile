@@ -63,7 +63,7 @@ TEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHON
 # (tests/scheduling.py): a module with a module-scoped fixture (a whole tournament run, a server)
 # goes to one worker, every other test on its own, the longest first (tests/durations.json).
 # ARGS="--cpu-durations 30" lists the tests that cost the most CPU (load does not change it).
-TEST_JOBS ?= 4
+TEST_JOBS ?= 6
 test: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_JOBS) --units $(ARGS)
 
