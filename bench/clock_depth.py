@@ -44,16 +44,15 @@ from bench.bare_uci import EngineLimit, GamePlan
 from bench.engine_bench import (
     ENGINE_COMMS,
     ROOT,
-    STARTUP_TRIES,
     TIME_CONTROL,
-    book_line,
+    TIME_FORFEIT,
     book_lines,
     chess_known,
-    fastchess_argv,
     find_fastchess,
     find_stockfish,
     opening_fens,
     plan_games,
+    play_fastchess,
     tourney_config,
 )
 from bench.tree_cpu import run_measured
@@ -99,24 +98,10 @@ class Searched:
 def run_fastchess_side(
     fastchess: str, stockfish: str, fens: Sequence[str], games: int, tmp: Path
 ) -> Searched:
-    book, pgn = tmp / "book.epd", tmp / "fastchess.pgn"
-    pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
-    book.write_text("".join(book_line(fen) + "\n" for fen in fens))
-    argv = fastchess_argv(fastchess, stockfish, book, pgn, games, TIME_CONTROL)
-    for attempt in range(STARTUP_TRIES):
-        pgn.unlink(missing_ok=True)
-        started = time.perf_counter()
-        done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
-        wall = time.perf_counter() - started
-        # under load fastchess may give up on an engine's uciok (its own start-up timeout): again
-        if done.returncode == 0 or "startup failure" not in done.stdout or attempt + 1 == STARTUP_TRIES:
-            break
-        print("  (fastchess: an engine's start-up timed out under load; played again)", flush=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"fastchess failed ({done.returncode}): {done.stdout[-1500:]}")
+    ran = play_fastchess(fastchess, stockfish, fens, games, TIME_CONTROL, tmp)
     played: list[list[tuple[int | None, float]]] = []
     flags = 0
-    stream = io.StringIO(pgn.read_text())
+    stream = io.StringIO(ran.pgn)
     while (game := chess.pgn.read_game(stream)) is not None:
         moves: list[tuple[int | None, float]] = []
         for node in game.mainline():
@@ -124,8 +109,8 @@ def run_fastchess_side(
             if found:  # book moves carry no comment
                 moves.append((int(found.group(1)), float(found.group(2)) * 1000.0))
         played.append(moves)
-        flags += game.headers.get("Termination", "") == "time forfeit"
-    return Searched(played, cpu.of(*ENGINE_COMMS), flags, wall)
+        flags += game.headers.get("Termination", "") == TIME_FORFEIT
+    return Searched(played, ran.cpu.of(*ENGINE_COMMS), flags, ran.wall_s)
 
 
 def run_tourney_side(stockfish: str, plans: Sequence[GamePlan], sandbox: str, tmp: Path) -> Searched:

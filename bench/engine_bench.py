@@ -44,7 +44,7 @@ import chess.pgn
 import yaml
 
 from bench.bare_uci import EngineLimit, GamePlan, Played, play_games
-from bench.tree_cpu import run_measured
+from bench.tree_cpu import TreeCpu, run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 NODES = 2000
@@ -152,24 +152,47 @@ def book_line(fen: str) -> str:
     return board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number)
 
 
-def run_fastchess(
+@dataclasses.dataclass(frozen=True)
+class FastchessRun:
+    """One whole fastchess command: the PGN it wrote, its wall seconds, its tree's CPU."""
+
+    pgn: str
+    wall_s: float
+    cpu: TreeCpu
+
+
+def play_fastchess(
     fastchess: str, stockfish: str, fens: Sequence[str], games: int, limit: EngineLimit, tmp: Path
-) -> Played:
-    book, pgn = tmp / "book.epd", tmp / "fastchess.pgn"
-    pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
+) -> FastchessRun:
+    """fastchess's command for ``games`` games from ``fens`` (``fastchess_argv``), run and measured;
+    played again (up to ``STARTUP_TRIES``) when fastchess gave up on an engine's start under load."""
+    book, pgn = tmp / "fastchess-book.epd", tmp / "fastchess.pgn"
     # one book line per opening of the schedule, with its move counters (hmvc, fmvn): stockfish
     # scales its evaluation by the 50-move counter, so a book without them plays other games
     book.write_text("".join(book_line(fen) + "\n" for fen in fens))
     argv = fastchess_argv(fastchess, stockfish, book, pgn, games, limit)
-    started = time.perf_counter()
-    done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
-    wall = time.perf_counter() - started
+    for attempt in range(STARTUP_TRIES):
+        pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
+        started = time.perf_counter()
+        done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
+        wall = time.perf_counter() - started
+        # under load fastchess may give up on an engine's uciok (its own start-up timeout): again
+        if done.returncode == 0 or "startup failure" not in done.stdout or attempt + 1 == STARTUP_TRIES:
+            break
+        print("  (fastchess: an engine's start-up timed out under load; played again)", flush=True)
     if done.returncode != 0:
         raise RuntimeError(
             f"fastchess failed ({done.returncode}): {done.stdout[-1500:]}{done.stderr[-1500:]}"
         )
-    played, plies, flags = count_pgn(pgn.read_text())
-    return Played(played, plies, flags, wall, cpu.total_s, cpu.of(*ENGINE_COMMS))
+    return FastchessRun(pgn.read_text(), wall, cpu)
+
+
+def run_fastchess(
+    fastchess: str, stockfish: str, fens: Sequence[str], games: int, limit: EngineLimit, tmp: Path
+) -> Played:
+    ran = play_fastchess(fastchess, stockfish, fens, games, limit, tmp)
+    played, plies, flags = count_pgn(ran.pgn)
+    return Played(played, plies, flags, ran.wall_s, ran.cpu.total_s, ran.cpu.of(*ENGINE_COMMS))
 
 
 # -- tourney -----------------------------------------------------------------------------------
@@ -186,6 +209,19 @@ def fastchess_like_per_match(pairs: int) -> int:
     return max(1, -(-pairs // CONCURRENCY))
 
 
+def stockfish_entries(tmp: Path, stockfish: str) -> list[dict[str, str]]:
+    """The config's ``entries``: stockfish-a and stockfish-b, entry directories under ``tmp``
+    running ``stockfish`` with ``OPTIONS``."""
+    entries = []
+    for name in ("stockfish-a", "stockfish-b"):
+        entry = tmp / "entries" / name
+        entry.mkdir(parents=True, exist_ok=True)
+        spec = {"name": name, "game": "chess", "protocol": "uci", "command": stockfish, "options": OPTIONS}
+        (entry / "entry.yaml").write_text(yaml.safe_dump(spec))
+        entries.append({"path": str(entry)})
+    return entries
+
+
 def tourney_config(
     tmp: Path,
     stockfish: str,
@@ -199,13 +235,7 @@ def tourney_config(
     of 2 games an opening (each side white once, the better seed first, as fastchess's
     ``-games 2``), ``per_match`` openings a match (None: ``fastchess_like_per_match``; 1: one
     opening's pair a match, two engine starts a pair)."""
-    entries = []
-    for name in ("stockfish-a", "stockfish-b"):
-        entry = tmp / "entries" / name
-        entry.mkdir(parents=True, exist_ok=True)
-        spec = {"name": name, "game": "chess", "protocol": "uci", "command": stockfish, "options": OPTIONS}
-        (entry / "entry.yaml").write_text(yaml.safe_dump(spec))
-        entries.append({"path": str(entry)})
+    entries = stockfish_entries(tmp, stockfish)
     fens = [plan.fen for plan in plans[::2]]
     tag = "tc" if limit.clock else "nodes"
     book = tmp / f"engine-bench-{tag}.epd"

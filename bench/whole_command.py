@@ -29,7 +29,6 @@ ply counts must agree, and the line that prints them says when they do not.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import statistics
@@ -40,22 +39,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import chess.pgn
 import yaml
 
 from bench.bare_uci import EngineLimit
 from bench.e2e_bench import run_timing
 from bench.engine_bench import (
     ENGINE_COMMS,
-    OPTIONS,
-    STARTUP_TRIES,
     book_line,
     book_lines,
     chess_known,
-    fastchess_argv,
+    count_pgn,
     find_fastchess,
     find_stockfish,
     opening_fens,
+    play_fastchess,
+    stockfish_entries,
 )
 from bench.tree_cpu import TreeCpu, run_measured
 
@@ -98,13 +96,7 @@ def tourney_program() -> list[str]:
 def default_config(tmp: Path, stockfish: str, fens: Sequence[str], per_match: int | None = None) -> Path:
     """A config with only what the games need (module doc); the rest is tourney's default.
     ``per_match``: ``openings.per_match`` (not the default config: what K openings a match give)."""
-    entries = []
-    for name in ("stockfish-a", "stockfish-b"):
-        entry = tmp / "entries" / name
-        entry.mkdir(parents=True, exist_ok=True)
-        spec = {"name": name, "game": "chess", "protocol": "uci", "command": stockfish, "options": OPTIONS}
-        (entry / "entry.yaml").write_text(yaml.safe_dump(spec))
-        entries.append({"path": str(entry)})
+    entries = stockfish_entries(tmp, stockfish)
     book = tmp / "book.epd"
     book.write_text("".join(book_line(fen) + "\n" for fen in fens))
     config = {
@@ -153,27 +145,9 @@ def run_tourney(config: Path, tmp: Path, tree: Path | None = None) -> Command:
 
 
 def run_fastchess(fastchess: str, stockfish: str, fens: Sequence[str], tmp: Path) -> Command:
-    book, pgn = tmp / "fastchess-book.epd", tmp / "fastchess.pgn"
-    pgn.unlink(missing_ok=True)  # fastchess appends to a PGN that is there
-    book.write_text("".join(book_line(fen) + "\n" for fen in fens))
-    argv = fastchess_argv(fastchess, stockfish, book, pgn, GAMES, EngineLimit(nodes=NODES))
-    for attempt in range(STARTUP_TRIES):
-        pgn.unlink(missing_ok=True)
-        started = time.perf_counter()
-        done, cpu = run_measured(argv, cwd=tmp, timeout=3600)
-        wall = time.perf_counter() - started
-        # under load fastchess may give up on an engine's uciok (its own start-up timeout): again
-        if done.returncode == 0 or "startup failure" not in done.stdout or attempt + 1 == STARTUP_TRIES:
-            break
-        print("  (fastchess: an engine's start-up timed out under load; played again)", flush=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"fastchess failed ({done.returncode}): {done.stdout[-1500:]}")
-    games = plies = 0
-    stream = io.StringIO(pgn.read_text())
-    while (game := chess.pgn.read_game(stream)) is not None:
-        games += 1
-        plies += sum(1 for _ in game.mainline_moves())
-    return Command(wall, plies, games, cpu)
+    ran = play_fastchess(fastchess, stockfish, fens, GAMES, EngineLimit(nodes=NODES), tmp)
+    games, plies, _ = count_pgn(ran.pgn)
+    return Command(ran.wall_s, plies, games, ran.cpu)
 
 
 def _load() -> str:
