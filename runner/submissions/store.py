@@ -132,6 +132,14 @@ class Auth:
     refused: str = ""
 
 
+#: a step's row, new or replacing that step's earlier one (a step is shown once, as it stands now)
+UPSERT_STEP = (
+    "INSERT INTO steps(submission, step, status, detail, at) VALUES(?, ?, ?, ?, ?) "
+    "ON CONFLICT(submission, step) DO UPDATE SET status=excluded.status, "
+    "detail=excluded.detail, at=excluded.at"
+)
+
+
 class SubmissionStore:
     """The contest's SQLite store. Thread-safe: one connection behind a lock (the server calls
     it from its worker threads and the check loop)."""
@@ -292,12 +300,7 @@ class SubmissionStore:
 
     def set_step(self, sid: int, step: str, status: str, detail: str = "") -> None:
         with self._tx() as c:
-            c.execute(
-                "INSERT INTO steps(submission, step, status, detail, at) VALUES(?, ?, ?, ?, ?) "
-                "ON CONFLICT(submission, step) DO UPDATE SET status=excluded.status, "
-                "detail=excluded.detail, at=excluded.at",
-                (sid, step, status, detail, time.time()),
-            )
+            c.execute(UPSERT_STEP, (sid, step, status, detail, time.time()))
 
     def record_intake(
         self, sid: int, *, entry_digest: str | None, steps: Sequence[tuple[str, str, str]], failure: str = ""
@@ -312,12 +315,7 @@ class SubmissionStore:
                 (entry_digest, "checking" if entry_digest else "refused", failure, sid),
             ).rowcount
             if n:
-                c.executemany(
-                    "INSERT INTO steps(submission, step, status, detail, at) VALUES(?, ?, ?, ?, ?) "
-                    "ON CONFLICT(submission, step) DO UPDATE SET status=excluded.status, "
-                    "detail=excluded.detail, at=excluded.at",
-                    [(sid, s, st, d, now) for s, st, d in steps],
-                )
+                c.executemany(UPSERT_STEP, [(sid, s, st, d, now) for s, st, d in steps])
         return bool(n)
 
     def check_sent(self, sid: int) -> int:
@@ -359,12 +357,7 @@ class SubmissionStore:
                 ("ready" if ready else "failed", failure, first_error, build_log, result, sid, attempt),
             ).rowcount
             if n:
-                c.executemany(
-                    "INSERT INTO steps(submission, step, status, detail, at) VALUES(?, ?, ?, ?, ?) "
-                    "ON CONFLICT(submission, step) DO UPDATE SET status=excluded.status, "
-                    "detail=excluded.detail, at=excluded.at",
-                    [(sid, s, st, d, now) for s, st, d in steps],
-                )
+                c.executemany(UPSERT_STEP, [(sid, s, st, d, now) for s, st, d in steps])
         return bool(n)
 
     def choose(self, team: str, version: int) -> None:

@@ -67,23 +67,18 @@ class UploadIntake:
         digest = store_upload(self.ctx.contest, upload.path, upload.sha256, durable=True)
         received = received_step(upload.size, digest)
         refused = format_refusal(upload.head, name, self.ctx.rules)
-        if refused is not None:
-            return self.ctx.store.add_submission(
-                team,
-                upload_digest=digest,
-                upload_name=name,
-                size=upload.size,
-                entry_digest=None,
-                state="refused",
-                steps=[received, ("unpacked", "failed", refused)],
-                failure=refused,
-            )
+        unpacked = (
+            ("unpacked", "running", "waiting to be unpacked")
+            if refused is None
+            else ("unpacked", "failed", refused)
+        )
         return self.ctx.store.add_submission(
             team,
             upload_digest=digest,
             upload_name=name,
             size=upload.size,
             entry_digest=None,
-            state="checking",
-            steps=[received, ("unpacked", "running", "waiting to be unpacked")],
+            state="checking" if refused is None else "refused",
+            steps=[received, unpacked],
+            failure=refused or "",
         )
