@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workers.sandbox.cgroups import CGROUP_FS
+from workers.sandbox.cgroups import CGROUP_FS, read_knob, write_knob
 
 ROOT_ENV = "TOURNEY_CGROUP_ROOT"
 #: the leaf the worker moves into, beside its sandboxes' cgroups
@@ -25,23 +25,8 @@ LEAF = "worker"
 NEEDED = ("memory", "pids")
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def _write(path: Path, value: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, value.encode())
-    finally:
-        os.close(fd)
-
-
 def _own_unified_path(proc_cgroup: Path) -> str | None:
-    for line in _read(proc_cgroup).splitlines():
+    for line in read_knob(proc_cgroup).splitlines():
         if line.startswith("0::"):
             return line[3:]
     return None
@@ -58,20 +43,20 @@ def adopt_delegated_cgroup(fs: Path = CGROUP_FS, proc_cgroup: Path = Path("/proc
     if path is None or path in ("", "/") or not (unified / "cgroup.controllers").exists():
         return None  # no cgroup v2 of our own (the root, or v1 only)
     own = unified / path.lstrip("/")
-    if set(NEEDED) <= set(_read(own / "cgroup.subtree_control").split()):
+    if set(NEEDED) <= set(read_knob(own / "cgroup.subtree_control").split()):
         return None  # already usable as it is
-    if not set(NEEDED) <= set(_read(own / "cgroup.controllers").split()):
+    if not set(NEEDED) <= set(read_knob(own / "cgroup.controllers").split()):
         return None  # not delegated with memory and pids
     files = [own, own / "cgroup.procs", own / "cgroup.subtree_control"]
     if not all(os.access(f, os.W_OK) for f in files):
         return None
-    if _read(own / "cgroup.procs").split() != [str(os.getpid())]:
+    if read_knob(own / "cgroup.procs").split() != [str(os.getpid())]:
         return None  # others live in it too: it cannot enable controllers for its children
     leaf = own / LEAF
     try:
         leaf.mkdir(exist_ok=True)
-        _write(leaf / "cgroup.procs", str(os.getpid()))
-        _write(own / "cgroup.subtree_control", " ".join(f"+{c}" for c in NEEDED))
+        write_knob(leaf / "cgroup.procs", str(os.getpid()))
+        write_knob(own / "cgroup.subtree_control", " ".join(f"+{c}" for c in NEEDED))
     except OSError as e:
         return f"cgroup {own} is delegated but could not be used for sandboxes ({e.strerror or e})"
     os.environ[ROOT_ENV] = str(own)

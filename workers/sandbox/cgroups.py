@@ -103,7 +103,8 @@ class CgroupUsage:
     memory_limit_hits: int
 
 
-def _write(path: Path, value: str) -> None:
+def write_knob(path: Path, value: str) -> None:
+    """Write one cgroup file (a knob) in one write(2), as the kernel wants it."""
     fd = os.open(path, os.O_WRONLY)
     try:
         os.write(fd, value.encode())
@@ -111,7 +112,8 @@ def _write(path: Path, value: str) -> None:
         os.close(fd)
 
 
-def _read(path: Path) -> str:
+def read_knob(path: Path) -> str:
+    """A cgroup file's text, or "" where it cannot be read (a controller not here)."""
     try:
         return path.read_text()
     except OSError:
@@ -217,17 +219,17 @@ class CgroupV1(SandboxCgroup):
             for d in dirs.values():
                 os.mkdir(d, 0o700)
             mem = dirs["memory"]
-            _write(mem / "memory.limit_in_bytes", str(memory_bytes))
+            write_knob(mem / "memory.limit_in_bytes", str(memory_bytes))
             if (mem / "memory.memsw.limit_in_bytes").exists():
                 # no escape into swap either (memsw must be set after memory)
-                _write(mem / "memory.memsw.limit_in_bytes", str(memory_bytes))
+                write_knob(mem / "memory.memsw.limit_in_bytes", str(memory_bytes))
             with contextlib.suppress(OSError):
-                _write(mem / "memory.swappiness", "0")  # nice to have: not every kernel takes it
+                write_knob(mem / "memory.swappiness", "0")  # nice to have: not every kernel takes it
             if (mem / "memory.kmem.tcp.limit_in_bytes").exists():
                 # before any task is in: a socket is charged to the cgroup it was made in
                 # only if accounting was on then (tcp_buffer_limit)
-                _write(mem / "memory.kmem.tcp.limit_in_bytes", str(tcp_buffer_limit(memory_bytes)))
-            _write(dirs["pids"] / "pids.max", str(tasks))
+                write_knob(mem / "memory.kmem.tcp.limit_in_bytes", str(tcp_buffer_limit(memory_bytes)))
+            write_knob(dirs["pids"] / "pids.max", str(tasks))
             os.mkdir(dirs["freezer"] / "entry", 0o700)
         except OSError as e:
             self.destroy()
@@ -236,7 +238,7 @@ class CgroupV1(SandboxCgroup):
     def attach(self, pid: int) -> None:
         try:
             for d in self.dirs.values():
-                _write(d / "cgroup.procs", str(pid))
+                write_knob(d / "cgroup.procs", str(pid))
         except OSError as e:
             raise CgroupError(f"cannot move the sandbox {pid} into its cgroup: {e}") from e
 
@@ -246,23 +248,23 @@ class CgroupV1(SandboxCgroup):
     def usage(self) -> CgroupUsage:
         mem = self.dirs["memory"]
         return CgroupUsage(
-            peak_memory_bytes=_int(_read(mem / "memory.max_usage_in_bytes")),
-            oom_kills=_keyed(_read(mem / "memory.oom_control"), "oom_kill"),
-            cpu_us=_int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) // 1000,
-            memory_limit_hits=_int(_read(mem / "memory.failcnt")),
+            peak_memory_bytes=_int(read_knob(mem / "memory.max_usage_in_bytes")),
+            oom_kills=_keyed(read_knob(mem / "memory.oom_control"), "oom_kill"),
+            cpu_us=_int(read_knob(self.dirs["cpuacct"] / "cpuacct.usage")) // 1000,
+            memory_limit_hits=_int(read_knob(mem / "memory.failcnt")),
         )
 
     def oom_kills(self) -> int:
-        return _keyed(_read(self.dirs["memory"] / "memory.oom_control"), "oom_kill")
+        return _keyed(read_knob(self.dirs["memory"] / "memory.oom_control"), "oom_kill")
 
     def reset_peak(self) -> None:
-        _write(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
+        write_knob(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
 
     def freeze(self) -> None:
-        _write(self.dirs["freezer"] / "entry" / "freezer.state", "FROZEN")
+        write_knob(self.dirs["freezer"] / "entry" / "freezer.state", "FROZEN")
 
     def thaw(self) -> None:
-        _write(self.dirs["freezer"] / "entry" / "freezer.state", "THAWED")
+        write_knob(self.dirs["freezer"] / "entry" / "freezer.state", "THAWED")
 
     def turn_files(self) -> TurnFiles:
         freeze = self.dirs["freezer"] / "entry" / "freezer.state"
@@ -294,10 +296,10 @@ class CgroupV2(SandboxCgroup):
             # counter (memory.stat "sock"; Documentation/admin-guide/cgroup-v2.rst), so
             # there is no separate TCP limit to set (unless the kernel was booted with
             # cgroup.memory=nosocket, which turns that charge off)
-            _write(path / "memory.max", str(memory_bytes))
+            write_knob(path / "memory.max", str(memory_bytes))
             if (path / "memory.swap.max").exists():
-                _write(path / "memory.swap.max", "0")
-            _write(path / "pids.max", str(tasks))
+                write_knob(path / "memory.swap.max", "0")
+            write_knob(path / "pids.max", str(tasks))
             os.mkdir(path / "launcher", 0o700)
             os.mkdir(path / "entry", 0o700)
         except OSError as e:
@@ -306,7 +308,7 @@ class CgroupV2(SandboxCgroup):
 
     def attach(self, pid: int) -> None:
         try:
-            _write(self.path / "launcher" / "cgroup.procs", str(pid))
+            write_knob(self.path / "launcher" / "cgroup.procs", str(pid))
         except OSError as e:
             raise CgroupError(f"cannot move the sandbox {pid} into its cgroup: {e}") from e
 
@@ -314,21 +316,21 @@ class CgroupV2(SandboxCgroup):
         return os.open(self.path / "entry" / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
 
     def usage(self) -> CgroupUsage:
-        events = _read(self.path / "memory.events")
-        peak = _int(self._read_peak()) or _int(_read(self.path / "memory.current"))
+        events = read_knob(self.path / "memory.events")
+        peak = _int(self._read_peak()) or _int(read_knob(self.path / "memory.current"))
         return CgroupUsage(
             peak_memory_bytes=peak,
             oom_kills=_keyed(events, "oom_kill"),
-            cpu_us=_keyed(_read(self.path / "cpu.stat"), "usage_usec"),
+            cpu_us=_keyed(read_knob(self.path / "cpu.stat"), "usage_usec"),
             memory_limit_hits=_keyed(events, "max"),
         )
 
     def oom_kills(self) -> int:
-        return _keyed(_read(self.path / "memory.events"), "oom_kill")
+        return _keyed(read_knob(self.path / "memory.events"), "oom_kill")
 
     def _read_peak(self) -> str:
         if self._peak_fd is None:
-            return _read(self.path / "memory.peak")
+            return read_knob(self.path / "memory.peak")
         try:
             return os.pread(self._peak_fd, 64, 0).decode()
         except OSError:
@@ -345,10 +347,10 @@ class CgroupV2(SandboxCgroup):
             os.write(self._peak_fd, b"reset\n")
 
     def freeze(self) -> None:
-        _write(self.path / "entry" / "cgroup.freeze", "1")
+        write_knob(self.path / "entry" / "cgroup.freeze", "1")
 
     def thaw(self) -> None:
-        _write(self.path / "entry" / "cgroup.freeze", "0")
+        write_knob(self.path / "entry" / "cgroup.freeze", "0")
 
     def turn_files(self) -> TurnFiles:
         return TurnFiles(self.path / "entry" / "cgroup.freeze", "1", "0", self.path / "entry" / "cpu.stat")
@@ -368,7 +370,7 @@ class CgroupV2(SandboxCgroup):
 def _own_cgroup_paths() -> dict[str, str]:
     """This process's cgroup per v1 controller, and "" for the unified hierarchy."""
     paths: dict[str, str] = {}
-    for line in _read(Path("/proc/self/cgroup")).splitlines():
+    for line in read_knob(Path("/proc/self/cgroup")).splitlines():
         parts = line.split(":", 2)
         if len(parts) != 3:
             continue
@@ -431,7 +433,7 @@ class Cgroups:
         if (unified / "cgroup.controllers").exists():
             candidates.append(_under(unified, own.get("", "/")))
         for c in candidates:
-            enabled = set(_read(c / "cgroup.subtree_control").split())
+            enabled = set(read_knob(c / "cgroup.subtree_control").split())
             if {"memory", "pids"} <= enabled and os.access(c, os.W_OK):
                 return c
         return None
@@ -471,7 +473,7 @@ class Cgroups:
                         (d / "entry" / "cgroup.freeze", "0"),
                     ):
                         with contextlib.suppress(OSError):
-                            _write(thaw, value)  # a frozen process cannot die and leave
+                            write_knob(thaw, value)  # a frozen process cannot die and leave
                     if _rmdir(d):
                         removed.add(d.name)
         return sorted(removed)
