@@ -23,7 +23,7 @@ import dataclasses
 import datetime
 
 from runner.domain.match_values import GameRecord, Limits, VerdictKind
-from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome, WatchedProcess
+from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome, WatchedProcess, WrappedHost
 
 #: the most kept per engine per game (a game at 10+0.1 of stockfish is about 100 KiB)
 MAX_BYTES = 128 * 1024
@@ -96,15 +96,13 @@ def log_to(host: EntryHost, traffic: EngineTraffic) -> None:
         host = getattr(host, "inner", None)  # type: ignore[assignment]
 
 
-class LoggingHost(EntryHost):
+class LoggingHost(WrappedHost):
     """An ``EntryHost`` whose spawned processes log their traffic; otherwise it delegates."""
 
     def __init__(self, inner: EntryHost, entry: str, traffic: EngineTraffic) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.entry = entry
         self.traffic = traffic
-        self.workdir = inner.workdir
-        self.shares_machine_tmp = inner.shares_machine_tmp
         self._spawned: list[LoggingProcess] = []
 
     def log_to(self, traffic: EngineTraffic) -> None:
@@ -112,17 +110,11 @@ class LoggingHost(EntryHost):
         for proc in self._spawned:
             proc.traffic = traffic
 
-    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
-        return self.inner.run(argv, stdin, limits)
-
     def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
         self.traffic.add(self.entry, "!", f"start {' '.join(argv)}")
         proc = LoggingProcess(self.inner.spawn(argv, limits), self.entry, self.traffic)
         self._spawned.append(proc)
         return proc
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class LoggingProcess(WatchedProcess):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from runner.domain.match_values import GameRecord, Limits
-from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome, WatchedProcess
+from workers.sandbox.base import EntryHost, InteractiveProcess, RunOutcome, WatchedProcess, WrappedHost
 
 #: distinct lines kept per entry per game (the first ones: a cause comes before its echoes)
 MAX_LINES = 8
@@ -72,15 +72,13 @@ class StderrNotes:
         return RecordingHost(host, entry, self)
 
 
-class RecordingHost(EntryHost):
+class RecordingHost(WrappedHost):
     """An ``EntryHost`` that hands each run's stderr to ``StderrNotes`` and otherwise delegates."""
 
     def __init__(self, inner: EntryHost, entry: str, notes: StderrNotes) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.entry = entry
         self.notes = notes
-        self.workdir = inner.workdir  # fixed for the host's life (one game, or a kept engine's match)
-        self.shares_machine_tmp = inner.shares_machine_tmp
         self._spawned: list[RecordingProcess] = []
 
     def report_to(self, notes: StderrNotes) -> None:
@@ -99,9 +97,6 @@ class RecordingHost(EntryHost):
         proc = RecordingProcess(self.inner.spawn(argv, limits), self.entry, self.notes)
         self._spawned.append(proc)
         return proc
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class RecordingProcess(WatchedProcess):

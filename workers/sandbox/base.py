@@ -167,6 +167,26 @@ class EntryHost(ABC):
         self.close()
 
 
+class WrappedHost(EntryHost):
+    """A host that delegates everything to ``inner`` (its working copy, whether it shares the
+    machine's /tmp, its runs, spawns and close): what a wrapper that watches a game's programs
+    overrides, and nothing else. ``inner`` is also how a caller finds a wrapper under another."""
+
+    def __init__(self, inner: EntryHost) -> None:
+        self.inner = inner
+        self.workdir = inner.workdir  # fixed for the host's life (one game, or a kept engine's match)
+        self.shares_machine_tmp = inner.shares_machine_tmp
+
+    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
+        return self.inner.run(argv, stdin, limits)
+
+    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
+        return self.inner.spawn(argv, limits)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class HostFactory(ABC):
     """Makes hosts. ``entry_dir`` is the built entry (read-only, shared by games)."""
 
