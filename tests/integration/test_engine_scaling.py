@@ -2,7 +2,8 @@
 two real workers, one slowed by a cgroup v1 CPU quota (``cpu.cfs_quota_us`` on cgroups this
 test creates and removes: the slow worker's an eighth of a core, the fast one's half), play
 stockfish at a time per move scaled to each one's measured speed; the nodes searched per
-move agree within 15% across the two.
+move agree within 15% across the two (each search's
+nodes taken as its reported speed times its time, see ``_nodes_per_move``).
 
 Without the scaling the slowed worker's engine would search its nominal time at a fraction of
 the speed: the test first checks that the quota did make that worker several times slower,
@@ -92,17 +93,29 @@ def _stockfish(directory: Path, name: str) -> Path:
     return entry
 
 
+def _seconds(stamp: str) -> float:
+    hours, minutes, seconds = stamp.split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
 def _nodes_per_move(log: str) -> list[int]:
-    """The nodes of each search in an engine log: the last ``info ... nodes N`` before each bestmove."""
+    """The nodes of each search in an engine log: its speed as it last reported it (``info ...
+    nps N``) times the time from ``go`` to ``bestmove``. Not the last ``info ... nodes``:
+    stockfish reports nodes only at the end of each depth, so that count falls up to half a
+    search short, by how far the last depth got, and a median of a few dozen jumped 20%."""
     out: list[int] = []
-    last: int | None = None
+    asked: float | None = None
+    nps: int | None = None
     for line in log.splitlines():
-        words = line.split()[2:]
-        if words[:1] == ["info"] and "nodes" in words:
-            last = int(words[words.index("nodes") + 1])
-        elif words[:1] == ["bestmove"] and last is not None:
-            out.append(last)
-            last = None
+        stamp, _direction, *words = line.split()
+        if words[:1] == ["go"]:
+            asked, nps = _seconds(stamp), None
+        elif words[:1] == ["info"] and "nps" in words:
+            nps = int(words[words.index("nps") + 1])
+        elif words[:1] == ["bestmove"] and asked is not None and nps is not None:
+            elapsed = (_seconds(stamp) - asked) % 86400  # across midnight too
+            out.append(int(nps * elapsed))
+            asked = None
     return out
 
 

@@ -41,7 +41,7 @@ from workers.sandbox.classify import one_line, verdict_of
 HANDSHAKE_S = 5.0
 #: how long an engine may take to leave after ``quit`` before it is killed
 QUIT_GRACE_S = 0.5
-#: how long an engine may take to say it is ready for a game (UCI ``readyok``, xboard ``pong``)
+#: how much CPU an engine may spend getting ready for a game (UCI ``readyok``, xboard ``pong``)
 #: off its clock: the rest is charged to its first move, as thinking time (an engine could
 #: otherwise search unfrozen while the worker waits; docs/engines.md, "Clocks")
 READY_GRACE_MS = 100.0
@@ -249,11 +249,18 @@ class EngineProtocol(TextBoardProtocol):
 
     def wait_ready(self, deadline: float, waiting_for: str, accept: Any) -> None:
         """``read_until`` the engine says it is ready for the game (``readyok``, ``pong``), the
-        wait past READY_GRACE_MS charged to its first move (``held_ms``): asked to be ready,
-        an engine runs unfrozen, and a search then would be thinking off its clock."""
-        asked = time.monotonic()
+        CPU it spent meanwhile past READY_GRACE_MS charged to its first move (``held_ms``):
+        asked to be ready, an engine runs unfrozen, and a search then would be thinking off
+        its clock. What it computed is charged, not the wall time: on a loaded or throttled
+        machine a clear of its hash waits for a core as long as the load says, and a charge
+        in wall time made the same engine lose on time there and not on a quiet machine. The
+        charge is at most the wall time (threads add CPU faster than the clock runs); an idle
+        wait holds only the worker, and ``deadline`` bounds it."""
+        proc = self._proc()
+        asked, cpu_before = time.monotonic(), proc.cpu_ms
         self.read_until(deadline, waiting_for, accept)
-        self.held_ms += max(0.0, (time.monotonic() - asked) * 1000.0 - READY_GRACE_MS)
+        computed_ms = min(proc.cpu_ms - cpu_before, (time.monotonic() - asked) * 1000.0)
+        self.held_ms += max(0.0, computed_ms - READY_GRACE_MS)
 
     def note(self, line: str) -> None:
         if line.strip() and len(self.chatter) < 50:
