@@ -53,7 +53,6 @@ def _organiser_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
-
 # -- how the suite is handed to pytest-xdist's workers, and what each test cost (tests/scheduling.py)
 _timings = scheduling.Timings()
 
@@ -94,4 +93,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if config.getoption("update_durations"):
         _timings.write_durations()
         terminalreporter.write_line(f"durations written to {scheduling.DURATIONS}")
-
