@@ -122,6 +122,9 @@ class InstantDispatcher:
     def want(self, match_id: str, attempt: int) -> None:
         pass
 
+    def wake(self) -> None:
+        pass  # its poll waits at most 1 ms
+
     def poll(self, timeout: float) -> list[InboxNote]:
         if not self._queue:
             time.sleep(min(timeout, 0.001))

@@ -76,6 +76,12 @@ class KEYS:
         return f"tourney:run:{run}:inbox"
 
     @staticmethod
+    def wake(run: str) -> str:
+        """The coordinator side's own nudge to its waiting ``poll`` (``Dispatcher.wake``): new
+        work to send; read and written by that side only, a worker never sees it."""
+        return f"tourney:run:{run}:wake"
+
+    @staticmethod
     def alive(run: str) -> str:
         """Set by the coordinator, never expires: its absence means the broker lost its data."""
         return f"tourney:run:{run}:alive"

@@ -56,6 +56,8 @@ log = logging.getLogger("tourney.dispatch")
 
 #: the live hash (what workers are doing now) is read at most this often
 LIVE_READ_EVERY_S = 0.5
+#: how long an unread wake is kept (a poll reads it within its timeout, at most 5 s)
+WAKE_TTL_S = 60
 
 
 class CeleryDispatcher(BrokerHealth):
@@ -280,28 +282,37 @@ class CeleryDispatcher(BrokerHealth):
             self.redis.delete(
                 self.keys.current(self.run_id),
                 self.keys.inbox(self.run_id),
+                self.keys.wake(self.run_id),
                 self.keys.alive(self.run_id),
                 self.keys.live(self.run_id),
                 self.keys.verify(self.run_id),
                 *(self.keys.run_quarantine(self.run_id, k) for k in self.registry.by_key),
             )
 
+    def wake(self) -> None:
+        # a second connection of the pool: the waiting poll holds the first in its BLPOP
+        with wire_errors(), self.redis.pipeline(transaction=False) as pipe:
+            pipe.rpush(self.keys.wake(self.run_id), b"1")
+            pipe.expire(self.keys.wake(self.run_id), WAKE_TTL_S)
+            pipe.execute()
+
     def poll(self, timeout: float) -> list[InboxNote]:
-        inbox = self.keys.inbox(self.run_id)
+        inbox, wake = self.keys.inbox(self.run_id), self.keys.wake(self.run_id)
         forget = sorted(self._to_forget)
         try:
-            # one round trip: the matches forgotten since the last poll, the first note (waiting
-            # for it: Redis runs a connection's commands in order, so the LPOP waits too) and
-            # whatever else has come by then
+            # one round trip: the matches forgotten since the last poll, the first note or a
+            # wake (waiting for it: Redis runs a connection's commands in order, so the LPOP
+            # waits too), whatever else has come by then, and the wakes spent
             with wire_errors(), self.redis.pipeline(transaction=False) as pipe:
                 if forget:
                     pipe.hdel(self.keys.current(self.run_id), *forget)
-                pipe.blpop([inbox], timeout=min(max(timeout, 0.05), 5.0))
+                pipe.blpop([inbox, wake], timeout=min(max(timeout, 0.05), 5.0))
                 pipe.lpop(inbox, 200)
-                *_, first, more = pipe.execute()
+                pipe.delete(wake)
+                *_, first, more, _spent = pipe.execute()
             self._to_forget.difference_update(forget)
             raw: list[Any] = []
-            if first is not None:
+            if first is not None and first[0].decode() == inbox:
                 raw.append(first[1])
             if more:
                 raw.extend(more)

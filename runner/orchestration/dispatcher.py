@@ -196,7 +196,12 @@ class Dispatcher(Protocol):
         """Record again that ``attempt`` is the one the run wants (a broker that lost its data)."""
 
     def poll(self, timeout: float) -> list[InboxNote]:
-        """Notes that arrived, waiting up to ``timeout`` seconds for the first."""
+        """Notes that arrived, waiting up to ``timeout`` seconds for the first (or a ``wake``)."""
+
+    def wake(self) -> None:
+        """End a ``poll`` that another thread is waiting in now, or the next one, at once: new
+        work is waiting to be sent (the submission server's check loop sends a check as its
+        upload is unpacked, not at its poll's timeout)."""
 
     def forget(self, match_id: str) -> None:
         """The run wants no attempt of this match any more (done, failed, obsolete)."""

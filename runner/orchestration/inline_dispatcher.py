@@ -85,6 +85,9 @@ class InlineDispatcher:
             Finished(spec.match_id, attempt, result, self.worker),
         ]
 
+    def wake(self) -> None:
+        pass  # its poll waits at most 10 ms, and plays what is queued in the calling thread
+
     def forget(self, match_id: str) -> None:
         pass  # nothing of it is queued: submit plays in order, poll returns its result
 
