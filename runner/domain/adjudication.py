@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
-
-import chess
+from typing import TYPE_CHECKING, Any
 
 from runner.domain.games.base import Outcome
 from runner.domain.match_values import SearchInfo
 from runner.domain.tablebase import TbRule, tablebase_outcome
+
+if TYPE_CHECKING:  # only a type here: python-chess loads where games are played
+    import chess
 
 #: how an adjudicated game's reason starts (and the PGN Termination ``adjudication``)
 ADJUDICATION = "adjudication"

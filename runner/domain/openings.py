@@ -26,9 +26,6 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-import chess
-import chess.pgn
-
 from runner.domain.seeds import derive_seed
 from runner.errors import UsageError
 
@@ -65,6 +62,8 @@ def read_book(path: Path, *, plies: int | None = None, chess960: bool = False) -
 
 
 def _epd_openings(path: Path, text: str, chess960: bool) -> list[Opening]:
+    import chess  # local: python-chess loads with a book, not with every config (about 0.1 s)
+
     out: list[Opening] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -83,6 +82,8 @@ def _epd_openings(path: Path, text: str, chess960: bool) -> list[Opening]:
 
 
 def _pgn_openings(path: Path, text: str, plies: int | None, chess960: bool) -> list[Opening]:
+    import chess.pgn  # local: as in _epd_openings
+
     out: list[Opening] = []
     stream = io.StringIO(text)
     while True:

@@ -13,12 +13,14 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import chess
-import chess.syzygy
+from typing import TYPE_CHECKING
 
 from runner.domain.games.base import Outcome
 from runner.errors import RetryElsewhere
+
+if TYPE_CHECKING:  # python-chess loads where a position is probed, not with the config's rules
+    import chess
+    import chess.syzygy
 
 #: the reason's words after ``adjudication: `` (and what engine_lines prints as SyzygyTB)
 TABLEBASE = "tablebase"
@@ -39,6 +41,8 @@ class TablesMissing(RetryElsewhere, ValueError):
 @functools.lru_cache(maxsize=4)
 def open_tables(path: str) -> tuple[chess.syzygy.Tablebase, int]:
     """The tables at ``path`` (kept open: each probe reads them) and their most pieces."""
+    import chess.syzygy
+
     dirs = [d for d in path.split(os.pathsep) if d]
     found = [f for d in dirs for f in Path(d).glob("*.rtbw")] if dirs else []
     if not found:
@@ -53,6 +57,9 @@ def open_tables(path: str) -> tuple[chess.syzygy.Tablebase, int]:
 def tablebase_outcome(rule: TbRule, board: chess.Board) -> Outcome | None:
     """What the tables say of ``board`` (White seat 0), or None where they say nothing: more
     pieces than the rule or the tables allow, castling rights, or a table not there."""
+    import chess
+    import chess.syzygy
+
     tables, most = open_tables(rule.path)
     pieces = chess.popcount(board.occupied)
     if pieces > min(rule.pieces or most, most) or board.castling_rights:

@@ -125,9 +125,12 @@ def test_clocks_scaled_to_each_worker_give_the_same_nodes_per_move(tmp_path: Pat
         "seed": 11,
         "game": "chess",
         # the quota holds a whole period's worth of the slow worker back at times: a wide margin
-        "each": {"st": 0.3, "scale_nps": 100_000, "log": "engine", "timemargin": 1000},
+        # moves of 0.2 s on the fast worker, 1 s on the slow one: a move's fixed costs (waking
+        # the engine, the pipes; longer under load) were a sixth of the fast one's 0.09 s moves
+        # at a load of 10, and it searched 16% fewer nodes than the slow one
+        "each": {"st": 0.3, "scale_nps": 200_000, "log": "engine", "timemargin": 1000},
         "openings": {"file": str(ROOT / "configs" / "openings.epd"), "count": 4, "per_match": 1},
-        "adjudication": {"maxmoves": 8},
+        "adjudication": {"maxmoves": 6},
         "limits": {"move_wall_s": 30.0},
         # the slow worker is slow on purpose: its match must not be copied to the fast one
         "timing": {"straggler_factor": 1000},

@@ -95,9 +95,13 @@ class RecordedHost(EntryHost):
         return self.host.spawn(argv, limits)
 
     def close(self) -> None:
-        self.host.close()
+        # noted as the close begins: its processes were all born by then (one forked while
+        # they are killed dies with the PID namespace), and once they are gone the kernel may
+        # give the namespace's inode number to another test's sandbox, whose launcher a later
+        # bound (the close's end, slow under load: freeing 256 MiB of an shm hoarder's) counted
         if self.record.closed_at is None:
             self.record.closed_at = time.time()
+        self.host.close()
 
 
 @dataclass
@@ -124,9 +128,9 @@ class Recorder(HostFactory):
         """Processes still alive from any sandbox this factory opened.
 
         A process counts if it is in one of our sandboxes' PID namespaces (or in a
-        game's namespace nested in one) and
-        was born before that sandbox was closed: the kernel reuses namespace
-        inode numbers, so a later sandbox (another test's) may show ours.
+        game's namespace nested in one) and was born while that sandbox was open (from its
+        launcher's birth to the start of its close): the kernel reuses namespace inode
+        numbers, so a later sandbox (another test's) may show ours.
         """
         found = []
         for rec in self.sandboxes:
@@ -138,7 +142,8 @@ class Recorder(HostFactory):
             with contextlib.suppress(OSError):
                 chain = pid_namespaces(p.info["pid"])
                 for rec in self.sandboxes:
-                    born_inside = rec.closed_at is None or p.info["create_time"] <= rec.closed_at
+                    born = p.info["create_time"]
+                    born_inside = rec.born <= born and (rec.closed_at is None or born <= rec.closed_at)
                     if rec.namespace in chain and born_inside and p.info["status"] != psutil.STATUS_ZOMBIE:
                         found.append(f"{p.info['pid']} {p.info['name']}")
         return found

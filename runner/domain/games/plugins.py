@@ -34,7 +34,6 @@ import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +96,10 @@ def plugin_games() -> Mapping[str, str]:
 
     Read once per process: plugins are installed before a run, not during one.
     """
+    # local: importlib.metadata (and the scan of every installed distribution) only where a
+    # name that is no built-in game is looked up
+    from importlib.metadata import entry_points
+
     found: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name not in BUILTIN_GAMES:  # a plugin cannot replace a seed game
@@ -128,11 +131,13 @@ def game_names() -> tuple[str, ...]:
 
 def is_game_reference(reference: str) -> bool:
     """Whether ``reference`` could name a game (a registered name or an import path), without importing."""
-    return reference in game_registry() or is_import_path(reference)
+    return reference in BUILTIN_GAMES or reference in game_registry() or is_import_path(reference)
 
 
 def import_path_of(reference: str) -> str:
     """The import path a game reference stands for; ``GameLoadError`` for an unknown name."""
+    if reference in BUILTIN_GAMES:  # a plugin cannot replace one: no need to read the plugins
+        return BUILTIN_GAMES[reference]
     games = game_registry()
     if reference not in games and is_import_path(reference):
         return reference
