@@ -44,6 +44,7 @@ from runner.orchestration.cluster import (
     ClusterRequest,
     LocalCluster,
     Terminated,
+    planned_local_slots,
     terminate_on_signals,
 )
 from runner.orchestration.dispatcher import BrokerDown, NoWorkerCanServe
@@ -209,6 +210,13 @@ def _run(
 ) -> int:
     hooks = hooks or RunHooks()
     resumed = rd.exists()
+    request = ClusterRequest(
+        inline=bool(args.inline),
+        broker=args.broker,
+        workers=args.workers,
+        no_local_workers=bool(args.no_local_workers),
+        priority=int(getattr(args, "priority", 0) or 0),
+    )
     if resumed:
         store = open_for_resume(rd, config_path, config)
         if store.meta().get("finished"):
@@ -218,15 +226,11 @@ def _run(
             print(complete_text(args, rd))
             return 0
     else:
+        slots = planned_local_slots(config, request)
+        if slots is not None:  # openings.per_match: auto, so that every local slot has a match
+            config.fit_openings_to_slots(slots)
         store = create_run(rd, config_path, config, secrets.token_hex(8))
     handler = _setup_logging(rd)
-    request = ClusterRequest(
-        inline=bool(args.inline),
-        broker=args.broker,
-        workers=args.workers,
-        no_local_workers=bool(args.no_local_workers),
-        priority=int(getattr(args, "priority", 0) or 0),
-    )
     progress_mode = (
         cast(Mode, hooks.progress_mode) if hooks.progress_mode else default_mode(bool(args.no_progress))
     )

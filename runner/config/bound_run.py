@@ -22,7 +22,7 @@ from runner.domain.entries import EntrySpec
 from runner.domain.games import get_game
 from runner.domain.games.base import Game
 from runner.domain.match_values import EntryRef, Limits, NamedBoard
-from runner.domain.openings import OPENINGS_BOARD, groups
+from runner.domain.openings import OPENINGS_BOARD, auto_per_match, groups
 from runner.domain.stage_models import (
     DERIVED_SEATS,
     AnyStage,
@@ -49,6 +49,8 @@ class TournamentConfig(TournamentSchema):
     _listed_boards: tuple[tuple[str, ...], ...] | None = PrivateAttr(default=None)
     #: the openings a match that the expansion used (``openings_per_match``)
     _per_match: int | None = PrivateAttr(default=None)
+    #: how many openings the book's selection holds (0 until expanded)
+    _opening_count: int = PrivateAttr(default=0)
     _warnings: list[ConfigProblem] = PrivateAttr(default_factory=list)  # set by load_config
 
     # -- what the coordinator uses --------------------------------------
@@ -93,6 +95,7 @@ class TournamentConfig(TournamentSchema):
         for o in chosen:
             self.boards.setdefault(o.name, BoardSpec(text=o.fen))
         names = [o.name for o in chosen]
+        self._opening_count = len(chosen)
         self._per_match = per_match if per_match is not None else self.openings.openings_a_match(len(chosen))
         grouped: list[str] = []
         for group, members in groups(chosen, self._per_match):
@@ -134,6 +137,18 @@ class TournamentConfig(TournamentSchema):
         it with a later tourney whose default differs, plans the same matches."""
         if self._per_match is not None and self._per_match != per_match:
             self._expand_openings(per_match)
+
+    def fit_openings_to_slots(self, slots: int) -> None:
+        """A new run's ``per_match: auto`` for the matches its own workers play at once
+        (``slots``): fewer openings a match where the config's rule would leave slots idle (a
+        two-engine test of 10 openings on 8 local slots: 2 matches of 5 under the config's rule,
+        8 slots busy with 1 or 2 each now). The slots are shared by a stage's pairings, at least
+        entries - 1 of them in every stage that groups openings. Only as a run begins: it records
+        the number (``runner.storage.resolved``), and resuming it keeps that."""
+        if self.openings is None or self.openings.per_match != "auto" or self._per_match is None:
+            return
+        per_pairing = -(-slots // max(1, len(self._entries) - 1))
+        self.regroup_openings(auto_per_match(self._opening_count, per_pairing))
 
     def match_boards(self, board_id: str) -> tuple[NamedBoard, ...]:
         """``MatchSpec.boards`` of a match on ``board_id``: the openings it plays in turn when it

@@ -132,7 +132,8 @@ class OpeningsModel(BaseModel):
 
     def openings_a_match(self, chosen: int) -> int:
         """``per_match`` for ``chosen`` selected openings, ``auto`` resolved from the config alone
-        (never the fleet: a resumed run plans the same match ids)."""
+        (a new run then fits it to its local slots, ``TournamentConfig.fit_openings_to_slots``,
+        and records it: a resumed run plans the same match ids)."""
         return auto_per_match(chosen) if self.per_match == "auto" else self.per_match
 
     def load(self, base_dir: Path, seed: int, chess960: bool) -> list[Opening]:

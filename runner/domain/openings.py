@@ -8,9 +8,10 @@ each board with colours swapped, so each opening is a game pair, both games in o
 With ``per_match`` K above 1, a stage plays K openings in one match instead (``groups``): one
 board whose id joins its openings' names with ``+``, the match's spec carrying every one of
 them (``MatchSpec.boards``), so that the engines start once for K pairs. ``per_match: auto``
-(the default, ``auto_per_match``) is K from the number of openings alone: up to
+(the default, ``auto_per_match``) is K from the number of openings: up to
 ``AUTO_PER_MATCH_MAX``, and at most half of them (rounded up), so that one pairing still makes
-at least two matches to spread over the workers (both of one machine's slots busy).
+at least two matches to spread over the workers (both of one machine's slots busy); a new
+run with more local slots than that fills lowers K until each slot has a match.
 
 Selection: from the ``start``-th opening of the file (1-based), ``count`` of them (all by
 default), in file order (``sequential``) or shuffled by the tournament seed (``random``:
@@ -128,10 +129,14 @@ def select(
     return out
 
 
-def auto_per_match(openings: int) -> int:
-    """``per_match: auto`` for a stage of ``openings`` openings (module doc): a rule of the config
-    alone, never of the fleet, so that a resumed run plans the same matches."""
-    return max(1, min(AUTO_PER_MATCH_MAX, -(-openings // 2)))
+def auto_per_match(openings: int, slots: int = 1) -> int:
+    """``per_match: auto`` for a stage of ``openings`` openings (module doc). ``slots``: the
+    matches a pairing may spread over as a new run starts (its local workers' slots shared by
+    its pairings, ``TournamentConfig.fit_openings_to_slots``): at most openings / slots a
+    match (rounded up), so that every slot has a match to play. A run records the number it
+    began with, so a resumed run plans the same matches whatever its workers then."""
+    k = max(1, min(AUTO_PER_MATCH_MAX, -(-openings // 2)))
+    return max(1, min(k, -(-openings // slots))) if slots > 1 else k
 
 
 def group_id(names: list[str]) -> str:

@@ -66,6 +66,22 @@ class ClusterRequest:
     priority: int = 0
 
 
+def planned_local_slots(config: TournamentConfig, request: ClusterRequest) -> int | None:
+    """The matches this run's own workers will play at once (``LocalCluster``: the inline
+    dispatcher one; the local worker one per usable core, or ``--workers``), known before
+    anything starts; None where no local worker plays (``--no-local-workers``). The CPUs
+    are those ``timing.reserved_cores`` leaves to matches."""
+    if request.inline:
+        return 1
+    if request.no_local_workers:
+        return None
+    usable = os.sched_getaffinity(0)
+    timing = config.timing
+    if timing.exclusive_cores and timing.reserved_cores:
+        usable = set(split_cores(usable, timing.reserved_cores)[1])  # ValueError: checked before
+    return capped_concurrency(request.workers, usable, exclusive=timing.exclusive_cores)
+
+
 class Terminated(RunHalted):
     """SIGTERM or SIGHUP arrived (``terminate_on_signals``)."""
 

@@ -214,3 +214,30 @@ def test_auto_leaves_a_board_a_round_stage_one_opening_a_round(tmp_path: Path) -
         cfg = load_config(path)
         assert cfg.stages[0].boards == ["opening-001+opening-002", "opening-003+opening-004"]
         assert cfg.stages[1].boards == knockout
+
+
+def test_a_new_runs_auto_fits_its_local_slots_and_an_explicit_number_stays(tmp_path: Path) -> None:
+    """``per_match: auto`` of 10 openings is 5 a match (2 matches a pairing); a new run with 8
+    local slots shared by its 3 entries' pairings (at least 2) lowers it so that each slot has a
+    match (``fit_openings_to_slots``: 4 slots a pairing, 3 openings a match); 1 or 2 slots
+    leave it; an explicit number is the config's whatever the slots."""
+    assert [auto_per_match(10, s) for s in (1, 2, 3, 4, 8, 16)] == [5, 5, 4, 3, 2, 1]
+    assert [auto_per_match(40, s) for s in (1, 2, 4, 8, 16)] == [8, 8, 8, 5, 3]
+    projects = {name: tmp_path / name for name in ("auto", "two", "fixed")}
+    for d in projects.values():
+        d.mkdir()
+    fitted = load_config(
+        chess_project(projects["auto"], SHIPPED_BOOK.read_text(), order="sequential", count=10)
+    )
+    assert fitted.openings_per_match == 5
+    fitted.fit_openings_to_slots(8)
+    assert fitted.openings_per_match == 3
+    assert fitted.stages[0].boards == [_group(1, 4), _group(4, 7), _group(7, 10), "opening-010"]
+    two = load_config(chess_project(projects["two"], SHIPPED_BOOK.read_text(), order="sequential", count=10))
+    two.fit_openings_to_slots(2)
+    assert two.openings_per_match == 5
+    fixed = load_config(
+        chess_project(projects["fixed"], SHIPPED_BOOK.read_text(), order="sequential", count=10, per_match=5)
+    )
+    fixed.fit_openings_to_slots(16)
+    assert fixed.openings_per_match == 5

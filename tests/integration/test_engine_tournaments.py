@@ -176,3 +176,43 @@ def test_per_match_plays_two_openings_a_match_through_a_real_run(tmp_path: Path)
         assert len(two) == 2 and {g.headers["White"] for g in two} == {"sf2000", "sf500"}, name
         assert all(g.headers["FEN"] == fen for g in two), name
     assert "timeout" not in _verdicts(run_dir, tmp_path)
+
+
+def test_auto_openings_a_match_fill_the_local_slots_and_a_resume_keeps_them(tmp_path: Path) -> None:
+    """``per_match: auto`` with more local slots than the config's rule fills (docs/config.md,
+    "openings"): two stockfish at 1,000 nodes over 8 openings make 2 matches of 4 by the
+    config alone; a run with 4 local slots (``--workers 4``) plans 4 matches of 2 so that each
+    slot has one, records 2 in its resolved.json, and plays every opening's pair."""
+    _need("stockfish")
+    for name in ("sf-a", "sf-b"):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "entry.yaml").write_text(yaml.safe_dump({
+            "name": name, "game": "chess", "protocol": "uci", "run": ["/usr/games/stockfish"],
+        }))  # fmt: skip
+    config = {
+        "name": "fit",
+        "game": "chess",
+        "each": {"nodes": 1000},
+        "openings": {"file": str(ROOT / "configs" / "openings.epd"), "order": "sequential", "count": 8},
+        "adjudication": {"maxmoves": 20},
+        "entries": [{"path": str(tmp_path / "sf-a")}, {"path": str(tmp_path / "sf-b")}],
+        "stages": [{"name": "rr", "planner": "round_robin", "games_per_pairing": 2, "boards": ["openings"]}],
+    }
+    path = tmp_path / "fit.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run_dir = tmp_path / "run"
+    done = tourney(
+        "run", path, "--workers", "4", "--no-progress", "--run-dir", run_dir, cwd=tmp_path, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert json.loads((run_dir / "resolved.json").read_text())["openings_per_match"] == 2
+    listed = tourney("matches", run_dir, "--json", cwd=tmp_path)
+    matches = json.loads(listed.stdout)
+    groups = sorted(m["board_id"] for m in matches)
+    assert groups == [f"opening-{i:03d}+opening-{i + 1:03d}" for i in (1, 3, 5, 7)], groups
+    assert all(len(m["result"]["games"]) == 4 for m in matches)  # each opening's pair, both openings
+    again = tourney("run", path, "--no-progress", "--run-dir", run_dir, cwd=tmp_path)  # 2 slots now
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run_dir / "resolved.json").read_text())["openings_per_match"] == 2
+    assert_nothing_left([str(run_dir)])

@@ -232,7 +232,8 @@ def test_a_lost_broker_shows_within_5s_and_the_workers_hint_names_the_key(tmp_pa
     assert shown_after < 5.0
     line = next(x for x in text.splitlines() if "broker UNREACHABLE for" in x)
     # the first line may come as the outage is found (0 s, the whole 10 min left) or a few s on
-    assert re.search(r"broker UNREACHABLE for \d+s; the run stops in (10m00s|9m5\ds) unless it answers", line), line
+    shown = r"broker UNREACHABLE for \d+s; the run stops in (10m00s|9m5\ds) unless it answers"
+    assert re.search(shown, line), line
     assert "the broker answers again" in text
     assert_one_official_result_per_match(run_dir)
     assert_nothing_left([tag, str(tmp_path)])

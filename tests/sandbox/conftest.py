@@ -71,12 +71,21 @@ def pid_namespaces(pid: int) -> list[str]:
 
 @dataclass
 class SandboxRecord:
-    """One sandbox a test opened: its PID 1 on the host and its PID namespace."""
+    """One sandbox a test opened: its PID 1 on the host and its PID namespace, held open
+    (``pinned``) until the test ends: a namespace whose processes are gone is kept while a
+    file refers to it, so the kernel cannot give its inode number to another test's sandbox,
+    whose processes would then look like ours (a sandbox's init may be gone well before its
+    host is closed: its entry's verdict tears it down)."""
 
     pid: int
     namespace: str
     born: float  # the launcher's create_time
+    pinned: int  # an open fd of its PID namespace
     closed_at: float | None = None
+
+    def unpin(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.pinned)
 
 
 class RecordedHost(EntryHost):
@@ -116,7 +125,9 @@ class Recorder(HostFactory):
     def open(self, entry_dir: Path, limits: Limits, mark: str) -> EntryHost:
         host = self.inner.open(entry_dir, limits, mark)
         pid: int = host.launcher_pid  # type: ignore[attr-defined]
-        record = SandboxRecord(pid, pid_namespace(pid), psutil.Process(pid).create_time())
+        pinned = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        namespace = os.readlink(f"/proc/self/fd/{pinned}")
+        record = SandboxRecord(pid, namespace, psutil.Process(pid).create_time(), pinned)
         with self._lock:
             self.sandboxes.append(record)
         return RecordedHost(host, record)
@@ -170,11 +181,23 @@ def survivors_after(rec: Recorder, wait_s: float = 5.0) -> list[str]:
     return found
 
 
+@contextlib.contextmanager
+def recording(factory: HostFactory) -> Iterator[Recorder]:
+    """A ``Recorder`` of ``factory`` whose sandboxes must leave no process behind; their
+    namespaces are unpinned once that is checked."""
+    rec = Recorder(factory)
+    try:
+        yield rec
+        assert survivors_after(rec) == []
+    finally:
+        for record in rec.sandboxes:
+            record.unpin()
+
+
 @pytest.fixture
 def recorder(bwrap_factory: HostFactory) -> Iterator[Recorder]:
-    rec = Recorder(bwrap_factory)
-    yield rec
-    assert survivors_after(rec) == []
+    with recording(bwrap_factory) as rec:
+        yield rec
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ from runner.domain.match_values import Limits, VerdictKind
 from workers.sandbox.base import EntryHost, HostFactory
 from workers.sandbox.plain import PlainHostFactory
 
-from .conftest import FIXTURES, Recorder, survivors_after
+from .conftest import FIXTURES, recording
 
 TERM_CHILDREN = FIXTURES / "pousse" / "term_children"
 EXIT_SEARCHERS = FIXTURES / "pousse" / "exit_searchers"
@@ -41,9 +41,8 @@ def hosts(request: pytest.FixtureRequest) -> Iterator[HostFactory]:
     if request.param == "none":
         yield PlainHostFactory()
         return
-    rec = Recorder(request.getfixturevalue("bwrap_factory"))
-    yield rec
-    assert survivors_after(rec) == []
+    with recording(request.getfixturevalue("bwrap_factory")) as rec:
+        yield rec
 
 
 @pytest.fixture
