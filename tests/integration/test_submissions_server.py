@@ -308,12 +308,14 @@ def _counting(server: Server, team: str) -> dict[str, Any]:
 
 
 def _pool_processes(server_pid: int) -> list[psutil.Process]:
-    """The server's intake pool (its processes started by multiprocessing's spawn)."""
-    return [
-        child
-        for child in psutil.Process(server_pid).children(recursive=True)
-        if any("spawn_main" in arg for arg in child.cmdline())
-    ]
+    """The server's intake pool (its processes started by multiprocessing's spawn); the
+    server's other children come and go meanwhile (a check's sandbox helpers)."""
+    pool = []
+    for child in psutil.Process(server_pid).children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if any("spawn_main" in arg for arg in child.cmdline()):
+                pool.append(child)
+    return pool
 
 
 def _alive(process: psutil.Process) -> bool:
