@@ -41,7 +41,7 @@ class TablesMissing(RetryElsewhere, ValueError):
 @functools.lru_cache(maxsize=4)
 def open_tables(path: str) -> tuple[chess.syzygy.Tablebase, int]:
     """The tables at ``path`` (kept open: each probe reads them) and their most pieces."""
-    import chess.syzygy
+    import chess.syzygy  # local: python-chess loads where tables are probed, not with a config
 
     dirs = [d for d in path.split(os.pathsep) if d]
     found = [f for d in dirs for f in Path(d).glob("*.rtbw")] if dirs else []
@@ -57,7 +57,7 @@ def open_tables(path: str) -> tuple[chess.syzygy.Tablebase, int]:
 def tablebase_outcome(rule: TbRule, board: chess.Board) -> Outcome | None:
     """What the tables say of ``board`` (White seat 0), or None where they say nothing: more
     pieces than the rule or the tables allow, castling rights, or a table not there."""
-    import chess
+    import chess  # local: as in open_tables
     import chess.syzygy
 
     tables, most = open_tables(rule.path)
