@@ -25,7 +25,7 @@ from runner.domain.entries import load_entry
 from runner.domain.match_values import EntryRef, Limits, MatchPlan, MatchResult, MatchSpec
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
-from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, HostFactory, RunOutcome, WrappedHost
 from workers.sandbox.checks import sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,20 +88,13 @@ class SandboxRecord:
             os.close(self.pinned)
 
 
-class RecordedHost(EntryHost):
+class RecordedHost(WrappedHost):
     """An ``EntryHost`` that notes when it was closed."""
 
     def __init__(self, host: EntryHost, record: SandboxRecord):
-        self.host = host
+        super().__init__(host)
         self.record = record
-        self.workdir = host.workdir
         self.launcher_pid = record.pid
-
-    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
-        return self.host.run(argv, stdin, limits)
-
-    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
-        return self.host.spawn(argv, limits)
 
     def close(self) -> None:
         # noted as the close begins: its processes were all born by then (one forked while
@@ -110,7 +103,7 @@ class RecordedHost(EntryHost):
         # bound (the close's end, slow under load: freeing 256 MiB of an shm hoarder's) counted
         if self.record.closed_at is None:
             self.record.closed_at = time.time()
-        self.host.close()
+        super().close()
 
 
 @dataclass

@@ -25,7 +25,7 @@ from runner.domain.verify import ResultMismatch, verify_result
 from runner.report.pgn import game_pgn
 from workers.artifacts import ArtifactCache, local_fetch
 from workers.match import play_match
-from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome
+from workers.sandbox.base import EntryHost, HostFactory, InteractiveProcess, RunOutcome, WrappedHost
 
 from .conftest import ROOT, Recorder, entry_ref
 
@@ -52,19 +52,14 @@ class SpawnCounter(HostFactory):
         return self.inner.run_build(entry_dir, command, limits)
 
 
-class _Counted(EntryHost):
+class _Counted(WrappedHost):
     def __init__(self, host: EntryHost, spawned: list[list[str]]):
-        self.host, self.spawned, self.workdir = host, spawned, host.workdir
-
-    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
-        return self.host.run(argv, stdin, limits)
+        super().__init__(host)
+        self.spawned = spawned
 
     def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
         self.spawned.append(argv)
-        return self.host.spawn(argv, limits)
-
-    def close(self) -> None:
-        self.host.close()
+        return super().spawn(argv, limits)
 
 
 def engine_or_skip(name: str) -> Path:

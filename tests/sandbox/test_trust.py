@@ -22,7 +22,13 @@ from runner.domain.inert import inert
 from runner.domain.match_values import Limits, VerdictKind
 from runner.domain.registry import SANDBOX_BINDS_ENV
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
-from workers.sandbox.base import EntryHost, HostError, HostFactory, InteractiveProcess, RunOutcome
+from workers.sandbox.base import (
+    EntryHost,
+    HostError,
+    HostFactory,
+    RunOutcome,
+    WrappedHost,
+)
 from workers.sandbox.cgroups import PREFIX, Cgroups, SandboxCgroup, process_start_time, shared_cgroups
 
 from .conftest import FAULTY, FIXTURES, ROOT, STEADY, Recorder, entry_ref, faulty_copy, play
@@ -254,24 +260,15 @@ class OpponentsTurns(HostFactory):
 
 
 def _cgroup(host: EntryHost) -> SandboxCgroup:
-    inner: Any = getattr(host, "host", host)  # under the Recorder's wrapper (a bwrap host)
+    inner: Any = getattr(host, "inner", host)  # under the Recorder's wrapper (a bwrap host)
     cgroup: SandboxCgroup = inner._sandbox.cgroup
     return cgroup
 
 
-class _Passing(EntryHost):
+class _Passing(WrappedHost):
     def __init__(self, host: EntryHost, turns: OpponentsTurns) -> None:
-        self.host, self.turns = host, turns
-        self.workdir = host.workdir
-
-    def run(self, argv: list[str], stdin: bytes, limits: Limits) -> RunOutcome:
-        return self.host.run(argv, stdin, limits)
-
-    def spawn(self, argv: list[str], limits: Limits) -> InteractiveProcess:
-        return self.host.spawn(argv, limits)
-
-    def close(self) -> None:
-        self.host.close()
+        super().__init__(host)
+        self.turns = turns
 
 
 class _Watched(_Passing):
@@ -280,7 +277,7 @@ class _Watched(_Passing):
         turns.live.append(host)
 
     def close(self) -> None:
-        self.turns.live.remove(self.host)
+        self.turns.live.remove(self.inner)
         super().close()
 
 
