@@ -229,12 +229,34 @@ def build_parser() -> argparse.ArgumentParser:
         )
         s.add_argument("words", nargs=argparse.REMAINDER, metavar="FLAGS")
 
-    # local: the commands' modules load only for the command that runs (runner/cli.py's docstring)
-    from runner.commands.fleet import add_fleet_parser
-
-    add_fleet_parser(commands)
+    _fleet_parser(commands)
     _submission_parsers(command)
     return p
+
+
+def _fleet_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``fleet add|list|revoke|unquarantine`` (docs/fleet.md): here, not beside its handler, so
+    that parsing any command does not import the fleet's keys and signatures."""
+    s = sub.add_parser("fleet", help="enrol, list and revoke workers (their keys)", allow_abbrev=False)
+    fleet = s.add_subparsers(dest="fleet_command", required=True)
+    a = fleet.add_parser(
+        "add", help="enrol a worker; writes its key file (give it to that machine only)", allow_abbrev=False
+    )
+    a.add_argument("name")
+    a.add_argument("--out", help="where to write the worker key file (default <home>/workers/NAME.key)")
+    ls = fleet.add_parser(
+        "list", help="every enrolled worker, its key and whether it is revoked", allow_abbrev=False
+    )
+    ls.add_argument("--json", action="store_true")
+    r = fleet.add_parser("revoke", help="refuse a worker's key from now on", allow_abbrev=False)
+    r.add_argument("name")
+    r.add_argument("--reason", required=True, help="why (shown by `fleet list` and the coordinator)")
+    u = fleet.add_parser(
+        "unquarantine",
+        help="lift a worker's quarantine in every run of this organiser (running ones within a second)",
+        allow_abbrev=False,
+    )
+    u.add_argument("name")
 
 
 def _submission_parsers(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
