@@ -34,6 +34,11 @@ SCAN = Path(__file__).resolve().parent / "entries" / "scan"
 TOURNEY = [sys.executable, "-m", "runner.cli"]
 #: heartbeats every half second: a dead worker is noticed within about 2 s
 FAST_ENV = {"TOURNEY_HEARTBEAT_S": "0.5"}
+#: what a real engine may overstep its clock by in the suite's games (fastchess's timemargin, in ms):
+#: stockfish plays to within ten milliseconds of its flag, and with the suite's other workers
+#: loading the machine (8 to 12 on 2 cores) a move's last milliseconds wait for a core past it.
+#: The unpadded clock is measured by the strength bench (docs/benchmarks.md), at the load it prints.
+LOADED_MARGIN_MS = 1500
 
 
 def write_config(

@@ -18,7 +18,7 @@ import chess.pgn
 import pytest
 
 from tests.integration.conftest import bwrap_problem
-from tests.integration.helpers import ROOT, assert_nothing_left, tourney, unique
+from tests.integration.helpers import LOADED_MARGIN_MS, ROOT, assert_nothing_left, tourney, unique
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox: {bwrap_problem()}")
 
@@ -28,10 +28,6 @@ ENGINES = ROOT / "entries" / "chess"
 #: real engines' clock here: stockfish plays to within tens of ms of its flag, and on a machine
 #: shared with other work (load 4x its cores) a move can take 150 ms longer than it planned
 REAL_TC = "5+0.1"
-#: what an engine may overstep its clock by in these games (fastchess's timemargin): a machine the
-#: suite's other workers load delays a move's last milliseconds past the flag; the unpadded clock
-#: is measured by the strength bench (docs/benchmarks.md), on a machine as quiet as it says
-LOADED_MARGIN_MS = "1500"
 
 
 def fake_engine(tmp_path: Path) -> tuple[Path, str]:
@@ -108,7 +104,7 @@ def test_stockfish_plays_chess960_from_a_generated_start(tmp_path: Path) -> None
     (tmp_path / "start.fen").write_text(start + "\n")
     game = play(
         tmp_path, "--variant", "chess960", "--board", tmp_path / "start.fen", "--tc", REAL_TC,
-        "--timemargin", LOADED_MARGIN_MS, stockfish, stockfish, timeout=180,
+        "--timemargin", str(LOADED_MARGIN_MS), stockfish, stockfish, timeout=180,
     )  # fmt: skip
     assert game["verdict"]["kind"] == "normal", game["verdict"]
     assert len(game["moves"]) > 10
@@ -182,7 +178,7 @@ def test_real_engines_play_a_whole_game_on_a_clock_without_losing_on_time(
     tmp_path: Path, white: str, black: str
 ) -> None:
     game = play(
-        tmp_path, "--tc", REAL_TC, "--timemargin", LOADED_MARGIN_MS, engine_or_skip(white),
+        tmp_path, "--tc", REAL_TC, "--timemargin", str(LOADED_MARGIN_MS), engine_or_skip(white),
         engine_or_skip(black), timeout=180,
     )  # fmt: skip
     assert game["verdict"]["kind"] in ("normal", "resign"), game["verdict"]
