@@ -2,7 +2,8 @@
 phalanx through `tourney run` (the embedded Redis, a real Celery worker, the sandbox).
 
 * a round robin of the three at a short clock, from the shipped config and book, with
-  `games.pgn` out and no game lost on time;
+  `games.pgn` out, no game lost on time and stockfish first (issue 35's plausibility check of the
+  shipped config; `make bench ARGS=engine_strength` plays it whole, both openings);
 * an SPRT of stockfish at 4,000 nodes a move against itself at 1,000, which must accept H1
   well before its cap of pairs.
 
@@ -20,6 +21,7 @@ import chess.pgn
 import pytest
 import yaml
 
+from bench.engine_strength import tally
 from runner.domain.openings import read_book
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import LOADED_MARGIN_MS, ROOT, assert_nothing_left, tourney
@@ -79,6 +81,10 @@ def test_a_round_robin_of_three_real_engines_writes_pgn_and_loses_no_game_on_tim
     assert all(g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
     kinds = _verdicts(run_dir, tmp_path)
     assert len(kinds) == 6 and "timeout" not in kinds, kinds
+    # stockfish (four games) ahead of both: a setting that starves it (once `Move Overhead: 100`,
+    # 1 ms a move) puts it last here
+    (first, top), (_, second) = tally((run_dir / "games.pgn").read_text()).standings()[:2]
+    assert first == "stockfish" and top > second, (first, top, second)
 
 
 def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path) -> None:
