@@ -25,9 +25,9 @@ pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no sandbox
 FAKE = ROOT / "tests" / "fixtures" / "chess" / "fake-uci"
 FAKE_XBOARD = ROOT / "tests" / "fixtures" / "chess" / "fake-xboard"
 ENGINES = ROOT / "entries" / "chess"
-#: real engines' clock here: stockfish plays to within tens of ms of its flag, and on a machine
-#: shared with other work (load 4x its cores) a move can take 150 ms longer than it planned
-REAL_TC = "5+0.1"
+#: real engines' clock here: the shipped config's (configs/engines.yaml), its flag padded by
+#: LOADED_MARGIN_MS for the suite's own load
+REAL_TC = "2+0.05"
 
 
 def fake_engine(tmp_path: Path) -> tuple[Path, str]:
@@ -102,9 +102,10 @@ def test_stockfish_plays_chess960_from_a_generated_start(tmp_path: Path) -> None
     stockfish = engine_or_skip("stockfish")
     start = "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w GEge - 0 1"
     (tmp_path / "start.fen").write_text(start + "\n")
+    # a search of 20,000 nodes a move: the rules of the start are what is tested, not a clock
     game = play(
-        tmp_path, "--variant", "chess960", "--board", tmp_path / "start.fen", "--tc", REAL_TC,
-        "--timemargin", str(LOADED_MARGIN_MS), stockfish, stockfish, timeout=180,
+        tmp_path, "--variant", "chess960", "--board", tmp_path / "start.fen", "--nodes", "20000",
+        stockfish, stockfish, timeout=180,
     )  # fmt: skip
     assert game["verdict"]["kind"] == "normal", game["verdict"]
     assert len(game["moves"]) > 10
