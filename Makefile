@@ -67,8 +67,9 @@ report: $(STAMP)
 PYCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/tourney/pycache
 TEST_ENV = $(if $(PYTHONDONTWRITEBYTECODE),env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX='$(PYCACHE)')
 
-# everything, on TEST_JOBS pytest-xdist workers: most of the integration tests wait (on Redis,
-# workers, clocks) more than they compute, so more workers than cores pays. --units
+# everything, on TEST_JOBS pytest-xdist workers: more workers than cores keeps both cores busy
+# while tests wait (on Redis, workers, clocks); at 6 they stay 97-100% busy from start to end
+# (README.md), so more workers would only add load. --units
 # (tests/scheduling.py): a module with a module-scoped fixture (a whole tournament run, a server)
 # goes to one worker, every other test on its own, the longest first (tests/durations.json).
 # ARGS="--cpu-durations 30" lists the tests that cost the most CPU (load does not change it).
