@@ -57,14 +57,9 @@ _NAME = re.compile(rf"^{PREFIX}(?:freezer-)?(\d+)-(\d+)-\d+$")  # freezer-: work
 LAUNCHER_SLACK_BYTES = 16 << 20
 #: tasks beyond the entry's process cap (the launcher; threads count as tasks)
 PIDS_SLACK = 8
-#: rmdir of a cgroup whose last task is still being reaped: how long to keep trying, and the
-#: first and longest pause between tries (a count of tries ran out in 0.1 s, which a loaded
-#: machine's reaping outlasted: the directory was left for the next sweep)
-RMDIR_DEADLINE_S = 2.0
-RMDIR_PAUSE_S = (0.002, 0.05)
-#: the sweep's deadline: a dead worker's directory still busy now holds a process that outlived
-#: it, which waiting will not remove (the next sweep tries again)
-RMDIR_SWEEP_S = 0.1
+#: rmdir of a cgroup whose last task is still being reaped: tries for this long (a loaded machine
+#: reaped slower than 0.1 s), pausing 2 ms growing to 50 ms; a sweep of dead workers' only 0.1 s
+RMDIR_DEADLINE_S, RMDIR_SWEEP_S, RMDIR_PAUSE_S = 2.0, 0.1, (0.002, 0.05)
 V1_CONTROLLERS = ("memory", "pids", "freezer", "cpuacct")
 #: what the run log and the report say when no cgroup can be made
 RLIMIT_ONLY = "memory: rlimit only"
@@ -156,15 +151,13 @@ def process_start_time(pid: int) -> int | None:
 def _rmdir(path: Path, deadline_s: float = RMDIR_DEADLINE_S) -> bool:
     """Remove a cgroup directory (and its children), retrying while tasks are being reaped."""
     with contextlib.suppress(OSError):
-        for child in path.iterdir():
-            if child.is_dir():
-                _rmdir(child, deadline_s)
+        for child in filter(Path.is_dir, path.iterdir()):
+            _rmdir(child, deadline_s)
     deadline, pause = time.monotonic() + deadline_s, RMDIR_PAUSE_S[0]
     while True:
         try:
-            os.rmdir(path)
-            return True
-        except FileNotFoundError:
+            with contextlib.suppress(FileNotFoundError):  # gone already
+                os.rmdir(path)
             return True
         except OSError:
             if time.monotonic() >= deadline:
