@@ -53,6 +53,18 @@ def _organiser_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _kept_sandboxes_closed() -> Iterator[None]:
+    """A test that plays a match in its own process leaves the entries' sandboxes kept for
+    reuse (``workers.sandbox.pool``), as a worker would; they are closed when it ends, so no
+    test runs beside another's idle sandboxes, and each cgroup check sees only its own."""
+    yield
+    if "workers.sandbox.pool" in sys.modules:  # not imported: nothing was kept
+        sys.modules["workers.sandbox.pool"].close_idle_sandboxes()  # and sandbox: none's directories
+    elif "workers.sandbox.plain_reuse" in sys.modules:
+        sys.modules["workers.sandbox.plain_reuse"].shared.close_mine()
+
+
 # -- how the suite is handed to pytest-xdist's workers, and what each test cost (tests/scheduling.py)
 _timings = scheduling.Timings()
 
