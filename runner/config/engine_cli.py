@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from runner.config.engine_cli_flags import IGNORED, UNSUPPORTED, UNSUPPORTED_ENGINE_KEYS
+from runner.domain.sprt import elo_bound_problem
 from runner.errors import UsageError
 
 Tool = Literal["fastchess", "cutechess"]
@@ -390,8 +391,9 @@ def _sprt(flag: str, words: list[str]) -> SprtArgs:
         _float(f"{flag} beta", kv.get("beta", "0.05")),
         model,
     )
-    if s.elo0 >= s.elo1:
-        raise EngineCliError(f"{flag}: elo0 must be less than elo1")
+    bounds = elo_bound_problem(s.elo0, s.elo1, s.model)
+    if bounds is not None:
+        raise EngineCliError(f"{flag}: {bounds}")
     if not (0 < s.alpha < 1 and 0 < s.beta < 1 and s.alpha + s.beta < 1):
         raise EngineCliError(f"{flag}: alpha and beta are between 0 and 1, their sum below 1")
     return s

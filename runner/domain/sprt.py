@@ -41,6 +41,24 @@ NELO_PER_T = 800 / math.log(10)
 #: the count an empty cell is given before the MLE (fishtest's regularisation)
 EMPTY_CELL = 1e-3
 Z95 = NormalDist().inv_cdf(0.975)
+#: the widest bounds the LLR can be worked out for, by model. Normalized: the t-value fixed
+#: point starts from the uniform pair distribution (sigma = sqrt(1/8)), which meets a pair
+#: t-value of 1 / (3 sigma) (231.6 normalized Elo) with no root left to find; fishtest's
+#: bounds are single digits. Logistic: past about 7,000 the expected score rounds to 1.
+ELO_BOUND_LIMIT: dict[str, float] = {"normalized": 200.0, "logistic": 4000.0}
+
+
+def elo_bound_problem(elo0: float, elo1: float, model: str) -> str | None:
+    """Why these SPRT bounds cannot be tested (the config's message), or None if they can."""
+    if elo1 <= elo0:
+        return f"elo1 ({elo1:g}) must be above elo0 ({elo0:g})"
+    limit = ELO_BOUND_LIMIT[model]
+    for name, elo in (("elo0", elo0), ("elo1", elo1)):
+        if not -limit <= elo <= limit:
+            usual = " (fishtest's are a few Elo)" if model == "normalized" else ""
+            what = f"{name} ({elo:g}) is beyond what a {model} SPRT can test"
+            return f"{what}: expected {-limit:g} to {limit:g}{usual}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator,
 from runner.domain.boards import DEFAULT_BOARD
 from runner.domain.names import NAME_PATTERN
 from runner.domain.scoring import MatchKey, RankKey, ScoringModel, potm_scoring
+from runner.domain.sprt import elo_bound_problem
 
 MIRROR_SUFFIX = "~mirror"  # system_test self-play: the second seat's name
 #: an spsa stage's two seats, the tuned engine at θ + c·Δ and at θ - c·Δ (``<engine>~plus``, ``~minus``)
@@ -249,8 +250,9 @@ class SprtStage(StageBase):
 
     @model_validator(mode="after")
     def _consistent(self) -> SprtStage:
-        if self.elo1 <= self.elo0:
-            raise ValueError(f"elo1 ({self.elo1}) must be above elo0 ({self.elo0})")
+        bounds = elo_bound_problem(self.elo0, self.elo1, self.model)
+        if bounds is not None:
+            raise ValueError(bounds)
         if self.alpha + self.beta >= 1:
             raise ValueError(f"alpha + beta must be below 1, not {self.alpha} + {self.beta}")
         if (self.engine is None) != (self.baseline is None):

@@ -86,7 +86,8 @@ def test_cutechess_defaults_and_its_games_times_rounds() -> None:
     [
         (["-engine", f"cmd={SF}"], "at least two -engine"),
         (two("-games", "3"), "-games 3: tourney plays every opening as a colour-swapped pair"),
-        (two("-sprt", "elo0=5", "elo1=0"), "elo0 must be less than elo1"),
+        (two("-sprt", "elo0=5", "elo1=0"), "elo1 (0) must be above elo0 (5)"),
+        (two("-sprt", "elo0=0", "elo1=400"), "elo1 (400) is beyond what a normalized SPRT can test"),
         (two("-sprt", "elo0=0", "elo1=5", "model=bayesian"), "model=bayesian: not supported by tourney"),
         (two("-noswap"), "-noswap: not supported by tourney"),
         (two("-each", "ponder"), "ponder: not supported by tourney: engines are frozen"),

@@ -347,7 +347,7 @@ def test_sprt_stage_problems_are_located(project: Path) -> None:
     got = problems(project, edit("planner: round_robin", sprt + "\n    engine: alpah\n    baseline: beta"))
     assert got == ["15:13: stages[0].engine: no entry 'alpah' (did you mean 'alpha'?)"]
     got = problems(project, edit("planner: round_robin", "planner: sprt\n    elo0: 5\n    elo1: 5"))
-    assert got == ["11:5: stages[0]: elo1 (5.0) must be above elo0 (5.0)"]
+    assert got == ["11:5: stages[0]: elo1 (5) must be above elo0 (5)"]
     named = sprt + "\n    engine: gamma\n    baseline: beta"
     assert load_config(write(project, edit("planner: round_robin", named))).stages[0].planner == "sprt"
 

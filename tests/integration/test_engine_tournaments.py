@@ -126,7 +126,8 @@ def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path)
     assert_nothing_left([str(run_dir)])
     assert "H1 accepted, LLR +" in done.stdout, done.stdout
     decided = int(done.stdout.split("H1 accepted, LLR +", 1)[1].split("after ", 1)[1].split()[0])
-    assert decided < 100
+    assert decided < 100, done.stdout
+    print(done.stdout)
     games = _pgn_games(run_dir / "games.pgn")
     # the pairs decided on and those in flight beside them: each opening with both colours
     assert 2 * decided <= len(games) <= 2 * (decided + 2)

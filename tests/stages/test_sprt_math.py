@@ -16,11 +16,14 @@ import pytest
 
 from runner.domain.sprt import (
     CELL_SCORES,
+    ELO_BOUND_LIMIT,
     EMPTY_CELL,
     NELO_PER_T,
     Pentanomial,
     SprtBounds,
+    SprtModel,
     cell_of,
+    elo_bound_problem,
     elo_estimate,
     llr,
 )
@@ -145,3 +148,18 @@ def test_elo_estimate_from_pairs() -> None:
     assert est.error == pytest.approx((elo(mu + 1.959964 * se) - elo(mu - 1.959964 * se)) / 2, rel=1e-5)
     assert est.pairs == n
     assert elo_estimate(Pentanomial((0, 0, 0, 0, 4))).elo is None  # a perfect score: no finite Elo
+
+
+@pytest.mark.parametrize("model", ["normalized", "logistic"])
+def test_every_bound_a_config_may_give_has_an_llr(model: SprtModel) -> None:
+    """Bounds up to the limit are worked out for any pairs (an empty cell, one-sided results);
+    past it the fixed point has no root and a run would end in a traceback: the config says so."""
+    limit = ELO_BOUND_LIMIT[model]
+    for counts in ((0, 0, 0, 0, 9), (9, 0, 0, 0, 0), (0, 0, 7, 0, 0), (3, 1, 5, 2, 9), (1, 0, 0, 0, 0)):
+        for elo0, elo1 in ((-limit, limit), (0, limit), (-limit, 0)):
+            assert math.isfinite(llr(Pentanomial(counts), elo0, elo1, model))
+    assert elo_bound_problem(-limit, limit, model) is None
+    assert "beyond what" in (elo_bound_problem(0, limit * 1.5, model) or "")
+    if model == "normalized":  # and the limit is not a guess: just past 231.6 the LLR fails
+        with pytest.raises(ValueError, match="outside the possible scores"):
+            llr(Pentanomial((0, 0, 0, 0, 9)), 0, 232, model)

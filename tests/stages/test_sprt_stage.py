@@ -150,7 +150,12 @@ def test_named_engine_and_baseline_among_more_entrants() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"elo0": 5, "elo1": 5}, "elo1 (5.0) must be above elo0"),
+        ({"elo0": 5, "elo1": 5}, "elo1 (5) must be above elo0"),
+        (
+            {"elo1": 300, "model": "normalized"},
+            "elo1 (300) is beyond what a normalized SPRT can test: expected -200 to",
+        ),
+        ({"elo0": -5000, "elo1": 0, "model": "logistic"}, "elo0 (-5000) is beyond what a logistic SPRT"),
         ({"engine": "e001"}, "name both engine and baseline"),
         ({"alpha": 0.6, "beta": 0.5}, "alpha + beta must be below 1"),
     ],
