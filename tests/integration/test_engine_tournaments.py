@@ -99,7 +99,7 @@ def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path)
         "seed": 7,
         "game": "chess",
         "openings": {"file": str(ROOT / "configs" / "openings.epd"), "order": "random"},
-        "adjudication": {"resign": {"movecount": 3, "score": 800}, "maxmoves": 120},
+        "adjudication": {"resign": {"movecount": 2, "score": 500}, "maxmoves": 120},
         "entries": [
             {"path": str(tmp_path / "sf4000"), "engine": {"nodes": 4000}},
             {"path": str(tmp_path / "sf1000"), "engine": {"nodes": 1000}},
@@ -110,7 +110,7 @@ def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path)
                 "planner": "sprt",
                 "boards": ["openings"],
                 "elo0": 0,
-                "elo1": 50,
+                "elo1": 100,
                 "model": "normalized",
                 "engine": "sf4000",
                 "baseline": "sf1000",
@@ -127,7 +127,6 @@ def test_sprt_of_stockfish_at_4000_nodes_against_1000_accepts_h1(tmp_path: Path)
     assert "H1 accepted, LLR +" in done.stdout, done.stdout
     decided = int(done.stdout.split("H1 accepted, LLR +", 1)[1].split("after ", 1)[1].split()[0])
     assert decided < 100, done.stdout
-    print(done.stdout)
     games = _pgn_games(run_dir / "games.pgn")
     # the pairs decided on and those in flight beside them: each opening with both colours
     assert 2 * decided <= len(games) <= 2 * (decided + 2)
