@@ -325,6 +325,7 @@ def _sandbox() -> str:
 def main(
     quick: bool = False,
     time_games: int | None = None,
+    rate_games: int | None = None,
     before: Path | None = None,
     per_match: int | None = None,
     one_pair_side: bool = False,
@@ -333,7 +334,8 @@ def main(
     if stockfish is None:
         print("engine bench skipped: stockfish is not installed (apt-get install stockfish)")
         return
-    rate_games = RATE_GAMES_QUICK if quick else RATE_GAMES
+    if rate_games is None:
+        rate_games = RATE_GAMES_QUICK if quick else RATE_GAMES
     if time_games is None:
         time_games = int(os.environ.get("TIME_GAMES", TIME_GAMES_QUICK if quick else TIME_GAMES))
     source, epd = book_lines()
@@ -513,4 +515,10 @@ if __name__ == "__main__":
         help="also run this tree's tourney at one opening a match, interleaved (a paired A/B of per_match)",
     )
     args = cli.parse_args()
-    main(args.quick, args.time_games, args.before, args.per_match, args.one_pair_side)
+    main(
+        args.quick,
+        args.time_games,
+        before=args.before,
+        per_match=args.per_match,
+        one_pair_side=args.one_pair_side,
+    )

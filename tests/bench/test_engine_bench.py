@@ -203,7 +203,7 @@ def test_fastchess_and_the_bare_loop_play_the_same_stockfish_games(tmp_path: Pat
 @pytest.mark.integration
 @needs_stockfish
 def test_engine_bench_prints_its_ratio_and_time_loss_lines(capsys: pytest.CaptureFixture[str]) -> None:
-    engine_bench.main(quick=True, time_games=2)
+    engine_bench.main(quick=True, time_games=2, rate_games=4)  # the bench's lines, not its figures
     out = capsys.readouterr().out
     assert re.search(r"^engine plies per second, tourney / (fastchess|bare python-chess loop): ", out, re.M)
     assert re.search(r"^time losses at tc 1\+0\.01: \d+ of 2 games \(", out, re.M)
