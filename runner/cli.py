@@ -15,6 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from runner.domain.inert import inert
 from runner.domain.registry import SANDBOX_KINDS
@@ -60,6 +61,18 @@ def tourney_version() -> str:
         return "0+unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, the version looked up only when asked: reading the installed package's
+    metadata costs about 25 ms, and every ``tourney`` process (each worker too) builds this parser."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"tourney {tourney_version()}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     # allow_abbrev=False everywhere: argparse would take `--worker 3` for `--workers 3`, and an
     # option added later would silently change what an old abbreviation means
@@ -70,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("--version", action="version", version=f"tourney {tourney_version()}")
+    p.add_argument("--version", action=_VersionAction, help="show the program's version number and exit")
     commands = p.add_subparsers(dest="command", required=True)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ jinja2-autoescaped.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 #: characters a terminal acts on although their category is not "C": line and
@@ -23,8 +24,22 @@ def _visible(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+#: text that is all printable ASCII (and tabs, and newlines where kept) has nothing to escape:
+#: the usual case, found without looking at each character in Python (a report's listing
+#: passes thousands of details through here)
+_PLAIN = re.compile(r"[\t\n\x20-\x7e]*+\Z")
+_PLAIN_ONE_LINE = re.compile(r"[\t\x20-\x7e]*+\Z")
+
+
 def inert(text: str, *, one_line: bool = False) -> str:
     """``text`` with control and format characters escaped (newlines too if ``one_line``)."""
+    if (_PLAIN_ONE_LINE if one_line else _PLAIN).match(text):
+        return text
+    return escape_each(text, one_line=one_line)
+
+
+def escape_each(text: str, *, one_line: bool) -> str:
+    """``inert``, character by character (what its fast path must agree with)."""
     out = []
     for ch in text:
         if ch == "\t" or (ch == "\n" and not one_line) or ch == "\\":

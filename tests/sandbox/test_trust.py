@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from runner.domain.inert import inert
+from runner.domain.inert import escape_each, inert
 from runner.domain.match_values import Limits, VerdictKind
 from runner.domain.registry import SANDBOX_BINDS_ENV
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
@@ -403,6 +405,13 @@ def test_inert_escapes_control_and_format_characters() -> None:
     assert inert(raw) == "err \\x1b]0;PWNED\\x07\\x1b[2J\\x0dover\\u202eevil\\x9b tab\tok\nline2"
     assert "\n" not in inert(raw, one_line=True)
     assert inert("plain text, ünïcode ✓") == "plain text, ünïcode ✓"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x3000)), st.booleans())
+def test_inerts_fast_path_agrees_with_escaping_each_character(text: str, one_line: bool) -> None:
+    assert inert(text, one_line=one_line) == escape_each(text, one_line=one_line)
+    assert inert(text + "\x1b", one_line=one_line) == escape_each(text, one_line=one_line) + "\\x1b"
 
 
 def test_terminal_escapes_are_inert_in_tourney_play(tmp_path: Path) -> None:
