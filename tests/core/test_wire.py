@@ -98,13 +98,12 @@ envelopes = st.builds(
     TaskEnvelope, run=names, attempt=ints, spec=specs, heartbeat_s=floats, heartbeat_ttl_s=floats,
     copy_of=names,
 )  # fmt: skip
-notes = (
-    st.builds(
-        Started, match_id=names, attempt=ints, worker=names, execution=names, ts=floats, copy=st.booleans()
-    )
-    | st.builds(Finished, match_id=names, attempt=ints, result=results, worker=names, run=names)
-    | st.builds(Skipped, match_id=names, attempt=ints, worker=names, reason=names)
+started = st.builds(
+    Started, match_id=names, attempt=ints, worker=names, execution=names, ts=floats, copy=st.booleans()
 )
+finished = st.builds(Finished, match_id=names, attempt=ints, result=results, worker=names, run=names)
+skipped = st.builds(Skipped, match_id=names, attempt=ints, worker=names, reason=names)
+notes = started | finished | skipped
 lives = st.builds(
     LiveMatch, match_id=names, attempt=ints, worker=names, players=name_tuples, games=ints, phase=names,
     game=ints, moves=ints, building=name_tuples,
@@ -116,9 +115,9 @@ MESSAGES: list[tuple[type[Any], st.SearchStrategy[Any]]] = [
     (MatchResult, results),
     (GameRecord, games),
     (TaskEnvelope, envelopes),
-    (Started, notes.filter(lambda n: isinstance(n, Started))),
-    (Finished, notes.filter(lambda n: isinstance(n, Finished))),
-    (Skipped, notes.filter(lambda n: isinstance(n, Skipped))),
+    (Started, started),  # each kind drawn by itself: filtering the union threw most draws away
+    (Finished, finished),
+    (Skipped, skipped),
     (LiveMatch, lives),
     (QuarantineNotice, quarantines),
 ]
