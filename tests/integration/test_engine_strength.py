@@ -1,9 +1,9 @@
 """Real engines play at their strength (issue 35, item 1; docs/engines.md, "Clocks").
 
 Through ``tourney run`` with the shipped entries: stockfish scores at least 75% over 6 games
-against gnuchess at 2+0.05 with a median depth above 8 (the bench: 90% over 20) (that it finishes first in the shipped
-``configs/engines.yaml`` is checked by the round robin of
-``tests/integration/test_engine_tournaments.py``, one opening of it). A setting that starves
+against gnuchess at 2+0.05 with a median depth above 8 (the bench: 90% over 20). That it
+finishes first in the shipped ``configs/engines.yaml`` is checked by the round robin of
+``tests/integration/test_engine_tournaments.py``, one opening of it. A setting that starves
 an engine (the ``Move Overhead: 100`` once shipped gave stockfish 1 ms a move and last place)
 fails here. ``make bench ARGS=engine_strength`` prints the same figures.
 """
