@@ -28,7 +28,8 @@ EXAMPLE = ROOT / "examples" / "connect4"
 
 def fresh_venv_with_the_plugin(where: Path) -> Path:
     """A new virtualenv that sees tourney's environment, with the example plugin pip-installed."""
-    venv.EnvBuilder(with_pip=True).create(where)
+    # no pip of its own (ensurepip costs seconds of CPU): this environment's pip installs into it
+    venv.EnvBuilder(with_pip=False).create(where)
     python = where / "bin" / "python"
     site_packages = Path(
         subprocess.run(
@@ -44,11 +45,9 @@ def fresh_venv_with_the_plugin(where: Path) -> Path:
     source = where.parent / "connect4-src"
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     pip = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--no-deps", str(source)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(source)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
     assert pip.returncode == 0, pip.stdout + pip.stderr
     return python
 
