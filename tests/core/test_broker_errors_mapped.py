@@ -47,6 +47,8 @@ def _spells_them(node: ast.AST) -> bool:
 
 def names_client_errors(source: str) -> list[int]:
     """The lines of ``source`` that name the Redis client's exceptions."""
+    if "redis" not in source:
+        return []  # naming them takes importing the client: parsing every module is slow
     return sorted(
         {
             node.lineno
