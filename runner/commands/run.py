@@ -414,8 +414,13 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
     )
 
 
-def _write_pgn(rd: RunDir) -> None:
+def _write_pgn(rd: RunDir, data: ReportData | None) -> None:
     """A chess run's ``games.pgn`` (docs/engines.md), from the store as the run ends."""
+    if data is not None:
+        game = data.game  # the run's referee: the report loaded it
+        chess_module = sys.modules.get("runner.domain.games.chess")
+        if chess_module is None or not isinstance(game, chess_module.Chess):
+            return  # not chess: python-chess (about 70 ms to import) need not load
     from runner.report.pgn import write_run_pgn  # local: a run of another game never loads the chess referee
 
     try:
@@ -464,7 +469,7 @@ def _finish_outputs(
     except Exception as e:  # a broken report must not hide the standings
         log.exception("report failed")
         print(f"tourney run: could not write the report: {e}", file=sys.stderr)
-    _write_pgn(rd)
+    _write_pgn(rd, data)
     print_standings(rd.path, outcome.state, data)
     if not finished:
         print(

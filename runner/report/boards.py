@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import chess
+from typing import TYPE_CHECKING, Any
 
 from runner.domain.games.base import Game
 from runner.domain.games.boxing import BLOCKED, VACANT, BoxingState
-from runner.domain.games.chess import ChessState
 from runner.domain.games.mnk import EMPTY as MNK_EMPTY
 from runner.domain.games.mnk import MnkState
 from runner.domain.games.pousse import EMPTY as POUSSE_EMPTY
 from runner.domain.games.pousse import PousseState
+
+if TYPE_CHECKING:  # python-chess builds its attack tables at import: only chess_grid needs it
+    from runner.domain.games.chess import ChessState
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ _CHESS_KINDS = {".": "empty", **{c: "seat0" for c in "PNBRQK"}, **{c: "seat1" fo
 
 def chess_grid(game: Game[Any, Any], state: ChessState, players: int) -> Grid:
     """The 8x8 board, rank 8 on top, pieces as FEN letters: White's (upper case) are seat 0's."""
+    import chess  # a chess state exists: python-chess is loaded already
+
     board = state.board
     cells = ["."] * 64
     # by the twelve piece sets, not square by square: a report draws every position of every

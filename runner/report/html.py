@@ -36,11 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from runner.domain.chess_pgn import score_text
 from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.fleet import rejected_key_lines
 from runner.domain.games.base import Game
-from runner.domain.games.chess import Chess
 from runner.domain.match_record import MatchRecord
 from runner.domain.match_values import GameRecord, MatchSpec, VerdictKind
 from runner.domain.stages.base import StageState
@@ -108,7 +106,11 @@ def game_replay_doc(game: Game[Any, Any], board_text: str, record: GameRecord) -
     """``replay_json`` computed: ``record`` replayed by ``game``'s referee on ``board_text``."""
     replay = replay_game(game, board_text, record)
     players = len(record.order)
-    chess_game = isinstance(game, Chess)
+    chess_game = game.name == "chess"
+    if chess_game:
+        # local: start-up time: python-chess builds its attack tables at import (about 40 ms),
+        # which a report of any other game never needs
+        from runner.domain.chess_pgn import score_text
     grids: list[Grid] = [grid_of(game, s, players) for s in replay.states]
     kinds: dict[str, str] = {}
     for g in grids:
