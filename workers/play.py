@@ -27,12 +27,10 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from runner.domain.chess_pgn import game_pgn
 from runner.domain.engine_clock import INFINITE_TC, EngineSettings, TimeControl, merged
 from runner.domain.entries import EntryError, EntrySpec, load_entry
-from runner.domain.games import get_game
+from runner.domain.games import get_game, is_chess
 from runner.domain.games.base import BoardError, Game
-from runner.domain.games.chess import Chess
 from runner.domain.inert import inert
 from runner.domain.match_values import (
     EntryRef,
@@ -98,7 +96,7 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
             text = text.strip()  # header-style boards: "6", "7 7 4"
     elif args.size:
         text = board_from_size(game.name, args.size)
-    elif isinstance(game, Chess) and game.chess960:
+    elif is_chess(game) and game.chess960:  # type: ignore[attr-defined]
         # one of the 960 starts, from --seed (the standard array is one in 960, not the rule)
         text = game.generate_board(random.Random(derive_seed(args.seed, "chess960")))
     else:
@@ -239,6 +237,9 @@ def _build_failures(
 
 def write_play_pgn(path: Path, spec: MatchSpec, games: list[GameRecord]) -> None:
     """The match's games as PGN (``--pgn FILE``; docs/engines.md, "PGN"), Round 1, 2, ..."""
+    # local: start-up time: the PGN writer loads python-chess, which only a chess match needs
+    from runner.domain.chess_pgn import game_pgn
+
     now, text = time.time(), ""
     for n, record in enumerate(games, start=1):
         pgn = game_pgn("tourney play", spec, n, record, now, round_text=str(n))
@@ -258,7 +259,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from e
     if args.games < 1:
         raise UsageError("--games must be at least 1")
-    if getattr(args, "pgn", None) and not isinstance(game, Chess):
+    if getattr(args, "pgn", None) and not is_chess(game):
         raise UsageError(f"--pgn: {game.name} games have no PGN (chess only)")
     board = _board(args, game)
     specs = _entries(args, game)

@@ -29,6 +29,7 @@ from runner.commands.run_messages import (
 )
 from runner.config import TournamentConfig, load_config
 from runner.domain.fleet import check_organiser_home, rejected_key_lines
+from runner.domain.games import is_chess
 from runner.domain.inert import inert
 from runner.domain.private_files import read_private_text
 from runner.domain.timing import split_cores
@@ -416,11 +417,8 @@ def _record_trust(store: RunStore, coordinator: Coordinator, progress: RunProgre
 
 def _write_pgn(rd: RunDir, data: ReportData | None) -> None:
     """A chess run's ``games.pgn`` (docs/engines.md), from the store as the run ends."""
-    if data is not None:
-        game = data.game  # the run's referee: the report loaded it
-        chess_module = sys.modules.get("runner.domain.games.chess")
-        if chess_module is None or not isinstance(game, chess_module.Chess):
-            return  # not chess: python-chess (about 70 ms to import) need not load
+    if data is not None and not is_chess(data.game):
+        return  # not chess: python-chess (about 70 ms to import) need not load
     from runner.report.pgn import write_run_pgn  # local: a run of another game never loads the chess referee
 
     try:

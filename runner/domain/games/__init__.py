@@ -8,6 +8,7 @@ number of concurrent games.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from runner.domain.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome, RulesError
@@ -54,6 +55,7 @@ __all__ = [
     "game_names",
     "game_params",
     "get_game",
+    "is_chess",
     "is_game_reference",
     "load_game_class",
     "same_game",
@@ -72,3 +74,10 @@ def get_game(name: str, /, **params: Any) -> Game[Any, Any]:
     """The referee for ``name`` (a registered name or ``package.module:Class``) with ``params``;
     ``ValueError`` names what is wrong (``GameLoadError``, ``GameParamsError``)."""
     return make_game(name, **params)
+
+
+def is_chess(game: Game[Any, Any]) -> bool:
+    """Whether ``game`` is chess (or a plugin's kind of it), without importing python-chess
+    (about 70 ms of CPU): a chess referee exists only once its module is loaded."""
+    module = sys.modules.get("runner.domain.games.chess")
+    return module is not None and isinstance(game, module.Chess)
