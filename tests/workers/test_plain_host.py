@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -188,11 +187,13 @@ def test_a_process_that_stops_reading_its_input_cannot_block_the_referee(entry: 
 
 
 def test_directories_of_a_dead_worker_are_swept_when_old(tmp_path: Path) -> None:
-    gone = subprocess.Popen(["true"])
-    gone.wait()  # a pid that no longer runs: a worker killed mid-match
+    # a pid no process has: a worker killed mid-match. Not the pid of a process that just ended:
+    # pid_max is 32,768 here, and a forking entry of a test beside this one can take every pid
+    # round again within a second, so such a pid can be a live process's by the time of the sweep
+    gone = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
     tmp = Path(tempfile.gettempdir())
-    dead = tmp / f"{GAME_DIR_PREFIX}{gone.pid}-test"
-    fresh = tmp / f"{GAME_DIR_PREFIX}{gone.pid}-fresh"
+    dead = tmp / f"{GAME_DIR_PREFIX}{gone}-test"
+    fresh = tmp / f"{GAME_DIR_PREFIX}{gone}-fresh"
     live = tmp / f"{GAME_DIR_PREFIX}1-test"  # pid 1 is alive
     for d in (dead, fresh, live):
         (d / "work").mkdir(parents=True)
