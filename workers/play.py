@@ -96,7 +96,7 @@ def _board(args: argparse.Namespace, game: Game[Any, Any]) -> str:
             text = text.strip()  # header-style boards: "6", "7 7 4"
     elif args.size:
         text = board_from_size(game.name, args.size)
-    elif is_chess(game) and game.chess960:  # type: ignore[attr-defined]
+    elif is_chess(game) and game.chess960:
         # one of the 960 starts, from --seed (the standard array is one in 960, not the rule)
         text = game.generate_board(random.Random(derive_seed(args.seed, "chess960")))
     else:

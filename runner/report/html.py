@@ -38,6 +38,7 @@ import jinja2
 
 from runner.domain.engine_clock import Clock, EngineSettings
 from runner.domain.fleet import rejected_key_lines
+from runner.domain.games import is_chess
 from runner.domain.games.base import Game
 from runner.domain.match_record import MatchRecord
 from runner.domain.match_values import GameRecord, MatchSpec, VerdictKind
@@ -106,7 +107,7 @@ def game_replay_doc(game: Game[Any, Any], board_text: str, record: GameRecord) -
     """``replay_json`` computed: ``record`` replayed by ``game``'s referee on ``board_text``."""
     replay = replay_game(game, board_text, record)
     players = len(record.order)
-    chess_game = game.name == "chess"
+    chess_game = is_chess(game)
     if chess_game:
         # local: start-up time: python-chess builds its attack tables at import (about 40 ms),
         # which a report of any other game never needs

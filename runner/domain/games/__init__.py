@@ -9,7 +9,7 @@ number of concurrent games.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from runner.domain.games.base import BadMoveText, BoardError, Game, IllegalMove, Outcome, RulesError
 from runner.domain.games.boxing import Boxing, BoxingState, BoxMove
@@ -28,6 +28,9 @@ from runner.domain.games.plugins import (
     same_game,
 )
 from runner.domain.games.pousse import Pousse, PousseMove, PousseState
+
+if TYPE_CHECKING:  # is_chess's answer only: the module loads python-chess
+    from runner.domain.games.chess import Chess
 
 __all__ = [
     "BUILTIN_GAMES",
@@ -76,7 +79,7 @@ def get_game(name: str, /, **params: Any) -> Game[Any, Any]:
     return make_game(name, **params)
 
 
-def is_chess(game: Game[Any, Any]) -> bool:
+def is_chess(game: Game[Any, Any]) -> TypeGuard[Chess]:
     """Whether ``game`` is chess (or a plugin's kind of it), without importing python-chess
     (about 70 ms of CPU): a chess referee exists only once its module is loaded."""
     module = sys.modules.get("runner.domain.games.chess")
