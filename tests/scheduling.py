@@ -8,8 +8,9 @@
   (``--update-durations`` rewrites it from the run that passes it), so that the run does not
   end with a 3-minute test started last on one worker while the others have nothing left.
   A test the file does not know counts as short.
-* CPU: ``--cpu-durations N`` lists the N tests that used the most CPU (the test's process and
-  the children it waited for): unlike wall time, what load does not change.
+* CPU: ``--cpu-durations N`` lists the N tests that used the most CPU (the test's process, the
+  children it waited for and the ``tourney`` commands forked for it): unlike wall time, what
+  load does not change.
 
 Why not ``--dist loadgroup`` with ``xdist_group`` marks: pytest-xdist 3.8 tells the
 controller a test's group by appending ``@group`` to ``item._nodeid``, which pytest 9.2 no
@@ -30,6 +31,8 @@ from typing import Any
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+from tests import forked_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATIONS = Path(__file__).resolve().parent / "durations.json"
@@ -122,7 +125,8 @@ class Timings:
     @staticmethod
     def _used() -> float:
         me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+        # and the `tourney` commands forked for the tests, reaped by their server (tests/forked_cli.py)
+        return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + forked_cli.cpu_seconds
 
     def stamp(self, report: pytest.TestReport) -> None:
         """In the process that ran it: the CPU of this phase (setup, call or teardown) on the report."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from tests.config.test_validate import GOOD, make_entry, write
 from tests.integration.helpers import env
 
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def validate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forked_cli.run(
         [sys.executable, "-m", "runner.cli", "validate", *map(str, args)],
         env=env(),
         cwd=ROOT,

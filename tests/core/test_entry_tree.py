@@ -14,7 +14,6 @@ import hashlib
 import io
 import os
 import socket
-import subprocess
 import sys
 import tarfile
 import textwrap
@@ -25,6 +24,7 @@ import pytest
 from runner.commands.validate import cmd_validate
 from runner.domain.entries import EntryPathRefused, directory_digest, load_entry, pack_entry, unpack_entry
 from runner.domain.entry_tree import RefusedPath, walk_entry
+from tests import forked_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE = "entries hold regular files and directories only"
@@ -206,7 +206,7 @@ def test_validate_and_play_refuse_with_a_located_error_and_no_traceback(
     env = {**os.environ, "TOURNEY_CACHE_DIR": str(tmp_path / "cache")}
     play = ["play", "--game", "boxing", str(x), str(tmp_path / "entries" / "y")]
     for argv in (["validate", str(config)], play):
-        proc = subprocess.run(
+        proc = forked_cli.run(
             [sys.executable, "-m", "runner.cli", *argv], capture_output=True, text=True, env=env, timeout=60
         )
         assert proc.returncode == 2, proc

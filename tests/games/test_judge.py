@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from runner.domain.games import BoardError
 from runner.domain.games.boxing import SAMPLE_ARENA
 from runner.domain.games.judge import judge_transcript
+from tests import forked_cli
 
 from .conftest import PROJECT_ROOT
 
@@ -101,9 +101,9 @@ def test_boxing_transcripts() -> None:
 
 
 def tourney(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).parent / "tourney"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    return forked_cli.run(
+        [*forked_cli.TOURNEY, *args], capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT
+    )
 
 
 def test_command_prints_one_line_per_transcript(tmp_path: Path) -> None:

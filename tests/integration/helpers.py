@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -27,11 +26,12 @@ from runner.domain.wire import TaskEnvelope, to_builtins
 from runner.orchestration import procs
 from runner.storage.run_dir import load_run_config
 from runner.storage.store import RunStore
+from tests import forked_cli
 from workers.cache_paths import CACHE_DIR_ENV, user_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAN = Path(__file__).resolve().parent / "entries" / "scan"
-TOURNEY = [sys.executable, "-m", "runner.cli"]
+TOURNEY = forked_cli.TOURNEY
 #: heartbeats every half second: a dead worker is noticed within about 2 s
 FAST_ENV = {"TOURNEY_HEARTBEAT_S": "0.5"}
 #: what a real engine may overstep its clock by in the suite's games (fastchess's timemargin, in ms):
@@ -180,28 +180,37 @@ def private_tmp(directory: Path) -> dict[str, str]:
 
 
 def tourney(
-    *args: str | Path, cwd: Path, timeout: float = 180, extra_env: dict[str, str] | None = None
+    *args: str | Path,
+    cwd: Path,
+    timeout: float = 180,
+    extra_env: dict[str, str] | None = None,
+    fork: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """``tourney ARGS`` to its end, its output captured (forked: tests/forked_cli.py; ``fork=False``
+    where a test compares processes that must not share a hash seed)."""
+    return forked_cli.run(
         [*TOURNEY, *map(str, args)],
         cwd=cwd,
         env=env(**private_tmp(cwd), **(extra_env or {})),
         capture_output=True,
         text=True,
         timeout=timeout,
+        fork=fork,
     )
 
 
 def start_tourney(
-    *args: str | Path, cwd: Path, log: Path, extra_env: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
+    *args: str | Path, cwd: Path, log: Path, extra_env: dict[str, str] | None = None, fork: bool = True
+) -> forked_cli.Running:
+    """``tourney ARGS`` started, its output and errors appended to ``log``."""
     with open(log, "ab") as out:
-        return subprocess.Popen(
+        return forked_cli.Popen(
             [*TOURNEY, *map(str, args)],
             cwd=cwd,
             env=env(**private_tmp(cwd), **(extra_env or {})),
             stdout=out,
             stderr=subprocess.STDOUT,
+            fork=fork,
         )
 
 

@@ -8,7 +8,6 @@ import contextlib
 import io
 import signal
 import socket
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from tests.forked_cli import Running
 from tests.integration.helpers import ROOT, assert_nothing_left, start_tourney, tourney, wait_for
 
 README = b"Pousse, greedy\nJane Doe <jane@example.org>\n"
@@ -74,7 +74,7 @@ class Server:
     url: str
     tmp: Path
     config: Path
-    proc: subprocess.Popen[bytes]
+    proc: Running
     log: Path
     tokens: dict[str, str] = field(default_factory=dict)
 
@@ -113,7 +113,7 @@ class Server:
         return got
 
 
-def start_server(tmp: Path, config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def start_server(tmp: Path, config: Path, port: int, log: Path) -> Running:
     proc = start_tourney("serve", config, "--port", str(port), "--workers", "1", cwd=tmp, log=log)
 
     def up() -> bool:

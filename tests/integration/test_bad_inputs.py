@@ -12,7 +12,6 @@ that none of them slips back.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from tests.integration.helpers import ROOT, TOURNEY, env, private_tmp
 
 SMALL = """\
@@ -234,7 +234,7 @@ def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--run-dir",
         str(d / "runs" / "done"),
     ]
-    done = subprocess.run(run, env=env(**private_tmp(d)), capture_output=True, text=True, timeout=300, cwd=d)
+    done = forked_cli.run(run, env=env(**private_tmp(d)), capture_output=True, text=True, timeout=300, cwd=d)
     assert done.returncode == 0, done.stdout + done.stderr
     return d
 
@@ -242,7 +242,7 @@ def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _answer(bad: Bad, d: Path) -> str | None:
     """What is wrong with the command's answer to ``bad`` (None: one clear line, exit 2)."""
     extra = {k: v.replace("{d}", str(d)) for k, v in bad.extra_env.items()}
-    done = subprocess.run(
+    done = forked_cli.run(
         [*TOURNEY, *_words(bad.argv, d)], env=env(**private_tmp(d), **extra), capture_output=True,
         text=True, timeout=120, cwd=d,
     )  # fmt: skip
@@ -284,7 +284,7 @@ def test_resume_ignores_comments_and_layout(table_dir: Path) -> None:
         "--run-dir",
         str(table_dir / "runs/done"),
     ]
-    done = subprocess.run(
+    done = forked_cli.run(
         argv, env=env(**private_tmp(table_dir)), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -15,6 +15,7 @@ import redis
 from runner.orchestration.dispatcher import BrokerDown
 from runner.orchestration.local_workers import LocalWorkers
 from runner.orchestration.redis_server import EmbeddedRedis, free_port
+from tests import forked_cli
 from tests.integration.helpers import TOURNEY, Organiser, env
 from workers.celery_app import SETTINGS, VISIBILITY_TIMEOUT_S
 from workers.worker_cli import BrokerURLError, broker_url_of, check_broker_url
@@ -44,7 +45,7 @@ def test_embedded_redis_is_private_and_persistent(tmp_path: Path) -> None:
 
 
 def test_worker_refuses_a_broker_without_password() -> None:
-    done = subprocess.run(
+    done = forked_cli.run(
         [*TOURNEY, "worker", "--broker", "redis://127.0.0.1:6399/0"],
         env=env(),
         capture_output=True,
@@ -69,7 +70,7 @@ def test_worker_with_allow_no_password_serves_a_passwordless_broker(tmp_path: Pa
     client = server.client()
     client.config_set("requirepass", "")  # a broker someone else runs without a password
     client.close()
-    proc = subprocess.Popen(
+    proc = forked_cli.Popen(
         [
             *TOURNEY,
             "worker",
@@ -113,7 +114,7 @@ def test_celery_settings_follow_the_design() -> None:
 
 
 def _worker(url: str, tmp_path: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forked_cli.run(
         [*TOURNEY, "worker", "--broker", url, "--name", "clear", "--work-dir", str(tmp_path / "w")],
         env=env(**extra_env),
         capture_output=True,
@@ -174,7 +175,7 @@ def test_worker_without_a_key_refuses_to_start(tmp_path: Path) -> None:
         done = _worker(server.url(), tmp_path)
         key = Organiser(tmp_path / "home").enrol("loose")
         key.chmod(0o644)
-        readable = subprocess.run(
+        readable = forked_cli.run(
             [*TOURNEY, "worker", "--broker", server.url(), "--key-file", str(key)],
             env=env(),
             capture_output=True,

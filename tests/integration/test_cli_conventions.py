@@ -18,6 +18,7 @@ from runner.cli import build_parser
 from runner.errors import EXIT_CODES_TEXT
 from runner.orchestration.redis_server import free_port
 from runner.storage.store import RunStore
+from tests import forked_cli
 from tests.integration.helpers import ROOT, TOURNEY, env, tourney, write_config
 
 #: a run's config, its directory, and what `tourney run` printed
@@ -70,7 +71,7 @@ def test_a_closed_pipe_ends_every_command_quietly(
 ) -> None:
     config, run_dir, _ = finished_run
     for args in (["matches", run_dir, "--json"], ["validate", config], ["standings", run_dir]):
-        proc = subprocess.Popen(
+        proc = forked_cli.Popen(
             [*TOURNEY, *map(str, args)], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         assert proc.stdout is not None and proc.stderr is not None
@@ -90,7 +91,7 @@ def test_a_closed_pipe_ends_every_command_quietly(
 
 
 def test_one_exit_code_table_in_help_and_readme() -> None:
-    help_text = subprocess.run(
+    help_text = forked_cli.run(
         [*TOURNEY, "--help"], env=env(), capture_output=True, text=True, timeout=60
     ).stdout
     assert EXIT_CODES_TEXT in help_text

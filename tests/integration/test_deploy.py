@@ -22,6 +22,8 @@ import redis
 
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError
 from runner.storage.store import RunStore
+from tests import forked_cli
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     ROOT,
     TOURNEY,
@@ -133,7 +135,7 @@ def test_a_broker_url_that_is_not_redis_gives_one_line(tmp_path: Path) -> None:
     config = write_config(tmp_path, "notredis", entrants=2)
     with _not_redis() as port:
         url = f"redis://:pw@127.0.0.1:{port}/0"
-        worker = subprocess.run(
+        worker = forked_cli.run(
             [
                 *TOURNEY,
                 "worker",
@@ -201,7 +203,7 @@ def test_workers_play_a_run_as_the_documented_acl_user_that_cannot_administer(tm
     (rule,) = [line for line in conf.splitlines() if line.startswith("user tourney-worker ")]
     server = _debian_redis(tmp_path / "redis")
     run_dir = tmp_path / "runs" / "acl"
-    worker: subprocess.Popen[bytes] | None = None
+    worker: Running | None = None
     try:
         admin: Any = server.client()
         assert admin.info("server")["redis_version"].startswith("7.")

@@ -30,6 +30,7 @@ from runner.domain.signing import sign_bytes
 from runner.domain.wire import to_builtins
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     SCAN,
     TOURNEY,
@@ -66,7 +67,7 @@ def count(run_dir: Path, state: str) -> int:
     return sum(1 for r in store_rows(run_dir) if r.state == state)
 
 
-def finish(proc: subprocess.Popen[bytes], log: Path, timeout: float = 150) -> None:
+def finish(proc: Running, log: Path, timeout: float = 150) -> None:
     try:
         rc = proc.wait(timeout)
     except subprocess.TimeoutExpired:

@@ -9,7 +9,6 @@ thread of this test speaking the wire protocol with a real enrolled key.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from runner.domain.fleet import read_worker_key
 from runner.domain.signing import sign_bytes
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     EnrolledImpostor,
     Organiser,
@@ -65,8 +65,8 @@ def test_two_organisers_share_one_broker_and_every_run_finishes(tmp_path: Path) 
     assert reference.returncode == 0, reference.stderr
     server = EmbeddedRedis(tmp_path / "redis").start()
     url = server.url()
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    workers: list[subprocess.Popen[bytes]] = []
+    procs: dict[str, Running] = {}
+    workers: list[Running] = []
     try:
         # alice's worker starts before any run: it says so, and waits
         workers.append(
@@ -120,7 +120,7 @@ def test_a_revoked_worker_is_refused_within_seconds_and_its_matches_go_elsewhere
     log = tmp_path / "run.log"
     server = EmbeddedRedis(tmp_path / "redis").start()
     url = server.url()
-    workers: list[subprocess.Popen[bytes]] = []
+    workers: list[Running] = []
     proc = start_tourney(
         "run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path, log=log,
         extra_env=organiser.env(),
@@ -224,7 +224,7 @@ def test_quarantine_binds_a_worker_that_ignores_it_and_survives_resume(tmp_path:
         url, queue_for(organiser.key.key_id), read_worker_key(organiser.enrol(liar_name)).key,
         organiser.key, "a-name-it-made-up",
     )  # fmt: skip
-    honest: subprocess.Popen[bytes] | None = None
+    honest: Running | None = None
     args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
     proc = start_tourney(*args, cwd=tmp_path, log=log, extra_env=organiser.env())
     try:
@@ -292,7 +292,7 @@ def test_a_ceiling_refuses_a_task_and_the_coordinator_names_limit_and_workers(tm
         url, tight_name, tmp_path / "tight", organiser.enrol(tight_name), "--allow-unsandboxed",
         "--max-move-wall-s", "0.02",
     )  # fmt: skip
-    roomy: subprocess.Popen[bytes] | None = None
+    roomy: Running | None = None
     args = ("run", config, "--broker", url, "--no-local-workers", "--no-progress")
     try:
         r = redis.Redis.from_url(url)
@@ -375,7 +375,7 @@ def test_a_straggler_gets_a_second_copy_on_an_idle_worker(tmp_path: Path, entry_
         "--concurrency",
         "2",
     )
-    fast: subprocess.Popen[bytes] | None = None
+    fast: Running | None = None
     stall.write_text("hang\n")
     proc = start_tourney("run", config, "--broker", url, "--no-local-workers", "--no-progress", cwd=tmp_path,
                          log=log, extra_env=organiser.env())  # fmt: skip

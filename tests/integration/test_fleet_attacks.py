@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 import threading
 import time
 import uuid
@@ -22,6 +21,7 @@ from runner.domain.signing import SigningKey, open_message, signed
 from runner.domain.wire import Finished, Started, TaskEnvelope, task_digest
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     Organiser,
     assert_nothing_left,
@@ -102,7 +102,7 @@ def test_a_flood_of_started_notes_fails_nothing_and_quarantines_the_flooding_key
     organiser.fleet.revoke(gone, "disk replaced")
     server = EmbeddedRedis(tmp_path / "redis").start()
     url = server.url()
-    honest: subprocess.Popen[bytes] | None = None
+    honest: Running | None = None
     floods: list[StartFlood] = []
     proc = start_tourney("run", config, "--broker", url, "--no-local-workers", cwd=tmp_path, log=log,
                          extra_env=organiser.env())  # fmt: skip
@@ -169,7 +169,7 @@ def test_a_replay_of_another_runs_genuine_notes_frames_nobody(tmp_path: Path) ->
                           "--concurrency", "4")  # fmt: skip
     run_b = tmp_path / "runs" / "B"
     log = tmp_path / "b.log"
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Running | None = None
     pushed = 0
     try:
         first = tourney(*args, "--run-dir", tmp_path / "runs" / "A", cwd=tmp_path, timeout=180,

@@ -8,11 +8,11 @@ and the second waited for the whole of the first (first in, first out).
 from __future__ import annotations
 
 import itertools
-import subprocess
 from pathlib import Path
 
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     Organiser,
     assert_nothing_left,
@@ -40,7 +40,7 @@ def test_two_runs_of_one_organiser_take_turns_on_a_small_pool(tmp_path: Path) ->
     }
     server = EmbeddedRedis(tmp_path / "redis").start()
     url = server.url()
-    procs: dict[str, subprocess.Popen[bytes]] = {}
+    procs: dict[str, Running] = {}
     worker = start_worker(
         url,
         f"w-{tag}",

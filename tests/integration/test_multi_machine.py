@@ -19,6 +19,7 @@ import pytest
 from bench.netns import NetnsUnavailable, machines, netns_problem
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     SCAN,
     Organiser,
@@ -78,7 +79,7 @@ def test_two_namespaced_workers_match_inline(
     except NetnsUnavailable as e:
         pytest.skip(f"network namespaces unavailable: {e}")
     server = None
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Running | None = None
     try:
         server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()
         log = coord / "run.log"
@@ -152,7 +153,7 @@ def test_a_broken_worker_is_quarantined_and_healthy_ones_finish(
     except NetnsUnavailable as e:
         pytest.skip(f"network namespaces unavailable: {e}")
     server = None
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Running | None = None
     broken: subprocess.Popen[bytes] | None = None
     try:
         server = EmbeddedRedis(tmp_path / "redis", bind=["127.0.0.1", *(m.host_ip for m in hosts)]).start()

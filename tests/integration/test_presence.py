@@ -8,13 +8,13 @@ each organiser's ``tourney run`` would make.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import redis
 
 from runner.domain.fleet import WorkerKey, read_worker_key, write_new_private
 from runner.orchestration.redis_server import EmbeddedRedis
+from tests.forked_cli import Running
 from tests.integration.helpers import Organiser, kill_all, unique, wait_for
 from tests.integration.test_trust import start_worker, stop
 from workers.celery_app import KEYS
@@ -40,7 +40,7 @@ def test_each_organiser_sees_only_its_own_workers_on_a_shared_broker(tmp_path: P
     shared = tmp_path / "both.key"
     write_new_private(shared, WorkerKey(both, alices.key, (alice.key.public, bob.key.public)).to_json())
     flags = ("--allow-unsandboxed", "--skip-health-check")
-    workers: list[subprocess.Popen[bytes]] = []
+    workers: list[Running] = []
     try:
         workers.append(start_worker(url, wa, tmp_path / wa, alice.enrol(wa), *flags))
         workers.append(start_worker(url, wb, tmp_path / wb, bob.enrol(wb), *flags))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from runner.orchestration import procs
 from runner.orchestration.redis_server import EmbeddedRedis
+from tests import forked_cli
+from tests.forked_cli import Running
 from tests.integration.helpers import (
     ROOT,
     TOURNEY,
@@ -185,7 +187,7 @@ def test_a_lost_broker_shows_within_5s_and_the_workers_hint_names_the_key(tmp_pa
     broker_file = tmp_path / "broker.url"
     broker_file.write_text(server.url())
     broker_file.chmod(0o600)
-    worker: subprocess.Popen[bytes] | None = None
+    worker: Running | None = None
     proc = start_tourney(
         "run", config, "--broker-file", broker_file, "--no-local-workers", cwd=tmp_path, log=log,
         extra_env=FAST_PROGRESS,
@@ -203,7 +205,7 @@ def test_a_lost_broker_shows_within_5s_and_the_workers_hint_names_the_key(tmp_pa
         argv = hint.split("tourney worker ", 1)[1].split(" (or export BROKER_URL", 1)[0].split()
         argv = [str(key_file) if a == "NAME.key" else a for a in argv]
         work = tmp_path / "worker"
-        worker = subprocess.Popen(
+        worker = forked_cli.Popen(
             [*TOURNEY, "worker", *argv, "--name", tag, "--concurrency", "1", "--work-dir", str(work)],
             cwd=tmp_path,
             env=env(TOURNEY_BROKER_URL=server.url(), **private_tmp(tmp_path)),

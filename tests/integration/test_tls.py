@@ -15,6 +15,7 @@ from urllib.parse import quote_plus
 import pytest
 
 from runner.orchestration.redis_server import EmbeddedRedis, RedisServerError, TlsFiles
+from tests import forked_cli
 from tests.integration.helpers import (
     TOURNEY,
     Organiser,
@@ -88,14 +89,14 @@ def test_a_run_over_rediss_with_a_verified_ca(tmp_path: Path, ca: TlsFiles) -> N
         key_env = organiser.env(organiser.enrol("tls-worker"))
         wrong = url.replace(quote_plus(str(ca.ca)), quote_plus(str(other.ca)))
         assert wrong != url
-        refused = subprocess.run(
+        refused = forked_cli.run(
             [*TOURNEY, "worker", "--broker", wrong, "--work-dir", str(tmp_path / "w")],
             env=env(**key_env),
             capture_output=True,
             text=True,
             timeout=60,
         )
-        unverified = subprocess.run(
+        unverified = forked_cli.run(
             [*TOURNEY, "worker", "--broker", url.replace("ssl_cert_reqs=required", "ssl_cert_reqs=none")],
             env=env(**key_env),
             capture_output=True,

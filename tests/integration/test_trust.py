@@ -25,6 +25,8 @@ from runner.domain.wire import Finished, TaskEnvelope, encode, to_builtins
 from runner.orchestration import procs
 from runner.orchestration.redis_server import EmbeddedRedis
 from runner.storage.store import RunStore
+from tests import forked_cli
+from tests.forked_cli import Running
 from tests.integration.conftest import bwrap_problem
 from tests.integration.helpers import (
     TOURNEY,
@@ -46,10 +48,10 @@ from workers.celery_app import KEYS, queue_for
 from workers.task_message import task_message
 
 
-def start_worker(url: str, name: str, work: Path, key_file: Path, *extra: str) -> subprocess.Popen[bytes]:
+def start_worker(url: str, name: str, work: Path, key_file: Path, *extra: str) -> forked_cli.Running:
     work.mkdir(parents=True, exist_ok=True)
     with open(work / "worker.log", "ab") as out:
-        return subprocess.Popen(
+        return forked_cli.Popen(
             [
                 *TOURNEY,
                 "worker",
@@ -71,7 +73,7 @@ def start_worker(url: str, name: str, work: Path, key_file: Path, *extra: str) -
         )
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: Running) -> None:
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -192,7 +194,7 @@ def test_coordinator_rejects_forged_and_fabricated_results(tmp_path: Path) -> No
         "run", config, "--broker", server.url(), "--no-local-workers", "--no-progress", cwd=tmp_path, log=log,
         extra_env=organiser.env(),
     )  # fmt: skip
-    worker: subprocess.Popen[bytes] | None = None
+    worker: Running | None = None
     r = redis.Redis.from_url(server.url())
     try:
         wait_for(lambda: bool(store_rows(run_dir)), 60, "the run to start")

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from runner.domain.inert import escape_each, inert
 from runner.domain.match_values import Limits, VerdictKind
 from runner.domain.registry import SANDBOX_BINDS_ENV
+from tests import forked_cli
 from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.sandbox.base import (
     EntryHost,
@@ -416,7 +417,7 @@ def test_inerts_fast_path_agrees_with_escaping_each_character(text: str, one_lin
 
 def test_terminal_escapes_are_inert_in_tourney_play(tmp_path: Path) -> None:
     env = {**os.environ, "TOURNEY_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run(
+    proc = forked_cli.run(
         [sys.executable, "-m", "runner.cli", "play", "--game", "boxing",
          str(FAULTY / "terminal-escapes"), str(FIXTURES.parent / "sandbox" / "fixtures" / "steady")],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,

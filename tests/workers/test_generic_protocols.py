@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from runner.domain.games import get_game, load_game_class
 from runner.domain.match_values import Limits, VerdictKind
 from runner.domain.registry import GENERIC_PROTOCOLS, protocol_carries
+from tests import forked_cli
 from workers.artifacts import ArtifactCache
 from workers.protocols import JsonProtocol, TextProtocol, make_protocol, protocol_class
 from workers.protocols.base import Seat
@@ -116,8 +116,8 @@ def test_tourney_play_takes_an_import_path(tmp_path: Path) -> None:
 
     def tourney_play(*args: str) -> subprocess.CompletedProcess[str]:
         generous = ["--move-time", "10"]  # the default 1 s: less than Python may take to start when loaded
-        command = [sys.executable, "-m", "runner.cli", "play", "--sandbox", "none", *generous, *args]
-        return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+        command = [*forked_cli.TOURNEY, "play", "--sandbox", "none", *generous, *args]
+        return forked_cli.run(command, capture_output=True, text=True, env=environment, timeout=120)
 
     played = tourney_play("--game", NIM, "--games", "2", "--json", *entries)
     assert played.returncode == 0, played.stderr

@@ -5,26 +5,23 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from workers.play import board_from_size, seat_orders
 from workers.sandbox import HostError, host_factory
 
 from .conftest import fixture
 
-TOURNEY = Path(sys.executable).with_name("tourney")
-
 
 def tourney(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TOURNEY_WORK_DIR": str(tmp_path / "cache")}
-    cmd = [str(TOURNEY)] if TOURNEY.exists() else [sys.executable, "-m", "runner.cli"]
     # a generous move time first (a test's own --move-time comes later and wins): the default 1 s
     # is less than a Python entry may need to start on a loaded machine
-    play = [*cmd, "play", "--move-time", "10", *args]
-    return subprocess.run(play, capture_output=True, text=True, env=env, timeout=120)
+    play = [*forked_cli.TOURNEY, "play", "--move-time", "10", *args]
+    return forked_cli.run(play, capture_output=True, text=True, env=env, timeout=120)
 
 
 def test_play_json_prints_one_object_with_every_game(tmp_path: Path) -> None:
