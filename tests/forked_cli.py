@@ -32,6 +32,7 @@ import importlib
 import io
 import json
 import os
+import runpy
 import selectors
 import signal
 import socket
@@ -319,7 +320,8 @@ class Process:
             fd2, self.stderr, close2 = _fd_for(stderr, 2)
         ends = [(fd0, close0), (fd1, close1), (fd2, close2)]
         request = {
-            "args": self.args[len(TOURNEY) :],
+            "module": self.args[2],
+            "args": self.args[3:],
             "cwd": os.path.abspath(cwd if cwd is not None else os.getcwd()),
             "env": dict(env),
             "new_session": start_new_session,
@@ -430,7 +432,8 @@ class Process:
 
 
 def _forkable(args: Sequence[str], fork: bool) -> bool:
-    return fork and list(args[: len(TOURNEY)]) == TOURNEY and len(args) > len(TOURNEY)
+    """``python -m MODULE ...`` with this interpreter: ``tourney`` (or tests/fork_probe.py)."""
+    return fork and len(args) > 2 and list(args[:2]) == [sys.executable, "-m"]
 
 
 def Popen(
@@ -521,8 +524,13 @@ if __name__ == "__main__":
     request = serve(sys.argv[1])
     if request is None:
         sys.exit(0)
-    # the child: the command, as `python -m runner.cli ARGS` runs it: argv[0] is the module's
-    # file, and the module is __main__ (where multiprocessing's spawn finds it again)
+    # the child: the command, as `python -m MODULE ARGS` runs it: argv[0] is the module's file,
+    # and the module is __main__ (where multiprocessing's spawn finds it again)
+    if request["module"] != "runner.cli":
+        sys.argv = ["-m", *request["args"]]
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        sys.exit(0)
+    # runner.cli itself is imported already: its main is called (runpy would run its module again)
     from runner import cli
 
     sys.argv = [str(cli.__file__), *request["args"]]

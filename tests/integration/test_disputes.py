@@ -258,7 +258,8 @@ def test_deterministic_rerun_is_identical_and_accept_takes_exactly_the_candidate
     seeded = next(r for r in rows if "urandom" not in r.players)
     random_match = next(r for r in rows if "urandom" in r.players)
 
-    same = tourney("rerun", run_dir, seeded.match_id, cwd=tmp_path)
+    # a fresh interpreter (its own hash seed), not a fork of the one that played the run
+    same = tourney("rerun", run_dir, seeded.match_id, cwd=tmp_path, fork=False)
     assert same.returncode == 0, same.stderr
     assert "identical move for move" in same.stdout
 

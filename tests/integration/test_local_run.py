@@ -32,7 +32,8 @@ def test_embedded_run_matches_inline_and_leaves_nothing_behind(tmp_path: Path) -
     assert inline.returncode == 0, inline.stderr
 
     run_dir = tmp_path / "runs" / "local"
-    done = tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path)  # default run dir
+    # default run dir; a fresh interpreter, with a hash seed of its own (tests/forked_cli.py)
+    done = tourney("run", config, "--workers", "2", "--no-progress", cwd=tmp_path, fork=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert_nothing_left([str(run_dir), tag])  # the embedded Redis's command line names the run dir
 
