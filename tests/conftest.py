@@ -13,6 +13,7 @@ virtual environment (``_interpreter_first_on_path``).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
@@ -75,6 +76,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     scheduling.order(config, items)
+
+
+def pytest_collection_finish() -> None:
+    # what collection made (every module of the project, the libraries and the tests) lives to
+    # the end: frozen, the collector's full passes no longer walk it, which halves the time
+    # each worker spends collecting garbage (1.3 s of CPU a worker in make test-fast, 0.6 frozen)
+    gc.freeze()
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown under -p no:xdist

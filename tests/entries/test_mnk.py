@@ -39,14 +39,19 @@ POSITIONS = [
 
 @pytest.mark.parametrize(
     ("name", "w", "h", "k", "moves"),
-    # on 20x20 the look-ahead spends its whole work budget (about 3 s of CPU): lookahead plays it,
-    # lookahead-scan (the same search in another move order) the boards it can finish
+    # lookahead-scan (the same search as lookahead in another move order) on the boards it can finish
     [(n, *p) for n in NAMES for p in POSITIONS if not (n == "lookahead-scan" and p[0] == 20)],
 )
 def test_answer_is_an_empty_cell(
     roster: Roster, name: str, w: int, h: int, k: int, moves: list[tuple[int, int]]
 ) -> None:
-    ask(roster("mnk")[name], w, h, k, moves)
+    player = roster("mnk")[name]
+    if name.startswith("lookahead") and w == 20:
+        # on 20x20 the search spends its whole work budget: the entry.yaml's 5,000,000
+        # positions are about 3 s of CPU (test_lookahead_budget.py plays those); a tenth of
+        # it ends the same way, in an answer cut by the budget
+        player = with_args(player, "--max-work", "500000")
+    ask(player, w, h, k, moves)
 
 
 @pytest.mark.parametrize("name", SHARP)
