@@ -174,8 +174,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
         os.setsid()
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
-    for fd in fds:
-        os.close(fd)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # only 0, 1 and 2, as subprocess's close_fds
     for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP, signal.SIGALRM):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -338,9 +337,10 @@ class Process:
         msg, fds, _flags, _addr = socket.recv_fds(self._conn, 64, 1)
         if not msg.startswith(b"P ") or not fds:
             raise RuntimeError(f"the fork server did not start {self.args}: {msg!r}")
-        self.pid = int(msg.split()[1])
+        first, _, rest = msg.partition(b"\n")
+        self.pid = int(first.split()[1])
         self._pidfd = fds[0]
-        self._pending = b""
+        self._pending = rest  # the exit line, had it come in the same read
 
     # -- status
     def _read_status(self, timeout: float | None) -> bool:
