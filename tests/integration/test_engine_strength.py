@@ -10,6 +10,9 @@ fails here. ``make bench ARGS=engine_strength`` prints the same figures.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,16 +48,44 @@ def test_the_depth_of_a_move_is_read_from_its_pgn_comment() -> None:
     assert t.points == {"a": 0.0, "b": 1.0}
 
 
-def not_overloaded() -> None:
+#: the priority the games play at where the suite may raise it (root): ahead of the suite's
+#: own workers, which load 2 cores 4 to 6 deep; entries and engines inherit it
+AHEAD = -10
+
+
+@contextlib.contextmanager
+def ahead_of_the_suite() -> Iterator[bool]:
+    """The games' processes (this test's ``tourney run``, its workers, the engines) at a higher
+    priority than the rest of the suite, where that is allowed: then the suite's own load does
+    not starve their clocks. Yields whether it was."""
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, AHEAD)
+    except PermissionError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, before)
+
+
+def not_overloaded(ahead: bool) -> None:
     """Strength on a clock needs the CPU the clock assumes: on a machine loaded far beyond its
-    cores (other work) the engines' moves wait for the scheduler and the check says nothing."""
-    load = load_per_core()
-    if load > MAX_LOAD_PER_CORE:
-        pytest.skip(f"the machine is loaded {load:.1f} per core (> {MAX_LOAD_PER_CORE:g}): no strength check")
+    cores the engines' moves wait for the scheduler and the check says nothing. Ahead of the
+    suite, only a load beyond what the suite itself makes (other work) is too much."""
+    load, limit = load_per_core(), MAX_LOAD_PER_CORE * (3 if ahead else 1)
+    if load > limit:
+        pytest.skip(f"the machine is loaded {load:.1f} per core (> {limit:g}): no strength check")
 
 
 def test_stockfish_beats_gnuchess_at_2_plus_005_searching_deep(tmp_path: Path) -> None:
-    not_overloaded()
+    with ahead_of_the_suite() as ahead:
+        not_overloaded(ahead)
+        _stockfish_beats_gnuchess(tmp_path)
+
+
+def _stockfish_beats_gnuchess(tmp_path: Path) -> None:
     # 6 games (the bench plays 20 and wants MIN_SCORE), whose flag falls only 1.5 s past the
     # clock: the suite's own load delays a move's last milliseconds (stockfish plays to within
     # 10 ms of its flag). Each game costs about 7 s of CPU, so the suite plays few, and asks for
