@@ -11,6 +11,7 @@ import signal
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 
 def main() -> int:
@@ -33,6 +34,7 @@ def main() -> int:
         "stdin": sys.stdin.read() if args.read else None,
         "stdout_tty": sys.stdout.isatty(),
         "main": getattr(sys.modules["__main__"].__spec__, "name", None),
+        "cmdline": " ".join(Path("/proc/self/cmdline").read_text().replace("\0", " ").split()),
         "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),  # 0, 1, 2 and the listing's
     }
     print(json.dumps(seen))
