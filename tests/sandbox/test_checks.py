@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,31 @@ def test_no_user_namespaces_is_explained(monkeypatch: pytest.MonkeyPatch, fresh_
     assert "setting up uid map: Permission denied" in problem
     assert "kernel.unprivileged_userns_clone=1" in problem
     assert "sandbox: none" in problem
+
+
+def test_the_probe_carries_none_of_our_environment(
+    monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    """The probe's bubblewrap runs as the sandbox user, whose ``sandbox: none`` entries read
+    ``/proc/<pid>/environ`` of every process of that uid: it once carried the worker's
+    environment (the broker URL with its password among it), found by such an entry."""
+    monkeypatch.setenv("TOURNEY_BROKER_URL", "redis://:secret-of-the-test@127.0.0.1:1/0")
+    # a stand-in bwrap the sandbox user can run: it fails, naming what it found in its environment
+    where = Path(tempfile.mkdtemp(prefix="tourney-probe-"))
+    try:
+        where.chmod(0o755)
+        fake = where / "bwrap"
+        fake.write_text(
+            "#!/bin/sh\necho \"environment: $(env | cut -d= -f1 | sort | tr '\\n' ' ')\" >&2\nexit 1\n"
+        )
+        fake.chmod(0o755)
+        monkeypatch.setattr(checks, "find_bwrap", lambda: str(fake))
+        problem = checks.sandbox_problem()
+    finally:
+        shutil.rmtree(where)
+    assert problem is not None and "environment: " in problem, problem
+    names = problem.split("environment: ", 1)[1].split(")", 1)[0].split()
+    assert "TOURNEY_BROKER_URL" not in names and set(names) <= {"PATH", "LANG", "PWD", "SHLVL", "_"}, names
 
 
 def test_a_kernel_without_seccomp_filters_is_explained(tmp_path: Path) -> None:

@@ -146,9 +146,8 @@ class Sandbox:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 pass_fds=fds,
-                env=SANDBOX_ENV,
                 start_new_session=True,  # terminal signals are for the worker, not the entries
-                **as_sandbox_user(),  # type: ignore[call-overload]
+                **as_sandbox_user(SANDBOX_ENV),  # type: ignore[call-overload]
             )
         except (OSError, subprocess.SubprocessError) as e:
             host_sock.close()

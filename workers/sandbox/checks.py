@@ -47,12 +47,20 @@ def sandbox_user() -> int | None:
     return NOBODY if os.geteuid() == 0 else None
 
 
-def as_sandbox_user() -> dict[str, object]:
-    """``subprocess.Popen`` arguments that start a process as the sandbox user."""
+#: the environment of the availability probe's bubblewrap: nothing of ours
+PROBE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def as_sandbox_user(env: dict[str, str]) -> dict[str, object]:
+    """``subprocess.Popen`` arguments that start a process as the sandbox user, with ``env``
+    as its whole environment. A process of that user never carries ours: under ``sandbox:
+    none`` every entry runs as that user too, and reads ``/proc/<pid>/environ`` of every
+    process of its uid (the probe's bubblewrap once inherited the worker's, broker URL and
+    all; docs/sandbox.md)."""
     uid = sandbox_user()
     if uid is None:
-        return {}
-    return {"user": uid, "group": uid, "extra_groups": []}
+        return {"env": env}
+    return {"user": uid, "group": uid, "extra_groups": [], "env": env}
 
 
 #: the least sandbox that uses every feature the real one needs
@@ -112,7 +120,7 @@ def sandbox_problem() -> str | None:
             capture_output=True,
             text=True,
             timeout=30,
-            **as_sandbox_user(),  # type: ignore[call-overload]
+            **as_sandbox_user(PROBE_ENV),  # type: ignore[call-overload]
         )
     except (OSError, subprocess.SubprocessError) as e:
         return f"cannot run bubblewrap ({bwrap}): {e}; " + FIX_HINT
