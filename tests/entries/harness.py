@@ -10,12 +10,8 @@ adapters (``workers.protocols``), judged by the referee loop.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import platform
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,10 +20,11 @@ from pathlib import Path
 
 from bench.strength import ENTRIES, Contestant, entry_dirs, play_game
 from runner.domain.match_values import GameRecord, Limits, VerdictKind
-from runner.domain.entries import load_entry, read_entry_yaml
+from runner.domain.entries import load_entry
 from runner.domain.games import get_game
 from workers.protocols import GomocupProtocol
 from workers.protocols.base import Seat
+from workers.artifacts import ArtifactCache, BuildFailed, local_fetch
 from workers.cache_paths import user_cache
 from workers.sandbox import PlainHostFactory
 
@@ -36,7 +33,6 @@ __all__ = ["ENTRIES", "entry_dirs"]
 #: a hang guard, not a speed check: a 20x20 look-ahead move on a machine loaded by other tests
 #: takes seconds (the entry's search is capped in work, not time)
 MOVE_TIMEOUT_S = 60.0
-BUILD_TIMEOUT_S = 120.0
 
 
 class EntryFailed(AssertionError):
@@ -57,57 +53,21 @@ class Player:
         return [a.replace("{mark}", mark) for a in self.argv]
 
 
-_BUILD_OUTPUT = shutil.ignore_patterns("__pycache__", "a.out", "*.o", "build")
-#: entries built by the suite, by the digest of their sources and build command, kept between
-#: runs and shared by its workers: each worker of each run built every C entry again (46 gcc
-#: runs in make test-fast), and a fresh clone still does it once
-BUILT = user_cache() / "test-entries"
-#: the artifact cache whole games build into (workers.artifacts, as a worker's: shared by
-#: processes, kept between runs)
+#: where the sample entries are built: the artifact cache of workers.artifacts, as a worker's
+#: (by digest, shared by processes, kept between runs). Each worker of each run built every C
+#: entry again for its single moves (46 gcc runs in make test-fast); whole games build here too.
 ARTIFACTS = user_cache() / "test-artifacts"
-
-
-def _source_digest(entry_dir: Path, command: str) -> str:
-    digest = hashlib.sha256(f"{command}\0{platform.machine()}\0".encode())
-    for path in sorted(entry_dir.rglob("*")):
-        relative = path.relative_to(entry_dir)
-        if path.is_file() and not _BUILD_OUTPUT(str(path.parent), [path.name]) and "build" not in relative.parts:
-            digest.update(f"{relative}\0".encode() + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:24]
-
-
-def _built(entry_dir: Path, command: str) -> Path:
-    """The entry's directory built by ``command``: from ``BUILT`` when those sources were built
-    before, else built now (into a directory of its own, then renamed there whole)."""
-    kept = BUILT / f"{entry_dir.parent.name}-{entry_dir.name}-{_source_digest(entry_dir, command)}"
-    if kept.is_dir():
-        return kept
-    BUILT.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{kept.name}-", dir=BUILT))
-    try:
-        shutil.copytree(entry_dir, scratch / "entry", ignore=_BUILD_OUTPUT)
-        done = subprocess.run(
-            ["sh", "-c", command], cwd=scratch / "entry", capture_output=True, text=True,
-            timeout=BUILD_TIMEOUT_S,
-        )  # fmt: skip
-        if done.returncode != 0:
-            raise EntryFailed(f"{entry_dir}: build failed: {done.stderr.strip()}")
-        with contextlib.suppress(OSError):  # another worker renamed its own there first: the same
-            (scratch / "entry").rename(kept)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return kept
 
 
 def build_copy(entry_dir: Path, dest_root: Path) -> Path:
     """Copy an entry directory, built, under ``dest_root``."""
     dest = dest_root / entry_dir.parent.name / entry_dir.name
     if not dest.exists():
-        command = read_entry_yaml(entry_dir).build
-        if command:
-            shutil.copytree(_built(entry_dir, command), dest)
-        else:
-            shutil.copytree(entry_dir, dest, ignore=_BUILD_OUTPUT)
+        ref = load_entry(entry_dir)[0].ref()  # its variants share the build
+        built = ArtifactCache(ARTIFACTS, PlainHostFactory()).ensure(ref, local_fetch({ref.digest: entry_dir}))
+        if isinstance(built, BuildFailed):
+            raise EntryFailed(f"{entry_dir}: build failed: {built.detail}")
+        shutil.copytree(built, dest)
     return dest
 
 
