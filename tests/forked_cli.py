@@ -125,7 +125,10 @@ def serve(path: str) -> dict[str, Any] | None:
     while True:
         for key, _ in sel.select():
             if key.data == "parent":
-                if not os.read(key.fd, 4096):
+                if not os.read(key.fd, 4096):  # the test process ended: so do we, and our socket
+                    listener.close()
+                    os.unlink(path)
+                    os.rmdir(os.path.dirname(path))
                     return None
             elif key.data == "accept":
                 conn, _ = listener.accept()
@@ -227,12 +230,12 @@ class Running(Protocol):
 
 
 class _Server:
-    """This test process's server, started on first use and ended with the process."""
+    """This test process's server, started on first use; it ends, removing its socket, when
+    the test process does (EOF on its stdin)."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self.start_env = _start_keys(env)
-        self.home = Path(tempfile.mkdtemp(prefix="tourney-fork-"))
-        self.path = str(self.home / "s")
+        self.path = str(Path(tempfile.mkdtemp(prefix="tourney-fork-")) / "s")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.forked_cli", self.path],
             cwd=ROOT,
@@ -250,18 +253,6 @@ class _Server:
     def takes(self, env: Mapping[str, str]) -> bool:
         return self.proc.poll() is None and _start_keys(env) == self.start_env
 
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()  # its EOF ends it
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-            self.home.rmdir()
-
 
 _server: _Server | None = None
 _lock = threading.Lock()
@@ -275,15 +266,6 @@ def _server_for(env: Mapping[str, str]) -> _Server | None:
         if _server is None or _server.proc.poll() is not None:
             _server = _Server(env)
         return _server if _server.takes(env) else None
-
-
-def close_server() -> None:
-    """End this process's server (the suite's session end)."""
-    global _server
-    with _lock:
-        if _server is not None:
-            _server.close()
-            _server = None
 
 
 def _fd_for(target: Any, default: int) -> tuple[int, IO[bytes] | None, bool]:
@@ -322,7 +304,6 @@ class Process:
         self.args = list(args)
         self.returncode: int | None = None
         self._text = text
-        ends: list[tuple[int, bool]] = []
         fd0, self.stdin, close0 = _fd_for(stdin, 0)
         fd1, self.stdout, close1 = _fd_for(stdout, 1)
         if stderr == subprocess.STDOUT:
