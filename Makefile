@@ -94,11 +94,12 @@ test: $(STAMP) $(WARM)
 # pytest-xdist workers (JOBS=0: in this process), handed out as `make test` does; one worker more
 # than cores fills the time some tests wait (a browser, a timeout): on 2 cores 3 workers took
 # 77 s where 2 took 92 s and 4 took 81 s, each worker paying ~4 s of CPU to collect the suite.
-# The project is compiled first, on every core (0.3 s when nothing changed): on a fresh clone
-# each worker would compile it all for itself, at the same time (63.6 s against 60.6 s).
+# The project is compiled first, on every core (tests/warm_caches.py --compile-only; 0.3 s when
+# nothing changed): on a fresh clone each worker would compile it all for itself, at the same
+# time (63.6 s against 60.6 s).
 JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test-fast: $(STAMP)
-	$(TEST_ENV) $(BIN)/python -m compileall -q -j 0 -x '/(fixtures|entries)/' runner workers bench tests >/dev/null
+	$(TEST_ENV) $(BIN)/python -m tests.warm_caches --compile-only
 	$(TEST_ENV) $(BIN)/python -m pytest -q -m "not integration" -n $(JOBS) $(if $(filter 0,$(JOBS)),,--units) $(ARGS)
 
 bench: $(STAMP)

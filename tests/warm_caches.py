@@ -7,7 +7,8 @@ each for itself. On 2 cores six cold collections cost 57 s of CPU where warm one
 (``pytest --collect-only`` six at a time, as ``make test``'s six workers); this costs 15 s.
 Here the project is compiled on every core, then the test files are split between one
 collecting process per core, so the caches are filled once and each worker reads them.
-Its exit code is the first failing step's.
+Its exit code is the first failing step's. ``--compile-only`` (``make test-fast``, whose
+workers lose more than they gain from the collecting) compiles and stops there.
 """
 
 from __future__ import annotations
@@ -20,14 +21,21 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 
-def main() -> int:
-    # the project's modules first, on every core (compileall's workers): each collecting
-    # process would otherwise compile all those it imports, the same ones, at the same time
-    compiled = subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "-j", "0", "runner", "workers", "bench"],
-        cwd=TESTS.parent,
-        stdout=subprocess.DEVNULL,
-    )
+#: the project's modules (and the tests' helpers; not the entry programs they play), compiled
+#: on every core by compileall's workers
+COMPILE = [
+    sys.executable, "-m", "compileall", "-q", "-j", "0", "-x", "/(fixtures|entries)/",
+    "runner", "workers", "bench", "tests",
+]  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    # the project's modules first: each collecting process (each xdist worker, under
+    # --compile-only: make test-fast) would otherwise compile all those it imports, the same
+    # ones, at the same time
+    compiled = subprocess.run(COMPILE, cwd=TESTS.parent, stdout=subprocess.DEVNULL)
+    if argv == ["--compile-only"]:
+        return compiled.returncode
     files = sorted(str(p.relative_to(TESTS.parent)) for p in TESTS.rglob("test_*.py"))
     parts = max(1, min(os.cpu_count() or 1, 4))
     collect = [
@@ -51,4 +59,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
